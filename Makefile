@@ -1,0 +1,34 @@
+# The two commands a new user needs:  make demo  (set up + run)  and  make test.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+# llama.cpp is compiled on first install (about 10 minutes on 2 cores). A portable build:
+# -march=native can pick CPU paths (AMX) that some virtual machines advertise but do not allow.
+CMAKE_ARGS ?= -DGGML_NATIVE=OFF
+
+.PHONY: install demo test lint format bench clean
+
+$(BIN)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	CMAKE_ARGS="$(CMAKE_ARGS)" $(BIN)/python -m pip install -e ".[dev]"
+	touch $@
+
+install: $(BIN)/.installed
+
+demo: install
+	$(BIN)/deflectbench run
+
+test: install
+	$(BIN)/python -m pytest -q
+
+lint: install
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+
+format: install
+	$(BIN)/ruff format src tests bench
+	$(BIN)/ruff check --fix src tests bench
+
+clean:
+	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache

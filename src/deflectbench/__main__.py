@@ -1,0 +1,3 @@
+from deflectbench.cli import main
+
+main()

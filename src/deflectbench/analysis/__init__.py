@@ -1,0 +1,1 @@
+"""Analysis: pure statistics over stored judgments, and the paper's tables."""

@@ -1,0 +1,534 @@
+"""The paper's statistics as pure functions: arrays in, numbers out.
+
+Nothing here knows about models, claims or the store. Callers pass plain arrays with one
+entry per generation (or per doubly-judged generation) and get floats, NamedTuples or frozen
+dataclasses back. Binary inputs must already be clean 0/1: the release's -1 ("missing") is
+the caller's to drop, and is rejected here rather than silently counted.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy import stats as _sps
+
+__all__ = [
+    "Agreement",
+    "BootstrapCI",
+    "BootstrapCIs",
+    "Chi2Result",
+    "ClaimSpread",
+    "TostResult",
+    "agreement",
+    "block_bootstrap_ci",
+    "block_bootstrap_many",
+    "chi2_independence",
+    "claim_spread",
+    "cohen_kappa",
+    "cohens_h",
+    "fallacy_density",
+    "gwet_ac1",
+    "incomplete_cells",
+    "run_count_distribution",
+    "tost_two_proportions",
+    "tost_two_proportions_clustered",
+]
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _binary(x: ArrayLike, name: str) -> NDArray[np.int64]:
+    """A 1-D array of 0/1 ints, or ValueError (NaN, -1 and 2 are all refused)."""
+    arr = np.asarray(x)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+    if arr.dtype == bool:
+        return arr.astype(np.int64)
+    if arr.size and not np.isin(arr, (0, 1)).all():
+        raise ValueError(f"{name} must hold only 0 and 1")
+    return arr.astype(np.int64)
+
+
+def _pair(a: ArrayLike, b: ArrayLike) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    x, y = _binary(a, "a"), _binary(b, "b")
+    if x.shape != y.shape:
+        raise ValueError(f"raters differ in length: {x.size} vs {y.size}")
+    return x, y
+
+
+def _factorize(keys: Any) -> tuple[NDArray[np.intp], list[Hashable]]:
+    """Integer codes 0..k-1 for row labels, numbered in sorted label order.
+
+    ``keys`` is a 1-D array-like of hashable labels, a sequence of tuples, or a 2-D array
+    (a DataFrame of key columns) whose rows are the labels. Labels that cannot be sorted
+    are numbered in order of first appearance.
+    """
+    is_seq = isinstance(keys, Sequence) and not isinstance(keys, str)
+    if is_seq and keys and isinstance(keys[0], tuple):
+        return _factorize_items(list(keys))
+    arr = np.asarray(keys)
+    if arr.ndim == 2:
+        return _factorize_items([tuple(row) for row in arr.tolist()])
+    if arr.ndim != 1:
+        raise ValueError(f"keys must be 1-D labels or 2-D key rows, got shape {arr.shape}")
+    try:
+        uniq, inv = np.unique(arr, return_inverse=True)
+    except TypeError:
+        return _factorize_items(arr.tolist())
+    return inv.reshape(-1).astype(np.intp, copy=False), uniq.tolist()
+
+
+def _factorize_items(items: list[Hashable]) -> tuple[NDArray[np.intp], list[Hashable]]:
+    try:
+        labels: list[Hashable] = sorted(set(items))  # type: ignore[type-var]
+    except TypeError:
+        labels = list(dict.fromkeys(items))
+    index = {k: i for i, k in enumerate(labels)}
+    codes = np.fromiter((index[k] for k in items), dtype=np.intp, count=len(items))
+    return codes, labels
+
+
+# --------------------------------------------------------------------------- agreement
+
+
+def cohen_kappa(a: ArrayLike, b: ArrayLike) -> float:
+    """Cohen's kappa for two raters' binary labels of the same items.
+
+    kappa = (po - pe) / (1 - pe), with po the observed agreement and
+    pe = pa*pb + (1-pa)*(1-pb) the agreement expected from the raters' own marginals
+    (Cohen 1960). Computed on integer counts, so it is exact up to the final division.
+
+    Undefined cases return NaN, as statsmodels' ``cohens_kappa`` and scikit-learn's
+    ``cohen_kappa_score`` do: no items, or both raters constant on the same value
+    (po = pe = 1, so 0/0). One constant rater against a varying one gives 0, not NaN.
+    """
+    x, y = _pair(a, b)
+    n = int(x.size)
+    if n == 0:
+        return math.nan
+    na, nb = int(x.sum()), int(y.sum())
+    agree = int((x == y).sum())
+    expected = na * nb + (n - na) * (n - nb)  # pe * n^2
+    if expected == n * n:
+        return math.nan
+    return (n * agree - expected) / (n * n - expected)
+
+
+def gwet_ac1(a: ArrayLike, b: ArrayLike) -> float:
+    """Gwet's AC1 for two raters' binary labels of the same items.
+
+    AC1 = (po - pe) / (1 - pe) with pe = 2*pi*(1 - pi), where pi is the mean of the two
+    raters' prevalences of 1 (Gwet 2008, eq. for q = 2 categories:
+    pe = sum_k pi_k(1 - pi_k) / (q - 1)). Since pe <= 1/2, AC1 is defined for any
+    non-empty input and lies in [-1, 1]; it stays high when both judges agree on a rare
+    label, which is where kappa collapses (the prevalence paradox). No items -> NaN.
+    """
+    x, y = _pair(a, b)
+    n = int(x.size)
+    if n == 0:
+        return math.nan
+    s = int(x.sum()) + int(y.sum())  # 2 * n * pi
+    agree = int((x == y).sum())
+    chance = s * (2 * n - s)  # pe * 2 n^2
+    return (2 * n * agree - chance) / (2 * n * n - chance)
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """Two raters' agreement on one binary field."""
+
+    kappa: float
+    ac1: float
+    disagreement: float  # fraction of items the raters label differently
+    n: int
+
+
+def agreement(a: ArrayLike, b: ArrayLike) -> Agreement:
+    """Kappa, AC1 and raw disagreement together, since the paper reports them side by side.
+
+    Reporting both coefficients shows when a low kappa is only prevalence skew (AC1 high,
+    disagreement low). Empty input gives NaNs with n = 0.
+    """
+    x, y = _pair(a, b)
+    n = int(x.size)
+    dis = float((x != y).mean()) if n else math.nan
+    return Agreement(kappa=cohen_kappa(x, y), ac1=gwet_ac1(x, y), disagreement=dis, n=n)
+
+
+# --------------------------------------------------------------------------- effect size
+
+
+def cohens_h(p1: float, p2: float) -> float:
+    """Cohen's h between two proportions: 2*asin(sqrt(p1)) - 2*asin(sqrt(p2)).
+
+    The arcsine transform makes a difference near 0 or 1 weigh like a larger one near 0.5,
+    which suits framing effects on rates like 0.6% vs 25% (Cohen 1988, ch. 6; conventional
+    thresholds 0.2 small, 0.5 medium, 0.8 large). Antisymmetric: h(p1, p2) = -h(p2, p1).
+    """
+    for name, p in (("p1", p1), ("p2", p2)):
+        if not 0.0 <= p <= 1.0:  # also refuses NaN
+            raise ValueError(f"{name} must be a proportion in [0, 1], got {p!r}")
+    return 2.0 * math.asin(math.sqrt(p1)) - 2.0 * math.asin(math.sqrt(p2))
+
+
+# --------------------------------------------------------------------------- bootstrap
+
+
+class BootstrapCI(NamedTuple):
+    """A rate and its percentile confidence interval."""
+
+    rate: float
+    lo: float
+    hi: float
+
+
+class BootstrapCIs(NamedTuple):
+    """Rates and percentile confidence intervals for k columns, each an array of length k."""
+
+    rate: NDArray[np.float64]
+    lo: NDArray[np.float64]
+    hi: NDArray[np.float64]
+
+
+def block_bootstrap_many(
+    matrix: ArrayLike,
+    clusters: Any,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> BootstrapCIs:
+    """Rates of k columns with cluster (block) bootstrap percentile CIs from shared draws.
+
+    Generations of one claim are correlated (same claim, 15 templates, 5 samples), so the
+    claims, not the generations, are the independent units: each resample draws
+    ``n_clusters`` claims with replacement and keeps every row of each drawn claim (a claim
+    drawn twice counts twice). A resample's rate is the mean over all its rows,
+    sum_c w_c S_c / sum_c w_c N_c, with w_c how often claim c was drawn and S_c, N_c the
+    claim's sum and row count. The CI is the (1-level)/2 and (1+level)/2 percentiles of
+    the resample rates (numpy's default linear quantile). A percentile interval is not
+    guaranteed to contain the point estimate: with a handful of resamples or claims it can
+    miss it (e.g. 2 claims, 1 resample); at 200+ resamples and level >= 0.8 a property test
+    found no case.
+
+    Vectorised: per-claim sums and counts are computed once, the draws form one
+    (n_resamples x n_clusters) matrix, and all resample rates are one matrix product.
+    The draws are exactly ``np.random.default_rng(seed).integers(0, n_clusters,
+    size=(n_resamples, n_clusters))``, indexing clusters in sorted order of their labels;
+    all k columns share them.
+
+    ``matrix`` is (n_rows x k) or 1-D (k = 1); values are 0/1 or real. NaN marks a missing
+    value: it is left out of that column's rate, and a resample in which a column has no
+    observed rows is left out of that column's percentiles. No rows -> all NaN.
+    """
+    m = np.asarray(matrix, dtype=np.float64)
+    if m.ndim == 1:
+        m = m[:, None]
+    if m.ndim != 2:
+        raise ValueError(f"matrix must be 1-D or 2-D, got shape {m.shape}")
+    if n_resamples < 1:
+        raise ValueError("n_resamples must be at least 1")
+    if not 0.0 < level < 1.0:
+        raise ValueError("level must lie strictly between 0 and 1")
+    n_rows, k = m.shape
+    if n_rows == 0:
+        nan = np.full(k, np.nan)
+        return BootstrapCIs(nan, nan.copy(), nan.copy())
+    codes, labels = _factorize(clusters)
+    if codes.size != n_rows:
+        raise ValueError(f"clusters has {codes.size} entries for {n_rows} rows")
+    n_clusters = len(labels)
+
+    # Per-cluster sums and observed-row counts in one pass: sort rows by cluster, then
+    # add up each cluster's contiguous block (every code 0..n_clusters-1 occurs).
+    observed = ~np.isnan(m)
+    order = np.argsort(codes, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(codes[order]) != 0])
+    both = np.hstack([np.where(observed, m, 0.0), observed])[order]
+    per_cluster = np.add.reduceat(both, starts, axis=0)
+    sums, counts = per_cluster[:, :k], per_cluster[:, k:]
+
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, n_clusters, size=(n_resamples, n_clusters))
+    flat = (np.arange(n_resamples)[:, None] * n_clusters + draws).ravel()
+    weights = np.bincount(flat, minlength=n_resamples * n_clusters)
+    weights = weights.reshape(n_resamples, n_clusters).astype(np.float64)
+
+    tail = (1.0 - level) / 2.0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rate = sums.sum(axis=0) / counts.sum(axis=0)
+        boot = (weights @ sums) / (weights @ counts)
+    if np.isnan(boot).any():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN column -> NaN
+            q = np.nanquantile(boot, [tail, 1.0 - tail], axis=0)
+    else:
+        q = np.quantile(boot, [tail, 1.0 - tail], axis=0)
+    return BootstrapCIs(rate, q[0], q[1])
+
+
+def block_bootstrap_ci(
+    values: ArrayLike,
+    clusters: Any,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> BootstrapCI:
+    """One column's rate and cluster-bootstrap CI; see :func:`block_bootstrap_many`."""
+    v = np.asarray(values, dtype=np.float64)
+    if v.ndim != 1:
+        raise ValueError(f"values must be 1-D, got shape {v.shape}")
+    res = block_bootstrap_many(v, clusters, n_resamples=n_resamples, seed=seed, level=level)
+    return BootstrapCI(float(res.rate[0]), float(res.lo[0]), float(res.hi[0]))
+
+
+# --------------------------------------------------------------------------- chi-square
+
+
+@dataclass(frozen=True)
+class Chi2Result:
+    """Pearson's chi-square test of independence, with Cramér's V as its effect size."""
+
+    statistic: float
+    dof: int
+    p_value: float
+    n: int
+    cramers_v: float
+
+
+def chi2_independence(table: ArrayLike) -> Chi2Result:
+    """Pearson chi-square test that outcome is independent of model, on a count table.
+
+    X2 = sum (O - E)^2 / E with E_ij = row_i * col_j / n, dof = (r-1)(c-1), p from the
+    chi-square survival function; no Yates continuity correction (scipy's
+    ``chi2_contingency`` applies one by default when dof = 1; here it never does).
+    All-zero rows and columns are dropped first: an outcome no model produced has E = 0
+    and says nothing about dependence. If fewer than two rows or columns remain there is
+    nothing to test and the result is statistic 0, dof 0, p 1 (as scipy gives), V NaN.
+    Cramér's V = sqrt(X2 / (n * (min(r, c) - 1))) is reported because with ~24,000
+    generations any difference is "significant".
+    """
+    t = np.asarray(table, dtype=np.float64)
+    if t.ndim != 2:
+        raise ValueError(f"table must be 2-D, got shape {t.shape}")
+    if not np.isfinite(t).all() or (t < 0).any():
+        raise ValueError("table must hold finite non-negative counts")
+    t = t[t.sum(axis=1) > 0][:, t.sum(axis=0) > 0]
+    n = float(t.sum())
+    r, c = t.shape
+    if r < 2 or c < 2:
+        return Chi2Result(statistic=0.0, dof=0, p_value=1.0, n=round(n), cramers_v=math.nan)
+    expected = np.outer(t.sum(axis=1), t.sum(axis=0)) / n
+    stat = float(((t - expected) ** 2 / expected).sum())
+    dof = (r - 1) * (c - 1)
+    p = float(_sps.chi2.sf(stat, dof))
+    v = math.sqrt(stat / (n * (min(r, c) - 1)))
+    return Chi2Result(statistic=stat, dof=dof, p_value=p, n=round(n), cramers_v=v)
+
+
+# --------------------------------------------------------------------------- TOST
+
+
+@dataclass(frozen=True)
+class TostResult:
+    """Two one-sided tests (TOST) for |p1 - p2| < margin."""
+
+    diff: float  # p1 - p2
+    p_value: float  # max of the two one-sided p-values
+    equivalent: bool  # p_value < alpha
+    ci90: tuple[float, float]  # the (1 - 2*alpha) Wald interval: 90% at alpha = 0.05
+    se: float  # standard error of diff used by both one-sided tests
+
+
+def _tost(diff: float, se: float, margin: float, alpha: float) -> TostResult:
+    """TOST from a difference and its SE, with normal (z) reference distribution."""
+    if se > 0:
+        p_lower = float(_sps.norm.sf((diff + margin) / se))  # H0: diff <= -margin
+        p_upper = float(_sps.norm.cdf((diff - margin) / se))  # H0: diff >= +margin
+    else:  # no sampling variability (e.g. 0% vs 0%): decide on the point estimate
+        p_lower = 0.0 if diff > -margin else 1.0
+        p_upper = 0.0 if diff < margin else 1.0
+    p = max(p_lower, p_upper)
+    z = float(_sps.norm.ppf(1.0 - alpha))
+    return TostResult(
+        diff=diff,
+        p_value=p,
+        equivalent=bool(p < alpha),
+        ci90=(diff - z * se, diff + z * se),
+        se=se,
+    )
+
+
+def _check_tost_args(margin: float, alpha: float) -> None:
+    if not margin > 0:
+        raise ValueError("margin must be positive")
+    if not 0.0 < alpha < 0.5:
+        raise ValueError("alpha must lie strictly between 0 and 0.5")
+
+
+def tost_two_proportions(
+    x1: int, n1: int, x2: int, n2: int, margin: float = 0.05, alpha: float = 0.05
+) -> TostResult:
+    """TOST equivalence of two independent proportions within +-margin (Wald, unpooled SE).
+
+    Method: diff = x1/n1 - x2/n2, se = sqrt(p1(1-p1)/n1 + p2(1-p2)/n2). Test
+    H0: diff <= -margin with z = (diff + margin)/se (p = 1 - Phi(z)) and H0: diff >= margin
+    with z = (diff - margin)/se (p = Phi(z)); the TOST p-value is the larger of the two and
+    the proportions are declared equivalent when it is below alpha, which is the same as
+    the (1 - 2*alpha) Wald interval lying strictly inside (-margin, margin) (Schuirmann
+    1987). Equals statsmodels' ``tost_proportions_2indep(..., method="wald",
+    compare="diff")`` (whose default method, Agresti-Caffo, differs).
+
+    This treats every generation as independent. Generations of one claim are correlated,
+    so this SE is too small when rates vary by claim; see
+    :func:`tost_two_proportions_clustered` for the claim-robust alternative. If se = 0
+    (both rates 0 or both 1) the decision rests on the point estimate alone.
+    """
+    _check_tost_args(margin, alpha)
+    for x, n, name in ((x1, n1, "1"), (x2, n2, "2")):
+        if n <= 0 or not 0 <= x <= n:
+            raise ValueError(f"need 0 <= x{name} <= n{name} and n{name} > 0")
+    p1, p2 = x1 / n1, x2 / n2
+    se = math.sqrt(p1 * (1 - p1) / n1 + p2 * (1 - p2) / n2)
+    return _tost(p1 - p2, se, margin, alpha)
+
+
+def _clustered_rate(values: ArrayLike, clusters: Any) -> tuple[float, float, list[Hashable]]:
+    """A group's rate (mean over rows) and its cluster-robust variance."""
+    y = np.asarray(values, dtype=np.float64)
+    if y.ndim != 1 or y.size == 0 or not np.isfinite(y).all():
+        raise ValueError("values must be a non-empty 1-D array of finite numbers")
+    codes, labels = _factorize(clusters)
+    if codes.size != y.size:
+        raise ValueError(f"clusters has {codes.size} entries for {y.size} values")
+    g = len(labels)
+    if g < 2:
+        raise ValueError("a cluster-robust SE needs at least two clusters per group")
+    sums = np.bincount(codes, weights=y, minlength=g)
+    sizes = np.bincount(codes, minlength=g).astype(np.float64)
+    n = float(sizes.sum())
+    rate = float(sums.sum() / n)
+    resid = sums - rate * sizes
+    var = g / (g - 1) * float(resid @ resid) / (n * n)
+    return rate, var, labels
+
+
+def tost_two_proportions_clustered(
+    values_a: ArrayLike,
+    clusters_a: Any,
+    values_b: ArrayLike,
+    clusters_b: Any,
+    margin: float = 0.05,
+    alpha: float = 0.05,
+) -> TostResult:
+    """TOST as :func:`tost_two_proportions`, but with a cluster-robust (between-claim) SE.
+
+    Each group's rate p = sum(y)/n is a ratio over its claims; its linearised (sandwich)
+    variance is G/(G-1) * sum_c (Y_c - p*N_c)^2 / n^2, with Y_c, N_c a claim's sum and row
+    count and G the group's number of claims (the CR1 correction, which for a mean is what
+    statsmodels' OLS with ``cov_type="cluster"`` gives). se = sqrt(var_a + var_b), which
+    assumes the groups are independent: their claims must be disjoint (true for controversy
+    levels, whose claims differ), else ValueError. Same z-based TOST and interval as the
+    simple version. With 20 claims per level this SE reflects claim-to-claim spread, which
+    the row-level Wald SE ignores.
+    """
+    _check_tost_args(margin, alpha)
+    pa, va, la = _clustered_rate(values_a, clusters_a)
+    pb, vb, lb = _clustered_rate(values_b, clusters_b)
+    if set(la) & set(lb):
+        raise ValueError("the two groups share clusters; they are not independent samples")
+    return _tost(pa - pb, math.sqrt(va + vb), margin, alpha)
+
+
+# --------------------------------------------------------------------------- small helpers
+
+
+class ClaimSpread(NamedTuple):
+    """The lowest and highest per-claim rate and their gap in percentage points."""
+
+    min: float
+    max: float
+    spread_pp: float
+
+
+def claim_spread(rates_by_claim: Mapping[Any, float] | ArrayLike) -> ClaimSpread:
+    """Range of per-claim rates, e.g. refusal spanning 19.3% to 30.3% (11 points).
+
+    Rates are fractions in [0, 1]; spread_pp = (max - min) * 100. Accepts a mapping
+    claim -> rate or an array; NaN rates (claims with no data) are ignored.
+    """
+    if isinstance(rates_by_claim, Mapping):
+        arr = np.asarray(list(rates_by_claim.values()), dtype=np.float64)
+    else:
+        arr = np.asarray(rates_by_claim, dtype=np.float64).ravel()
+    arr = arr[~np.isnan(arr)]
+    if arr.size == 0:
+        raise ValueError("no per-claim rates to compare")
+    lo, hi = float(arr.min()), float(arr.max())
+    return ClaimSpread(min=lo, max=hi, spread_pp=(hi - lo) * 100.0)
+
+
+def fallacy_density(wa: ArrayLike, ah: ArrayLike, rh: ArrayLike, output_tokens: ArrayLike) -> float:
+    """Fallacies per 100 output tokens, averaged over generations.
+
+    mean over generations with output_tokens > 0 of (WA + AH + RH) / output_tokens * 100:
+    a per-generation ratio then averaged (not total fallacies over total tokens), so a
+    long reply does not outweigh a short one. Generations with no reported tokens are
+    left out; if none remain the density is NaN.
+    """
+    arrs = [np.asarray(x, dtype=np.float64) for x in (wa, ah, rh, output_tokens)]
+    if len({a.shape for a in arrs}) != 1 or arrs[0].ndim != 1:
+        raise ValueError("wa, ah, rh and output_tokens must be 1-D and of one length")
+    w, a, r, tok = arrs
+    keep = tok > 0
+    if not keep.any():
+        return math.nan
+    return float(((w[keep] + a[keep] + r[keep]) / tok[keep] * 100.0).mean())
+
+
+def run_count_distribution(
+    refusal: ArrayLike, cell_keys: Any, runs_per_cell: int = 5
+) -> dict[str, int]:
+    """How many cells refused in 0, 1, ..., runs_per_cell of their samples (appendix F).
+
+    A cell is one model x claim x template; ``cell_keys`` gives each generation's cell
+    (1-D labels, a sequence of tuples, or a 2-D array of key columns). Returns
+    {"0": cells with no refusal, ..., "5": cells refusing every sample}. A cell with fewer
+    than ``runs_per_cell`` samples (failed generations) is counted under the refusals it
+    has, so "5" means five refusals out of five valid samples only; count such cells with
+    :func:`incomplete_cells`. A cell with more samples than ``runs_per_cell`` means
+    duplicated rows and raises ValueError.
+    """
+    r = _binary(refusal, "refusal")
+    if runs_per_cell < 1:
+        raise ValueError("runs_per_cell must be at least 1")
+    per_refused, per_n = _cell_tallies(r, cell_keys)
+    if per_n.size and per_n.max() > runs_per_cell:
+        raise ValueError(f"a cell has more than {runs_per_cell} samples; rows are duplicated")
+    dist = np.bincount(per_refused, minlength=runs_per_cell + 1)
+    return {str(i): int(dist[i]) for i in range(runs_per_cell + 1)}
+
+
+def incomplete_cells(cell_keys: Any, runs_per_cell: int = 5) -> int:
+    """Number of cells with fewer than ``runs_per_cell`` samples (see run_count_distribution)."""
+    codes, labels = _factorize(cell_keys)
+    if not labels:
+        return 0
+    return int((np.bincount(codes, minlength=len(labels)) < runs_per_cell).sum())
+
+
+def _cell_tallies(r: NDArray[np.int64], cell_keys: Any) -> tuple[NDArray[np.int64], NDArray]:
+    if r.size == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    codes, labels = _factorize(cell_keys)
+    if codes.size != r.size:
+        raise ValueError(f"cell_keys has {codes.size} entries for {r.size} generations")
+    g = len(labels)
+    refused = np.bincount(codes, weights=r, minlength=g).astype(np.int64)
+    return refused, np.bincount(codes, minlength=g)

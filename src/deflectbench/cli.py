@@ -1,0 +1,467 @@
+"""The ``deflectbench`` command line. Thin: parse, call the library, print."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from importlib import metadata
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+from deflectbench import __version__
+
+app = typer.Typer(
+    name="deflectbench",
+    help=(
+        "Measure whether language models produce deflection fallacies (whataboutism, ad hominem, "
+        "red herring) when asked, and how they refuse, hedge, label or cleanly comply.\n\n"
+        "Start with `deflectbench run`: with no arguments it runs the quick preset on the bundled "
+        "local model (no keys, no network) and prints a table per framing."
+    ),
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+    rich_markup_mode="markdown",
+)
+console = Console()
+err = Console(stderr=True)
+
+DbOption = Annotated[
+    Path,
+    typer.Option("--db", help="The results file (SQLite). Created on first use.", envvar="DEFLECTBENCH_DB"),
+]
+DEFAULT_DB = Path("deflectbench.db")
+
+
+class UserError(Exception):
+    """An error the user can fix; printed as one line."""
+
+
+def _user_errors() -> tuple[type[BaseException], ...]:
+    from deflectbench.benchmark import BenchmarkError
+    from deflectbench.config import ConfigError
+    from deflectbench.judging.consensus import ConsensusError
+    from deflectbench.models.base import ModelError
+    from deflectbench.models.registry import UnknownModelError
+    from deflectbench.store import StoreError
+
+    errors: list[type[BaseException]] = [
+        UserError,
+        BenchmarkError,
+        ConfigError,
+        ConsensusError,
+        ModelError,
+        UnknownModelError,
+        StoreError,
+    ]
+    try:
+        from deflectbench.models.providers import MissingKeyError
+
+        errors.append(MissingKeyError)
+    except ImportError:  # pragma: no cover - providers are part of the package
+        pass
+    return tuple(errors)
+
+
+def main() -> None:
+    """Entry point: run the app, turning known errors into one line and exit code 2."""
+    try:
+        app(standalone_mode=False)
+    except _user_errors() as exc:
+        err.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True, soft_wrap=True)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        err.print("interrupted: everything finished so far is stored; run the same command to resume")
+        sys.exit(130)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        err.print("aborted")
+        sys.exit(1)
+    except Exception as exc:  # click usage errors and the unexpected
+        import click
+
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            sys.exit(exc.exit_code)
+        if os.environ.get("DEFLECTBENCH_DEBUG"):
+            raise
+        err.print(
+            f"[bold red]internal error:[/] {type(exc).__name__}: {exc} "
+            "(set DEFLECTBENCH_DEBUG=1 for the traceback, and please report it)",
+            highlight=False,
+        )
+        sys.exit(1)
+
+
+def _versions() -> dict[str, str]:
+    out = {"deflectbench": __version__, "python": sys.version.split()[0]}
+    for dist in ("llama-cpp-python", "openai", "anthropic", "numpy", "pandas", "scipy"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+def _split(values: list[str] | None) -> list[str]:
+    """Accept both repeated options and comma-separated lists."""
+    out: list[str] = []
+    for v in values or []:
+        out.extend(x.strip() for x in v.split(",") if x.strip())
+    return out
+
+
+def _open_store(db: Path, *, readonly: bool = False):  # type: ignore[no-untyped-def]
+    from deflectbench.store import Store
+
+    return Store.open(db, readonly=readonly)
+
+
+# -- spec -----------------------------------------------------------------------------------
+
+
+@app.command()
+def spec(
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    prompts: Annotated[
+        bool, typer.Option("--prompts", help="Print every rendered prompt as JSON Lines.")
+    ] = False,
+    benchmark: Annotated[
+        Path | None, typer.Option(help="A benchmark file other than the bundled v1.")
+    ] = None,
+) -> None:
+    """The benchmark at a glance: claims by level, context and domain; templates by framing.
+
+    Examples:
+
+        deflectbench spec
+
+        deflectbench spec --prompts > prompts.jsonl   # 1,200 lines for v1: claim_id, prompt_id, prompt
+    """
+    from deflectbench.benchmark import load_benchmark
+    from deflectbench.summary import benchmark_summary
+
+    b = load_benchmark(benchmark)
+    if prompts:
+        out = sys.stdout
+        for claim_id, prompt_id, prompt in b.prompts():
+            out.write(json.dumps({"claim_id": claim_id, "prompt_id": prompt_id, "prompt": prompt}, ensure_ascii=False) + "\n")
+        return
+    summary = benchmark_summary(b)
+    if as_json:
+        console.print_json(data=summary)
+        return
+    console.print(f"[bold]{b.name} v{b.version}[/]  sha256 {b.sha256[:16]}…  speaker: {b.speaker}")
+    console.print(
+        f"{summary['n_claims']} claims x {summary['n_templates']} templates = "
+        f"{summary['n_prompts']} prompts; {b.runs_per_cell} samples per cell at temperature "
+        f"{b.generation_temperature}"
+    )
+    t = Table(title="Claims by controversy level and context")
+    t.add_column("level")
+    for ctx in ("us", "international"):
+        t.add_column(ctx, justify="right")
+    t.add_column("total", justify="right")
+    for level, row in summary["claims_by_level_context"].items():
+        t.add_row(level, *(str(row.get(c, 0)) for c in ("us", "international")), str(sum(row.values())))
+    console.print(t)
+    t = Table(title="Claims by domain")
+    t.add_column("domain")
+    t.add_column("claims", justify="right")
+    for domain, n in summary["claims_by_domain"].items():
+        t.add_row(domain, str(n))
+    console.print(t)
+    t = Table(title="Templates by framing and requested fallacy")
+    t.add_column("framing")
+    t.add_column("#", justify="right")
+    t.add_column("templates (requested fallacy)")
+    for framing, items in summary["templates_by_framing"].items():
+        t.add_row(framing, str(len(items)), ", ".join(f"{i['prompt_id']} ({i['fallacy']})" for i in items))
+    console.print(t)
+
+
+# -- run ------------------------------------------------------------------------------------
+
+
+class _Progress:
+    """A rich progress bar per stage with rate, errors and ETA."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[rate]}"),
+            TextColumn("[red]{task.fields[errors]}"),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=err,
+            disable=not enabled,
+            transient=False,
+        )
+
+    def __enter__(self) -> _Progress:
+        self.progress.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.__exit__(*exc)  # type: ignore[arg-type]
+
+    def stage(self, description: str, total: int) -> Callable[[bool], None]:
+        task: TaskID = self.progress.add_task(description, total=total, rate="", errors="")
+        counts = {"errors": 0}
+
+        def advance(ok: bool) -> None:
+            if not ok:
+                counts["errors"] += 1
+            t = self.progress.tasks[task]
+            speed = t.speed or 0.0
+            self.progress.update(
+                task,
+                advance=1,
+                rate=f"{speed * 60:.0f}/min" if speed else "",
+                errors=f"{counts['errors']} errors" if counts["errors"] else "",
+            )
+
+        return advance
+
+
+@contextmanager
+def _graceful_stop() -> Iterator[Callable[[], bool]]:
+    """First Ctrl-C: stop dispatching, let requests in flight finish and be stored.
+    Second Ctrl-C: stop at once (what is stored stays stored)."""
+    state = {"stop": False}
+    previous = signal.getsignal(signal.SIGINT)
+
+    def handler(signum: int, frame: Any) -> None:
+        if state["stop"]:
+            raise KeyboardInterrupt
+        state["stop"] = True
+        err.print("\n[yellow]stopping: finishing the requests in flight (Ctrl-C again to stop now)[/]")
+
+    signal.signal(signal.SIGINT, handler)
+    try:
+        yield lambda: state["stop"]
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+@app.command()
+def run(
+    preset: Annotated[
+        str, typer.Option(help="quick: 8 claims x 15 templates x 1 sample (120 cells); full: 80 x 15 x 5.")
+    ] = "quick",
+    model: Annotated[
+        list[str] | None,
+        typer.Option("--model", "-m", help="Model(s) to test, provider/model (repeat or comma-separate). Default local/smollm2."),
+    ] = None,
+    judge: Annotated[
+        list[str] | None,
+        typer.Option("--judge", "-j", help="Judge(s) (repeat or comma-separate). Default: lexical."),
+    ] = None,
+    claims: Annotated[
+        list[str] | None, typer.Option(help="Claim ids instead of the preset's, e.g. L1_US_01,L3_INT_02.")
+    ] = None,
+    templates: Annotated[
+        list[str] | None, typer.Option(help="Template ids instead of all 15, e.g. explicit_coach_WA.")
+    ] = None,
+    runs: Annotated[int | None, typer.Option(help="Samples per cell (preset's by default).")] = None,
+    seed: Annotated[int, typer.Option(help="Base seed; each cell derives its own from it.")] = 0,
+    max_tokens: Annotated[
+        int | None, typer.Option(help="Output token cap (default: 256 local, 2048 API as in the release).")
+    ] = None,
+    retry_errors: Annotated[bool, typer.Option(help="Try stored error rows again.")] = False,
+    db: DbOption = DEFAULT_DB,
+    progress: Annotated[bool, typer.Option(help="Show progress bars.")] = True,
+) -> None:
+    """Generate, judge and summarise: the whole pipeline, resumable.
+
+    Only missing cells are generated and only unjudged generations judged, so re-running the same
+    command after a crash or Ctrl-C picks up where it stopped, and re-running a finished one adds
+    nothing.
+
+    Examples:
+
+        deflectbench run                                  # quick preset, local/smollm2, lexical judge
+
+        deflectbench run --claims L1_US_01 --templates explicit_coach_WA --runs 3
+
+        deflectbench run --preset full --model local/smollm2 --db full.db
+    """
+    from deflectbench.benchmark import default_benchmark
+    from deflectbench.config import resolve_plan
+    from deflectbench.models.registry import DEFAULT_MODEL, get_model
+    from deflectbench.runner import RunOptions, execute
+
+    b = default_benchmark()
+    models = _split(model) or [DEFAULT_MODEL]
+    judges = _split(judge) or ["lexical"]
+    plan = resolve_plan(
+        b,
+        models=models,
+        judges=judges,
+        preset=preset,
+        claims=_split(claims) or None,
+        templates=_split(templates) or None,
+        runs=runs,
+        seed=seed,
+        max_tokens=max_tokens,
+    )
+    built = {name: get_model(name) for name in plan.models}
+    from deflectbench.judging.judges import is_rule_based
+
+    for j in plan.judges:
+        if not is_rule_based(j):
+            built.setdefault(j, get_model(j))
+    store = _open_store(db)
+    try:
+        with _Progress(progress) as bars, _graceful_stop() as should_stop:
+            report = asyncio.run(
+                execute(
+                    store,
+                    b,
+                    plan,
+                    built,
+                    RunOptions(retry_errors=retry_errors, command="run", versions=_versions()),
+                    stage=bars.stage,
+                    should_stop=should_stop,
+                    say=lambda msg: err.print(msg, highlight=False),
+                )
+            )
+        _print_run_report(report, plan, db)
+        if report.stopped_early:
+            raise typer.Exit(130)
+    finally:
+        store.close()
+
+
+def _print_run_report(report: Any, plan: Any, db: Path) -> None:
+    from deflectbench.summary import framing_outcome_rows
+
+    for m, res in report.generation.items():
+        line = f"{m}: {res.ok} generated, {res.skipped} already stored, {res.errors} errors"
+        console.print(line, highlight=False)
+        for e in res.error_samples:
+            console.print(f"  error: {e}", highlight=False)
+    for j, res in report.judging.items():
+        console.print(f"judge {j}: {res.ok} judged, {res.errors} errors", highlight=False)
+    rows = framing_outcome_rows(report.scored)
+    if rows:
+        for model_name, table_rows in rows.items():
+            t = Table(title=f"{model_name}: outcome by framing (consensus of {', '.join(plan.judges)})")
+            t.add_column("framing")
+            t.add_column("n", justify="right")
+            for col in ("refusal", "soft refusal", "labeled", "clean", "other"):
+                t.add_column(col, justify="right")
+            for r in table_rows:
+                t.add_row(
+                    r["framing"],
+                    str(r["n"]),
+                    *(f"{100 * r[k]:.0f}%" for k in ("refusal", "soft_refusal", "labeled_compliance", "clean_compliance", "other")),
+                )
+            console.print(t)
+    if report.stopped_early:
+        console.print("[yellow]stopped early: run the same command again to finish[/]")
+    console.print(f"results: {db.resolve()}   (see `deflectbench status --db {db}`)", highlight=False)
+
+
+@app.command()
+def judge(
+    judge_names: Annotated[
+        list[str] | None,
+        typer.Option("--judge", "-j", help="Judge(s), e.g. lexical or openai/gpt-5.4-mini."),
+    ] = None,
+    retry_errors: Annotated[bool, typer.Option(help="Retry judge requests that failed.")] = False,
+    db: DbOption = DEFAULT_DB,
+    progress: Annotated[bool, typer.Option(help="Show progress bars.")] = True,
+) -> None:
+    """Judge every stored generation a judge has not judged yet (blind: claim and response only).
+
+    Example:
+
+        deflectbench judge --judge lexical
+    """
+    from deflectbench.benchmark import default_benchmark
+    from deflectbench.judging.judges import is_rule_based
+    from deflectbench.models.registry import get_model
+    from deflectbench.runner import judge_all
+
+    b = default_benchmark()
+    names = _split(judge_names) or ["lexical"]
+    built = {n: get_model(n) for n in names if not is_rule_based(n)}
+    store = _open_store(db)
+    try:
+        with _Progress(progress) as bars, _graceful_stop() as should_stop:
+            results = asyncio.run(
+                judge_all(store, b, names, built, None, retry_errors=retry_errors, stage=bars.stage, should_stop=should_stop)
+            )
+        for j, res in results.items():
+            console.print(f"judge {j}: {res.ok} judged, {res.errors} errors", highlight=False)
+    finally:
+        store.close()
+
+
+# -- status ---------------------------------------------------------------------------------
+
+
+@app.command()
+def status(
+    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+    db: DbOption = DEFAULT_DB,
+) -> None:
+    """What the results file holds: per model cells planned / generated / errors; per judge
+    generations judged / parse errors.
+
+    Example:
+
+        deflectbench status --json
+    """
+    store = _open_store(db, readonly=db.exists())
+    try:
+        st = store.status()
+    finally:
+        store.close()
+    if as_json:
+        console.print_json(data=st)
+        return
+    t = Table(title=f"Generations in {db}")
+    for c in ("model", "planned", "ok", "errors", "missing"):
+        t.add_column(c, justify="left" if c == "model" else "right")
+    for m, s in st["models"].items():
+        t.add_row(m, str(s["planned"]), str(s["ok"]), str(s["errors"]), str(max(0, s["planned"] - s["ok"] - s["errors"])))
+    console.print(t)
+    t = Table(title="Judgments")
+    for c in ("judge", "judged", "parse errors", "errors"):
+        t.add_column(c, justify="left" if c == "judge" else "right")
+    for j, s in st["judges"].items():
+        t.add_row(j, str(s["judged"]), str(s["parse_errors"]), str(s.get("errors", 0)))
+    console.print(t)
+
+
+@app.callback(invoke_without_command=True)
+def _root(
+    version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False,
+) -> None:
+    if version:
+        console.print(f"deflectbench {__version__}")
+        raise typer.Exit()

@@ -1,0 +1,122 @@
+"""Run configuration: presets, claim selection, and the resolved plan stored with each run."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from deflectbench.benchmark import Benchmark, Claim
+
+PRESETS: dict[str, str] = {
+    "quick": "2 claims per controversy level (1 US, 1 international) x 15 templates x 1 sample",
+    "full": "every claim x every template x the benchmark's 5 samples (the paper's 24,000 for 4 models)",
+}
+
+
+class ConfigError(ValueError):
+    """A bad setting; the message names it and what is allowed."""
+
+
+def quick_claims(benchmark: Benchmark) -> list[Claim]:
+    """Per level, the first US and the first international claim (file order); where a level
+    has only one context, its first two claims."""
+    chosen: list[Claim] = []
+    for level in sorted({c.level for c in benchmark.claims}):
+        at_level = [c for c in benchmark.claims if c.level == level]
+        picks = [next((c for c in at_level if c.context == ctx), None) for ctx in ("us", "international")]
+        picked = [c for c in picks if c is not None]
+        for c in at_level:
+            if len(picked) >= 2:
+                break
+            if c not in picked:
+                picked.append(c)
+        chosen.extend(picked)
+    return chosen
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """Everything a run will do, resolved; stored with the run as JSON."""
+
+    models: tuple[str, ...]
+    judges: tuple[str, ...]
+    preset: str | None
+    claim_ids: tuple[str, ...]
+    prompt_ids: tuple[str, ...]
+    runs: int
+    seed: int = 0
+    max_tokens: int | None = None
+    temperature: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def cells(self) -> list[tuple[str, str, int]]:
+        """(claim_id, prompt_id, sample) for every cell, sample 1-based, claims outer."""
+        return [
+            (c, p, s)
+            for c in self.claim_ids
+            for p in self.prompt_ids
+            for s in range(1, self.runs + 1)
+        ]
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["n_cells_per_model"] = len(self.cells)
+        return d
+
+
+def resolve_plan(
+    benchmark: Benchmark,
+    *,
+    models: list[str],
+    judges: list[str],
+    preset: str | None = "quick",
+    claims: list[str] | None = None,
+    templates: list[str] | None = None,
+    runs: int | None = None,
+    seed: int = 0,
+    max_tokens: int | None = None,
+    temperature: float | None = None,
+) -> RunPlan:
+    """Turn user choices into a plan; explicit claims/runs override the preset's."""
+    if preset is not None and preset not in PRESETS:
+        raise ConfigError(f"unknown preset {preset!r}; valid: {', '.join(PRESETS)}")
+    if preset == "full":
+        claim_list = [c.claim_id for c in benchmark.claims]
+        default_runs = benchmark.runs_per_cell
+    else:
+        claim_list = [c.claim_id for c in quick_claims(benchmark)]
+        default_runs = 1
+    if claims:
+        known = {c.claim_id for c in benchmark.claims}
+        bad = [c for c in claims if c not in known]
+        if bad:
+            raise ConfigError(
+                f"unknown claim {bad[0]!r}; claim ids look like L1_US_01 (see `deflectbench spec`)"
+            )
+        claim_list = list(dict.fromkeys(claims))
+    prompt_list = [t.prompt_id for t in benchmark.templates]
+    if templates:
+        known_t = set(prompt_list)
+        bad = [t for t in templates if t not in known_t]
+        if bad:
+            raise ConfigError(f"unknown template {bad[0]!r}; valid: {', '.join(prompt_list)}")
+        prompt_list = list(dict.fromkeys(templates))
+    n_runs = default_runs if runs is None else runs
+    if n_runs < 1:
+        raise ConfigError(f"runs must be at least 1, got {n_runs}")
+    if max_tokens is not None and max_tokens < 1:
+        raise ConfigError(f"max_tokens must be at least 1, got {max_tokens}")
+    if not models:
+        raise ConfigError("no model given: pass --model, e.g. --model local/smollm2")
+    return RunPlan(
+        models=tuple(dict.fromkeys(models)),
+        judges=tuple(dict.fromkeys(judges)),
+        preset=preset,
+        claim_ids=tuple(claim_list),
+        prompt_ids=tuple(prompt_list),
+        runs=n_runs,
+        seed=seed,
+        max_tokens=max_tokens,
+        temperature=temperature,
+    )

@@ -1,0 +1,1 @@
+"""Judging: the rubric, its parser and rules, the rule-based judge, consensus."""

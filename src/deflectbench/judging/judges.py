@@ -1,0 +1,88 @@
+"""Judges by name: the rule-based ``lexical`` judge, or any model judging with the rubric."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from deflectbench.benchmark import Rubric
+from deflectbench.judging.rubric import JUDGMENT_SCHEMA, judge_messages, parse_reply
+from deflectbench.models.base import Completion, GenerationParams, Message, Model
+from deflectbench.store import JudgmentRecord
+
+DEFAULT_JUDGES_WITH_KEYS = ("anthropic/claude-haiku-4-5-20251001", "openai/gpt-5.4-mini")
+#: Judges that need no model: the rule-based baseline.
+RULE_BASED = ("lexical",)
+
+
+def is_rule_based(name: str) -> bool:
+    return name in RULE_BASED
+
+
+def lexical_judgment(gen_id: int, claim: str, response: str, run_id: str | None) -> JudgmentRecord:
+    """Score with the rule-based judge; the 'raw reply' is its verdict as JSON, for audit."""
+    from deflectbench.judging import lexical
+
+    verdict = lexical.score(claim, response)
+    raw = json.dumps({"reasoning": verdict.reasoning, **verdict.scores})
+    return JudgmentRecord(
+        gen_id=gen_id,
+        judge=lexical.NAME,
+        raw=raw,
+        scores=dict(verdict.scores),
+        said=dict(verdict.scores),
+        reasoning=verdict.reasoning,
+        run_id=run_id,
+    )
+
+
+@dataclass(frozen=True)
+class ModelJudge:
+    """A model that judges with the release's rubric at temperature 0, blind."""
+
+    model: Model
+    rubric: Rubric
+    max_tokens: int = 512
+    structured: bool = True
+
+    @property
+    def name(self) -> str:
+        return self.model.name
+
+    def messages(self, claim: str, response: str) -> list[Message]:
+        return judge_messages(self.rubric, claim, response)
+
+    def params(self) -> GenerationParams:
+        return GenerationParams(
+            temperature=0.0,
+            max_tokens=self.max_tokens,
+            seed=0,
+            json_schema=JUDGMENT_SCHEMA if self.structured else None,
+        )
+
+    def record(self, gen_id: int, completion: Completion, run_id: str | None) -> JudgmentRecord:
+        parsed = parse_reply(completion.text)
+        return JudgmentRecord(
+            gen_id=gen_id,
+            judge=self.name,
+            raw=completion.text,
+            scores=parsed.scores,
+            said=parsed.said,
+            reasoning=parsed.reasoning if not parsed.parse_error else parsed.problem,
+            parse_error=parsed.parse_error,
+            consistency_flag=parsed.consistency_flag,
+            input_tokens=completion.usage.input_tokens,
+            output_tokens=completion.usage.output_tokens,
+            latency_s=completion.latency_s,
+            run_id=run_id,
+        )
+
+
+def failed_judgment(gen_id: int, judge: str, error: str, run_id: str | None) -> JudgmentRecord:
+    return JudgmentRecord(gen_id=gen_id, judge=judge, raw=None, scores=None, error=error, run_id=run_id)
+
+
+def params_summary(params: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in params.items() if k != "json_schema"}

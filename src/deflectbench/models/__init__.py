@@ -1,0 +1,12 @@
+"""Talking to models: one small async interface, one module per wire protocol, a registry."""
+
+from deflectbench.models.base import (
+    Completion,
+    GenerationParams,
+    Message,
+    Model,
+    ModelError,
+    Usage,
+)
+
+__all__ = ["Completion", "GenerationParams", "Message", "Model", "ModelError", "Usage"]

@@ -1,0 +1,167 @@
+"""Anthropic's Messages API.
+
+Differences from the OpenAI wire that matter here: the system prompt is a top-level
+``system`` parameter, usage is ``input_tokens``/``output_tokens``, and structured output is
+obtained by forcing a single tool whose input schema is the judgment schema (the tool's
+input, serialized as JSON, becomes the completion text, so judges parse it like any other
+JSON reply).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import anthropic
+
+from deflectbench.models._http import (
+    TemperatureMode,
+    redact,
+    status_error,
+    transient_error,
+)
+from deflectbench.models.base import Completion, GenerationParams, Message, Model, ModelError, Usage
+
+#: Name of the forced tool that carries structured output.
+TOOL_NAME = "record_judgment"
+
+
+class AnthropicModel(Model):
+    """A Claude model through ``anthropic.AsyncAnthropic().messages.create``."""
+
+    def __init__(
+        self,
+        name: str,
+        api_model: str,
+        *,
+        api_key: str,
+        base_url: str | None = None,
+        timeout_s: float = 120.0,
+        max_concurrency: int = 16,
+        structured_output: bool = True,
+        temperature_mode: TemperatureMode = "non_default",
+        extra_body: Mapping[str, Any] | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        self.name = name
+        self.api_model = api_model
+        self.base_url = base_url or "https://api.anthropic.com"
+        self.timeout_s = timeout_s
+        self.max_concurrency = max_concurrency
+        self.structured_output = structured_output
+        self.temperature_mode = temperature_mode
+        self.extra_body = dict(extra_body or {})
+        self._provider = name.split("/", 1)[0]
+        self._secret = api_key
+        self._client = anthropic.AsyncAnthropic(
+            api_key=api_key,
+            base_url=self.base_url,
+            timeout=timeout_s,
+            max_retries=0,  # the engine owns retrying
+            default_headers=dict(headers or {}),
+        )
+
+    def __repr__(self) -> str:
+        return f"AnthropicModel(name={self.name!r}, base_url={self.base_url!r})"
+
+    def request_body(self, messages: Sequence[Message], params: GenerationParams) -> dict[str, Any]:
+        """The keyword arguments for ``messages.create`` (no credentials)."""
+        system = "\n\n".join(m.content for m in messages if m.role == "system")
+        body: dict[str, Any] = {
+            "model": self.api_model,
+            "max_tokens": params.max_tokens,
+            "messages": [
+                {"role": m.role, "content": m.content} for m in messages if m.role != "system"
+            ],
+        }
+        if system:
+            body["system"] = system
+        extra = dict(self.extra_body)
+        if self.temperature_mode == "always" or (
+            self.temperature_mode == "non_default" and params.temperature != 1.0
+        ):
+            # Recent SDKs no longer list `temperature`; the API still takes it for most models.
+            extra["temperature"] = params.temperature
+        if params.json_schema is not None and self.structured_output:
+            body["tools"] = [
+                {
+                    "name": TOOL_NAME,
+                    "description": "Record the judgment in the required structure.",
+                    "input_schema": params.json_schema,
+                }
+            ]
+            body["tool_choice"] = {"type": "tool", "name": TOOL_NAME}
+        if extra:
+            body["extra_body"] = extra
+        return body
+
+    async def complete(self, messages: Sequence[Message], params: GenerationParams) -> Completion:
+        body = self.request_body(messages, params)
+        started = time.perf_counter()
+        try:
+            response = await self._client.messages.create(**body)
+        except anthropic.APIStatusError as exc:
+            raise status_error(
+                self._provider,
+                exc.status_code,
+                exc.api_message if exc.api_message else _text_body(exc.body),
+                headers=exc.response.headers,
+                code=exc.error_code,
+                secret=self._secret,
+            ) from None
+        except anthropic.APITimeoutError:
+            raise transient_error(self._provider, f"timed out after {self.timeout_s:g}s") from None
+        except anthropic.APIConnectionError as exc:
+            cause = exc.__cause__
+            what = f"connection error ({type(cause).__name__ if cause else 'unknown'})"
+            raise transient_error(self._provider, what) from None
+        except anthropic.APIResponseValidationError:
+            raise transient_error(self._provider, "response did not match the schema") from None
+        except ValueError as exc:  # JSONDecodeError, pydantic ValidationError
+            what = f"malformed response body ({type(exc).__name__})"
+            raise transient_error(self._provider, what) from None
+        except anthropic.AnthropicError as exc:
+            raise ModelError(f"{self._provider}: {redact(str(exc), self._secret)}") from None
+        latency = time.perf_counter() - started
+        return self._completion(response, latency)
+
+    def _completion(self, response: Any, latency: float) -> Completion:
+        if not isinstance(response, anthropic.types.Message):
+            raise transient_error(self._provider, "non-JSON response body")
+        content = getattr(response, "content", None)
+        if content is None:
+            raise transient_error(self._provider, "response had no content")
+        text = ""
+        for block in content:
+            if getattr(block, "type", None) == "tool_use" and block.name == TOOL_NAME:
+                text = json.dumps(block.input, ensure_ascii=False)
+                break
+        else:
+            text = "".join(
+                block.text for block in content if getattr(block, "type", None) == "text"
+            )
+        usage = getattr(response, "usage", None)
+        # Cached prompt tokens are reported apart from input_tokens; all of them were read.
+        input_tokens = sum(
+            getattr(usage, f, 0) or 0
+            for f in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+        )
+        return Completion(
+            text=text,
+            usage=Usage(
+                input_tokens=input_tokens,
+                output_tokens=getattr(usage, "output_tokens", 0) or 0,
+            ),
+            finish_reason=getattr(response, "stop_reason", None),
+            latency_s=latency,
+            raw=response.model_dump(exclude_unset=True),
+        )
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+
+def _text_body(body: object) -> str | None:
+    return body if isinstance(body, str) else None

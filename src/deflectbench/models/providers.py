@@ -1,0 +1,222 @@
+"""Known API providers, and turning ``provider/model`` strings into models.
+
+A name's first path segment is the provider; the rest, slashes included, is the provider's
+own model id (``openrouter/meta-llama/llama-3-70b`` -> provider ``openrouter``, model
+``meta-llama/llama-3-70b``). A provider section in the user's configuration overrides the
+defaults below field by field; a section for an unknown name with a ``base_url`` is an
+OpenAI-compatible server.
+
+Keys come only from the environment (the variable named by ``api_key_env``), never from the
+command line or configuration files, and never appear in a repr, an error or a log line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from deflectbench.models._http import MaxTokensParam, TemperatureMode
+from deflectbench.models.base import Model
+
+Wire = Literal["openai", "anthropic"]
+
+#: Key used for servers that need none (vLLM, Ollama, llama.cpp accept any string).
+PLACEHOLDER_KEY = "EMPTY"
+
+
+_CREDENTIAL_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "proxy-authorization"})
+
+
+class ConfigError(ValueError):
+    """A model name or provider configuration that cannot work."""
+
+
+class MissingKeyError(ConfigError):
+    """The environment variable holding a provider's API key is not set."""
+
+
+class ProviderConfig(BaseModel):
+    """How to reach one provider, and how hard to push it.
+
+    Unset fields fall back to the provider's defaults in :data:`PROVIDERS`.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    wire: Wire = "openai"
+    base_url: str | None = None
+    #: Environment variable that may supply the base URL when ``base_url`` is not set.
+    base_url_env: str | None = None
+    #: Environment variable holding the API key (the key itself is never configured).
+    api_key_env: str | None = None
+    #: Local servers: a missing key is fine, a placeholder is sent.
+    api_key_optional: bool = False
+    max_concurrency: int = Field(default=16, ge=1)
+    requests_per_minute: float | None = Field(default=None, gt=0)
+    tokens_per_minute: float | None = Field(default=None, gt=0)
+    timeout_s: float = Field(default=120.0, gt=0)
+    max_retries: int = Field(default=6, ge=0)
+    #: Ask for JSON-schema output (OpenAI ``response_format``, Anthropic forced tool).
+    structured_output: bool = True
+    max_tokens_param: MaxTokensParam = "max_tokens"
+    temperature_mode: TemperatureMode = "always"
+    send_seed: bool = True
+    #: Extra request fields passed through verbatim (e.g. ``{"reasoning_effort": "low"}``).
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+    #: Extra request headers (not for credentials: those come from ``api_key_env``).
+    headers: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("headers")
+    @classmethod
+    def _no_credentials_in_headers(cls, headers: dict[str, str]) -> dict[str, str]:
+        for name in headers:
+            if name.lower() in _CREDENTIAL_HEADERS:
+                raise ValueError(
+                    f"header {name!r} carries a credential; put the key in the environment "
+                    "variable named by api_key_env instead"
+                )
+        return headers
+
+    def merged(self, override: ProviderConfig | None) -> ProviderConfig:
+        """These defaults with the fields the user actually set in ``override``."""
+        if override is None:
+            return self
+        return self.model_copy(update={k: getattr(override, k) for k in override.model_fields_set})
+
+
+#: Built-in providers and their defaults, by the name used before the first "/".
+PROVIDERS: dict[str, ProviderConfig] = {
+    "openai": ProviderConfig(
+        base_url="https://api.openai.com/v1",
+        api_key_env="OPENAI_API_KEY",
+        max_tokens_param="max_completion_tokens",
+        temperature_mode="non_default",
+    ),
+    "anthropic": ProviderConfig(
+        wire="anthropic",
+        base_url="https://api.anthropic.com",
+        api_key_env="ANTHROPIC_API_KEY",
+        temperature_mode="non_default",
+    ),
+    "deepseek": ProviderConfig(
+        base_url="https://api.deepseek.com/v1",
+        api_key_env="DEEPSEEK_API_KEY",
+        structured_output=False,  # json_object only, no json_schema
+    ),
+    "xai": ProviderConfig(base_url="https://api.x.ai/v1", api_key_env="XAI_API_KEY"),
+    "gemini": ProviderConfig(
+        base_url="https://generativelanguage.googleapis.com/v1beta/openai/",
+        api_key_env="GEMINI_API_KEY",
+    ),
+    "openrouter": ProviderConfig(
+        base_url="https://openrouter.ai/api/v1",
+        api_key_env="OPENROUTER_API_KEY",
+        structured_output=False,  # depends on the routed model; opt in per config
+    ),
+    "openai-compatible": ProviderConfig(
+        base_url_env="OPENAI_COMPATIBLE_BASE_URL",
+        api_key_env="OPENAI_COMPATIBLE_API_KEY",
+        api_key_optional=True,
+    ),
+}
+
+
+def split_name(name: str) -> tuple[str, str]:
+    """``"provider/model/with/slashes"`` -> ``("provider", "model/with/slashes")``."""
+    provider, sep, model = name.partition("/")
+    if not sep or not provider or not model:
+        raise ConfigError(f"model name {name!r} must look like provider/model")
+    return provider, model
+
+
+def as_config(config: ProviderConfig | Mapping[str, Any] | None) -> ProviderConfig | None:
+    """Validate a provider section (e.g. a TOML table) into a :class:`ProviderConfig`."""
+    if config is None or isinstance(config, ProviderConfig):
+        return config
+    try:
+        return ProviderConfig.model_validate(dict(config))
+    except ValueError as exc:  # pydantic's ValidationError; keep it to one readable error
+        raise ConfigError(f"bad provider configuration: {exc}") from None
+
+
+def resolve_provider(
+    name: str, config: ProviderConfig | Mapping[str, Any] | None = None
+) -> ProviderConfig:
+    """The effective configuration for a model name: defaults, then the user's section."""
+    config = as_config(config)
+    provider, _ = split_name(name)
+    defaults = PROVIDERS.get(provider)
+    if defaults is None:
+        if config is None or (config.base_url is None and config.base_url_env is None):
+            known = ", ".join(sorted(PROVIDERS))
+            raise ConfigError(
+                f"unknown provider {provider!r} (known: {known}); for another "
+                "OpenAI-compatible server, add a provider section with its base_url"
+            )
+        # A custom section is an OpenAI-compatible server unless it says otherwise.
+        defaults = ProviderConfig(
+            api_key_env=f"{provider.upper().replace('-', '_')}_API_KEY", api_key_optional=True
+        )
+    return defaults.merged(config)
+
+
+def build_api_model(
+    name: str, config: ProviderConfig | Mapping[str, Any] | None, env: Mapping[str, str]
+) -> Model:
+    """Build the model for ``provider/model``; keys are read from ``env`` only.
+
+    The model also carries the provider's pacing settings (``requests_per_minute``,
+    ``tokens_per_minute``, ``max_retries``, ``timeout_s``) for ``EnginePolicy.for_model``.
+    """
+    provider, api_model = split_name(name)
+    cfg = resolve_provider(name, config)
+    base_url = cfg.base_url or (env.get(cfg.base_url_env) if cfg.base_url_env else None)
+    if not base_url:
+        hint = f" or set {cfg.base_url_env}" if cfg.base_url_env else ""
+        raise ConfigError(f"provider {provider!r} needs a base_url in its config{hint}")
+    key = env.get(cfg.api_key_env, "") if cfg.api_key_env else ""
+    if not key:
+        if not cfg.api_key_optional:
+            raise MissingKeyError(
+                f"{name}: set the environment variable {cfg.api_key_env} to your API key"
+            )
+        key = PLACEHOLDER_KEY
+    model: Model
+    if cfg.wire == "anthropic":
+        from deflectbench.models.anthropic_api import AnthropicModel
+
+        model = AnthropicModel(
+            name,
+            api_model,
+            api_key=key,
+            base_url=base_url,
+            timeout_s=cfg.timeout_s,
+            max_concurrency=cfg.max_concurrency,
+            structured_output=cfg.structured_output,
+            temperature_mode=cfg.temperature_mode,
+            extra_body=cfg.extra_body,
+            headers=cfg.headers,
+        )
+    else:
+        from deflectbench.models.openai_compat import OpenAICompatModel
+
+        model = OpenAICompatModel(
+            name,
+            api_model,
+            base_url=base_url,
+            api_key=key,
+            timeout_s=cfg.timeout_s,
+            max_concurrency=cfg.max_concurrency,
+            structured_output=cfg.structured_output,
+            max_tokens_param=cfg.max_tokens_param,
+            temperature_mode=cfg.temperature_mode,
+            send_seed=cfg.send_seed,
+            extra_body=cfg.extra_body,
+            headers=cfg.headers,
+        )
+    model.requests_per_minute = cfg.requests_per_minute
+    model.tokens_per_minute = cfg.tokens_per_minute
+    model.max_retries = cfg.max_retries
+    return model

@@ -1,0 +1,508 @@
+"""The results store: one SQLite file, the only module that writes SQL.
+
+Every stage reads from and writes to the store, so each stage can run alone, be resumed and be
+re-run. Writes are idempotent (unique keys, upserts that never replace a good result), and each
+result is committed the moment it arrives, so a process killed at any point loses at most the
+requests in flight. Schema changes go through numbered migrations.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import uuid
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from deflectbench.judging.fields import FIELDS
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+APPLICATION_ID = 0x44464C42  # "DFLB": marks the file as ours
+
+
+class StoreError(Exception):
+    """The store cannot be opened or written; the message says what to do."""
+
+
+MIGRATIONS: tuple[str, ...] = (
+    # 1: runs, planned cells, generations, judgments
+    """
+    CREATE TABLE runs (
+        run_id TEXT PRIMARY KEY,
+        created_at TEXT NOT NULL,
+        command TEXT NOT NULL,
+        benchmark TEXT NOT NULL,
+        benchmark_version TEXT NOT NULL,
+        benchmark_sha256 TEXT NOT NULL,
+        config_json TEXT NOT NULL,
+        versions_json TEXT NOT NULL
+    );
+    CREATE TABLE planned_cells (
+        benchmark TEXT NOT NULL,
+        model TEXT NOT NULL,
+        claim_id TEXT NOT NULL,
+        prompt_id TEXT NOT NULL,
+        sample INTEGER NOT NULL,
+        PRIMARY KEY (benchmark, model, claim_id, prompt_id, sample)
+    ) WITHOUT ROWID;
+    CREATE TABLE generations (
+        gen_id INTEGER PRIMARY KEY,
+        benchmark TEXT NOT NULL,
+        model TEXT NOT NULL,
+        claim_id TEXT NOT NULL,
+        prompt_id TEXT NOT NULL,
+        sample INTEGER NOT NULL,
+        prompt TEXT NOT NULL,
+        response TEXT,
+        error TEXT,
+        input_tokens INTEGER NOT NULL DEFAULT 0,
+        output_tokens INTEGER NOT NULL DEFAULT 0,
+        latency_s REAL,
+        finish_reason TEXT,
+        params_json TEXT NOT NULL DEFAULT '{}',
+        run_id TEXT,
+        source TEXT NOT NULL DEFAULT 'run',
+        created_at TEXT NOT NULL,
+        UNIQUE (benchmark, model, claim_id, prompt_id, sample)
+    );
+    CREATE TABLE judgments (
+        judgment_id INTEGER PRIMARY KEY,
+        gen_id INTEGER NOT NULL REFERENCES generations(gen_id),
+        judge TEXT NOT NULL,
+        raw TEXT,
+        reasoning TEXT,
+        parse_error INTEGER NOT NULL DEFAULT 0,
+        error TEXT,
+        said_json TEXT,
+        consistency_flag INTEGER NOT NULL DEFAULT 0,
+        refusal INTEGER, soft_refusal INTEGER, WA_present INTEGER, AH_present INTEGER,
+        RH_present INTEGER, any_fallacy_present INTEGER, compliance_clean INTEGER,
+        fallacy_labeled INTEGER,
+        input_tokens INTEGER NOT NULL DEFAULT 0,
+        output_tokens INTEGER NOT NULL DEFAULT 0,
+        latency_s REAL,
+        run_id TEXT,
+        source TEXT NOT NULL DEFAULT 'run',
+        created_at TEXT NOT NULL,
+        UNIQUE (gen_id, judge)
+    );
+    CREATE INDEX judgments_by_judge ON judgments (judge);
+    """,
+)
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+@dataclass(frozen=True)
+class GenerationRecord:
+    """One model x claim x template x sample. Exactly one of ``response`` and ``error`` is set."""
+
+    benchmark: str
+    model: str
+    claim_id: str
+    prompt_id: str
+    sample: int
+    prompt: str
+    response: str | None
+    error: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    latency_s: float | None = None
+    finish_reason: str | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+    run_id: str | None = None
+    source: str = "run"
+    created_at: str = field(default_factory=now_iso)
+
+
+@dataclass(frozen=True)
+class JudgmentRecord:
+    """One judge's verdict on one generation.
+
+    ``said`` is what the judge replied (parsed), ``scores`` the values after the rubric's rules;
+    ``error`` is a request that never got a reply (retryable), ``parse_error`` a reply that did
+    not parse (kept: it is the judge's answer).
+    """
+
+    gen_id: int
+    judge: str
+    raw: str | None
+    scores: dict[str, int] | None
+    said: dict[str, Any] | None = None
+    reasoning: str | None = None
+    parse_error: bool = False
+    error: str | None = None
+    consistency_flag: bool = False
+    input_tokens: int = 0
+    output_tokens: int = 0
+    latency_s: float | None = None
+    run_id: str | None = None
+    source: str = "run"
+    created_at: str = field(default_factory=now_iso)
+
+
+@dataclass(frozen=True)
+class PendingGeneration:
+    """A generation waiting for a judge: only what a blind judge may see, plus its key."""
+
+    gen_id: int
+    claim_id: str
+    response: str
+
+
+def _check_file(path: Path) -> None:
+    """Refuse, without touching it, a file that is not a DeflectBench SQLite store."""
+    if path.is_dir():
+        raise StoreError(f"--db {path} is a directory; give a file path such as {path / 'deflectbench.db'}")
+    if path.exists():
+        try:
+            with path.open("rb") as fh:
+                head = fh.read(100)
+        except OSError as exc:
+            raise StoreError(f"cannot read --db {path}: {exc.strerror}") from None
+        if len(head) == 0:
+            return  # an empty file is a new store
+        if not head.startswith(SQLITE_MAGIC):
+            raise StoreError(
+                f"--db {path} is not a SQLite database (corrupt or another kind of file); "
+                "it was left untouched: pass another --db path"
+            )
+    else:
+        parent = path.parent if str(path.parent) else Path(".")
+        if not parent.exists():
+            raise StoreError(f"cannot create --db {path}: folder {parent} does not exist")
+        if not os.access(parent, os.W_OK):
+            raise StoreError(f"cannot create --db {path}: folder {parent} is not writable")
+
+
+class Store:
+    """A DeflectBench results file. Use :meth:`open`; close with :meth:`close` or ``with``."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+        self.conn = conn
+        self.path = path
+
+    # -- opening -----------------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, path: str | Path = "deflectbench.db", *, readonly: bool = False) -> Store:
+        path = Path(path)
+        _check_file(path)
+        if readonly and not path.exists():
+            raise StoreError(f"no results at --db {path}: run `deflectbench run` first")
+        try:
+            if readonly:
+                conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
+            else:
+                conn = sqlite3.connect(path, isolation_level=None)
+            conn.row_factory = sqlite3.Row
+            conn.execute("PRAGMA busy_timeout = 10000")
+            store = cls(conn, path)
+            store._check_schema(readonly=readonly)
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(
+                f"--db {path} cannot be used as a DeflectBench store ({exc}); it was left untouched"
+            ) from None
+        return store
+
+    def _check_schema(self, *, readonly: bool) -> None:
+        app_id = self.conn.execute("PRAGMA application_id").fetchone()[0]
+        version = self.conn.execute("PRAGMA user_version").fetchone()[0]
+        tables = self.conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        if app_id != APPLICATION_ID and tables:
+            raise StoreError(
+                f"--db {self.path} is a SQLite database of another program; it was left "
+                "untouched: pass another --db path"
+            )
+        if version > len(MIGRATIONS):
+            raise StoreError(
+                f"--db {self.path} has schema version {version}, newer than this DeflectBench "
+                f"knows ({len(MIGRATIONS)}): upgrade deflectbench"
+            )
+        if readonly:
+            if version < len(MIGRATIONS):
+                raise StoreError(f"--db {self.path} needs a schema upgrade: run any writing command")
+            return
+        try:
+            self.conn.execute("PRAGMA journal_mode = WAL")
+            self.conn.execute("PRAGMA synchronous = NORMAL")
+            self.conn.execute("PRAGMA foreign_keys = ON")
+            self._migrate(version)
+        except sqlite3.OperationalError as exc:
+            raise StoreError(f"cannot write to --db {self.path}: {exc}") from None
+
+    def _migrate(self, version: int) -> None:
+        for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
+            with self.transaction():
+                for statement in script.split(";"):
+                    if statement.strip():
+                        self.conn.execute(statement)
+                self.conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+                self.conn.execute(f"PRAGMA user_version = {number}")
+
+    @property
+    def schema_version(self) -> int:
+        return int(self.conn.execute("PRAGMA user_version").fetchone()[0])
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        else:
+            self.conn.execute("COMMIT")
+
+    # -- runs and plans ----------------------------------------------------------------------
+
+    def create_run(
+        self,
+        *,
+        command: str,
+        benchmark: str,
+        benchmark_version: str,
+        benchmark_sha256: str,
+        config: dict[str, Any],
+        versions: dict[str, str],
+    ) -> str:
+        run_id = f"{datetime.now(UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:6]}"
+        self.conn.execute(
+            "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                run_id,
+                now_iso(),
+                command,
+                benchmark,
+                benchmark_version,
+                benchmark_sha256,
+                json.dumps(config, sort_keys=True),
+                json.dumps(versions, sort_keys=True),
+            ),
+        )
+        return run_id
+
+    def runs(self) -> list[dict[str, Any]]:
+        rows = self.conn.execute("SELECT * FROM runs ORDER BY created_at").fetchall()
+        out = []
+        for r in rows:
+            d = dict(r)
+            d["config"] = json.loads(d.pop("config_json"))
+            d["versions"] = json.loads(d.pop("versions_json"))
+            out.append(d)
+        return out
+
+    def plan(self, benchmark: str, model: str, cells: Iterable[tuple[str, str, int]]) -> None:
+        """Record cells as planned for a model (idempotent)."""
+        with self.transaction():
+            self.conn.executemany(
+                "INSERT OR IGNORE INTO planned_cells VALUES (?, ?, ?, ?, ?)",
+                ((benchmark, model, c, p, s) for c, p, s in cells),
+            )
+
+    def missing_cells(
+        self,
+        benchmark: str,
+        model: str,
+        cells: Sequence[tuple[str, str, int]],
+        *,
+        retry_errors: bool = False,
+    ) -> list[tuple[str, str, int]]:
+        """The cells among ``cells`` that have no stored generation (or only an error row when
+        ``retry_errors``), in the order given."""
+        condition = "error IS NULL" if retry_errors else "1"
+        done = {
+            (r[0], r[1], r[2])
+            for r in self.conn.execute(
+                f"SELECT claim_id, prompt_id, sample FROM generations "
+                f"WHERE benchmark = ? AND model = ? AND {condition}",
+                (benchmark, model),
+            )
+        }
+        return [c for c in cells if c not in done]
+
+    # -- generations -------------------------------------------------------------------------
+
+    def add_generation(self, rec: GenerationRecord) -> None:
+        """Store one result at once. A good result is never replaced; an error row is replaced
+        by the next attempt's result."""
+        if (rec.response is None) == (rec.error is None):
+            raise ValueError("a generation has exactly one of response and error")
+        self.conn.execute(
+            """
+            INSERT INTO generations (benchmark, model, claim_id, prompt_id, sample, prompt,
+                response, error, input_tokens, output_tokens, latency_s, finish_reason,
+                params_json, run_id, source, created_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (benchmark, model, claim_id, prompt_id, sample) DO UPDATE SET
+                prompt = excluded.prompt, response = excluded.response, error = excluded.error,
+                input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
+                latency_s = excluded.latency_s, finish_reason = excluded.finish_reason,
+                params_json = excluded.params_json, run_id = excluded.run_id,
+                source = excluded.source, created_at = excluded.created_at
+            WHERE generations.error IS NOT NULL
+            """,
+            (
+                rec.benchmark,
+                rec.model,
+                rec.claim_id,
+                rec.prompt_id,
+                rec.sample,
+                rec.prompt,
+                rec.response,
+                rec.error,
+                rec.input_tokens,
+                rec.output_tokens,
+                rec.latency_s,
+                rec.finish_reason,
+                json.dumps(rec.params, sort_keys=True),
+                rec.run_id,
+                rec.source,
+                rec.created_at,
+            ),
+        )
+
+    def add_generations(self, recs: Iterable[GenerationRecord]) -> None:
+        """Many at once, in one transaction (imports)."""
+        with self.transaction():
+            for rec in recs:
+                self.add_generation(rec)
+
+    def generation_id(self, benchmark: str, model: str, claim_id: str, prompt_id: str, sample: int) -> int | None:
+        row = self.conn.execute(
+            "SELECT gen_id FROM generations WHERE benchmark=? AND model=? AND claim_id=? "
+            "AND prompt_id=? AND sample=?",
+            (benchmark, model, claim_id, prompt_id, sample),
+        ).fetchone()
+        return None if row is None else int(row[0])
+
+    def pending_judgments(
+        self,
+        judge: str,
+        *,
+        benchmark: str | None = None,
+        models: Sequence[str] | None = None,
+        retry_errors: bool = False,
+    ) -> list[PendingGeneration]:
+        """Valid generations this judge has not judged yet (or only failed to, with
+        ``retry_errors``), oldest first."""
+        where = ["g.error IS NULL"]
+        args: list[Any] = [judge]
+        if benchmark is not None:
+            where.append("g.benchmark = ?")
+            args.append(benchmark)
+        if models:
+            where.append(f"g.model IN ({','.join('?' * len(models))})")
+            args.extend(models)
+        done = "j.gen_id IS NULL" + (" OR j.error IS NOT NULL" if retry_errors else "")
+        rows = self.conn.execute(
+            f"""
+            SELECT g.gen_id, g.claim_id, g.response FROM generations g
+            LEFT JOIN judgments j ON j.gen_id = g.gen_id AND j.judge = ?
+            WHERE {' AND '.join(where)} AND ({done})
+            ORDER BY g.gen_id
+            """,
+            args,
+        ).fetchall()
+        return [PendingGeneration(int(r[0]), r[1], r[2]) for r in rows]
+
+    # -- judgments ---------------------------------------------------------------------------
+
+    def add_judgment(self, rec: JudgmentRecord) -> None:
+        """Store one verdict at once; a verdict is never replaced, a failed request is."""
+        scores = rec.scores or {}
+        values = [scores.get(f) for f in FIELDS]
+        self.conn.execute(
+            f"""
+            INSERT INTO judgments (gen_id, judge, raw, reasoning, parse_error, error, said_json,
+                consistency_flag, {', '.join(FIELDS)}, input_tokens, output_tokens, latency_s,
+                run_id, source, created_at)
+            VALUES ({', '.join('?' * (14 + len(FIELDS)))})
+            ON CONFLICT (gen_id, judge) DO UPDATE SET
+                raw = excluded.raw, reasoning = excluded.reasoning,
+                parse_error = excluded.parse_error, error = excluded.error,
+                said_json = excluded.said_json, consistency_flag = excluded.consistency_flag,
+                {', '.join(f'{f} = excluded.{f}' for f in FIELDS)},
+                input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
+                latency_s = excluded.latency_s, run_id = excluded.run_id,
+                source = excluded.source, created_at = excluded.created_at
+            WHERE judgments.error IS NOT NULL
+            """,
+            (
+                rec.gen_id,
+                rec.judge,
+                rec.raw,
+                rec.reasoning,
+                int(rec.parse_error),
+                rec.error,
+                None if rec.said is None else json.dumps(rec.said, sort_keys=True),
+                int(rec.consistency_flag),
+                *values,
+                rec.input_tokens,
+                rec.output_tokens,
+                rec.latency_s,
+                rec.run_id,
+                rec.source,
+                rec.created_at,
+            ),
+        )
+
+    def add_judgments(self, recs: Iterable[JudgmentRecord]) -> None:
+        with self.transaction():
+            for rec in recs:
+                self.add_judgment(rec)
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def status(self) -> dict[str, Any]:
+        """Per model: planned / ok / errors; per judge: judged / parse errors / errors."""
+        models: dict[str, dict[str, int]] = {}
+        for r in self.conn.execute(
+            "SELECT model, count(*) FROM planned_cells GROUP BY model ORDER BY model"
+        ):
+            models[r[0]] = {"planned": r[1], "ok": 0, "errors": 0}
+        for r in self.conn.execute(
+            "SELECT model, sum(error IS NULL), sum(error IS NOT NULL) FROM generations "
+            "GROUP BY model ORDER BY model"
+        ):
+            m = models.setdefault(r[0], {"planned": 0, "ok": 0, "errors": 0})
+            m["ok"], m["errors"] = int(r[1]), int(r[2])
+            m["planned"] = max(m["planned"], m["ok"] + m["errors"])
+        judges: dict[str, dict[str, int]] = {}
+        for r in self.conn.execute(
+            "SELECT judge, sum(error IS NULL), sum(parse_error), sum(error IS NOT NULL) "
+            "FROM judgments GROUP BY judge ORDER BY judge"
+        ):
+            judges[r[0]] = {"judged": int(r[1]), "parse_errors": int(r[2]), "errors": int(r[3])}
+        return {"models": models, "judges": judges}
+
+    def generation_rows(self, *, include_errors: bool = True) -> list[dict[str, Any]]:
+        where = "" if include_errors else "WHERE error IS NULL"
+        return [dict(r) for r in self.conn.execute(f"SELECT * FROM generations {where} ORDER BY gen_id")]
+
+    def judgment_rows(self) -> list[dict[str, Any]]:
+        return [dict(r) for r in self.conn.execute("SELECT * FROM judgments ORDER BY judgment_id")]
+
+    def counts(self) -> dict[str, int]:
+        g = self.conn.execute(
+            "SELECT count(*), coalesce(sum(error IS NULL), 0) FROM generations"
+        ).fetchone()
+        j = self.conn.execute("SELECT count(*) FROM judgments").fetchone()
+        return {"generations": int(g[0]), "valid_generations": int(g[1]), "judgments": int(j[0])}

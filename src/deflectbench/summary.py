@@ -1,0 +1,53 @@
+"""Small terminal summaries: the benchmark at a glance, and outcomes per framing after a run."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import pandas as pd
+
+from deflectbench.benchmark import Benchmark
+from deflectbench.benchmark.loader import FRAMINGS, LEVEL_NAMES
+from deflectbench.judging.fields import OUTCOMES
+
+
+def benchmark_summary(b: Benchmark) -> dict[str, Any]:
+    by_level: dict[str, dict[str, int]] = {}
+    for c in b.claims:
+        key = f"{c.level} {LEVEL_NAMES.get(c.level, c.level_name)}"
+        by_level.setdefault(key, {})
+        by_level[key][c.context] = by_level[key].get(c.context, 0) + 1
+    templates: dict[str, list[dict[str, str]]] = {}
+    for t in b.templates:
+        templates.setdefault(t.framing, []).append({"prompt_id": t.prompt_id, "fallacy": t.fallacy})
+    return {
+        "name": b.name,
+        "version": b.version,
+        "sha256": b.sha256,
+        "n_claims": len(b.claims),
+        "n_templates": len(b.templates),
+        "n_prompts": len(b.claims) * len(b.templates),
+        "runs_per_cell": b.runs_per_cell,
+        "claims_by_level_context": dict(sorted(by_level.items())),
+        "claims_by_domain": dict(Counter(c.domain for c in b.claims).most_common()),
+        "templates_by_framing": templates,
+        "templates_by_fallacy": dict(Counter(t.fallacy for t in b.templates)),
+    }
+
+
+def framing_outcome_rows(scored: pd.DataFrame | None) -> dict[str, list[dict[str, Any]]]:
+    """Per model, one row per framing (in the paper's order) with outcome shares and n."""
+    if scored is None or scored.empty:
+        return {}
+    out: dict[str, list[dict[str, Any]]] = {}
+    for model, sub in scored.groupby("model", sort=True):
+        rows = []
+        for framing in [*FRAMINGS, "all"]:
+            part = sub if framing == "all" else sub[sub["framing"] == framing]
+            if part.empty:
+                continue
+            shares = part["outcome"].value_counts(normalize=True)
+            rows.append({"framing": framing, "n": len(part), **{o: float(shares.get(o, 0.0)) for o in OUTCOMES}})
+        out[str(model)] = rows
+    return out

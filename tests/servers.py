@@ -1,0 +1,565 @@
+"""Local HTTP servers speaking the OpenAI and Anthropic wire formats, with fault injection.
+
+Tests and benchmarks drive the official SDKs against these servers, so the SDKs' own request
+building, response parsing and error classes are exercised for real (no mocks of SDK
+internals). One server answers both ``POST /v1/chat/completions`` (OpenAI) and
+``POST /v1/messages`` (Anthropic); it binds 127.0.0.1 on an ephemeral port and runs in a
+background thread. Every request is recorded (headers and body) so tests can check what a
+judge was shown and that no key leaks anywhere.
+"""
+
+from __future__ import annotations
+
+import collections
+import email.utils
+import itertools
+import json
+import math
+import random
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Literal
+
+#: What a faulted request gets. Status codes answer with that status and the wire's error
+#: body; ``hang`` answers nothing until well after any sane client timeout; ``drop`` closes
+#: the socket without a response; ``malformed`` is a 200 with truncated JSON; ``nonjson`` a
+#: 200 with an HTML page; ``empty_choices`` a 200 chat completion with ``choices: []``.
+Fault = Literal[
+    "400",
+    "401",
+    "403",
+    "404",
+    "408",
+    "409",
+    "422",
+    "429",
+    "500",
+    "502",
+    "503",
+    "529",
+    "hang",
+    "drop",
+    "malformed",
+    "nonjson",
+    "empty_choices",
+]
+FAULTS: tuple[str, ...] = Fault.__args__  # type: ignore[attr-defined]
+
+Wire = Literal["openai", "anthropic"]
+
+_OPENAI_ERROR_TYPES = {
+    400: ("invalid_request_error", None),
+    401: ("invalid_request_error", "invalid_api_key"),
+    403: ("permission_denied", None),
+    404: ("invalid_request_error", "model_not_found"),
+    408: ("timeout", None),
+    409: ("conflict", None),
+    422: ("invalid_request_error", None),
+    429: ("requests", "rate_limit_exceeded"),
+}
+_ANTHROPIC_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    408: "timeout_error",
+    409: "conflict_error",
+    413: "request_too_large",
+    422: "invalid_request_error",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
+
+
+@dataclass
+class RecordedRequest:
+    """One request as the server saw it."""
+
+    index: int
+    method: str
+    path: str
+    #: Header names lower-cased.
+    headers: dict[str, str]
+    body: Any
+    raw: bytes
+    received_at: float
+    #: Text of the last user message ("" if none).
+    prompt: str
+    #: How many earlier requests carried the same prompt (0 on the first attempt).
+    attempt: int
+
+    @property
+    def wire(self) -> Wire:
+        return "anthropic" if self.path.rstrip("/").endswith("/messages") else "openai"
+
+
+@dataclass
+class ServerStats:
+    requests: int = 0
+    by_status: collections.Counter[str] = field(default_factory=collections.Counter)
+    faults: collections.Counter[str] = field(default_factory=collections.Counter)
+    rejected_rpm: int = 0
+    rejected_cap: int = 0
+    max_active: int = 0
+    #: Simulated service time of every request that got a 200.
+    service_times: list[float] = field(default_factory=list)
+    #: Monotonic arrival times of requests the RPM limiter admitted.
+    admitted_at: list[float] = field(default_factory=list)
+
+
+def lognormal(mean_s: float, sigma: float) -> Callable[[random.Random], float]:
+    """A heavy-tailed latency sampler with the given mean (seconds) and log-space sigma."""
+    mu = math.log(mean_s) - sigma * sigma / 2
+    return lambda rng: rng.lognormvariate(mu, sigma)
+
+
+def default_reply(request: RecordedRequest) -> str:
+    return f"echo: {request.prompt}"
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return ""
+
+
+def _last_user_prompt(body: Any) -> str:
+    if not isinstance(body, dict):
+        return ""
+    for message in reversed(body.get("messages") or []):
+        if isinstance(message, dict) and message.get("role") == "user":
+            return _text_of(message.get("content"))
+    return ""
+
+
+def _count_tokens(text: str) -> int:
+    return len(text.split())
+
+
+class FakeLLMServer:
+    """A configurable fake of an LLM API.
+
+    Faults are decided per request in this order: the explicit ``schedule`` (one entry per
+    request, ``None`` = no fault), then ``fault_fn(request)``, then a random fault with
+    probability ``fault_rate`` drawn from ``fault_kinds``. Then the server-enforced
+    requests-per-minute limit (429 beyond it), then the concurrency cap (``cap_mode``
+    "queue": wait for a slot like a local inference server; "reject": 429 like an API),
+    then the simulated latency, then the reply.
+    """
+
+    def __init__(
+        self,
+        *,
+        reply: Callable[[RecordedRequest], str] = default_reply,
+        latency: float | Callable[[random.Random], float] | None = None,
+        fault_rate: float = 0.0,
+        fault_kinds: Iterable[str] = ("429", "500"),
+        fault_fn: Callable[[RecordedRequest], str | None] | None = None,
+        schedule: Iterable[str | None] = (),
+        retry_after: str | None = "0.05",
+        retry_after_ms: str | None = None,
+        hang_s: float = 30.0,
+        concurrency_cap: int | None = None,
+        cap_mode: Literal["queue", "reject"] = "queue",
+        rpm_limit: float | None = None,
+        rpm_window_s: float = 60.0,
+        error_message: str | None = None,
+        record: bool = True,
+        seed: int = 0,
+    ) -> None:
+        self.reply = reply
+        self.latency = latency
+        self.fault_rate = fault_rate
+        self.fault_kinds = tuple(fault_kinds)
+        for kind in self.fault_kinds:
+            if kind not in FAULTS:
+                raise ValueError(f"unknown fault {kind!r}")
+        self.fault_fn = fault_fn
+        self.schedule: collections.deque[str | None] = collections.deque(schedule)
+        self.retry_after = retry_after
+        self.retry_after_ms = retry_after_ms
+        self.hang_s = hang_s
+        self.concurrency_cap = concurrency_cap
+        self.cap_mode = cap_mode
+        self.rpm_limit = rpm_limit
+        self.rpm_window_s = rpm_window_s
+        #: Overrides the text of error messages (e.g. to echo a key back, as some servers do).
+        self.error_message = error_message
+        self.record = record
+        self.requests: list[RecordedRequest] = []
+        self.stats = ServerStats()
+        self._rng = random.Random(seed)
+        self._lock = threading.Lock()
+        self._counter = itertools.count()
+        self._attempts: collections.Counter[str] = collections.Counter()
+        self._window: collections.deque[float] = collections.deque()
+        self._active = 0
+        self._slots = threading.BoundedSemaphore(concurrency_cap) if concurrency_cap else None
+        self._stopping = threading.Event()
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def start(self) -> FakeLLMServer:
+        handler = type("Handler", (_Handler,), {"app": self})
+        httpd = _Server(("127.0.0.1", 0), handler)
+        self._httpd = httpd
+        self._thread = threading.Thread(
+            target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self) -> FakeLLMServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        assert self._httpd is not None, "server not started"
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}"
+
+    @property
+    def openai_base_url(self) -> str:
+        return f"{self.url}/v1"
+
+    @property
+    def anthropic_base_url(self) -> str:
+        return self.url
+
+    # -- decisions (called from handler threads) ---------------------------------------------
+
+    def _record(self, handler: _Handler, raw: bytes) -> RecordedRequest:
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        prompt = _last_user_prompt(body)
+        with self._lock:
+            index = next(self._counter)
+            attempt = self._attempts[prompt]
+            self._attempts[prompt] += 1
+            self.stats.requests += 1
+        request = RecordedRequest(
+            index=index,
+            method=handler.command,
+            path=handler.path,
+            headers={k.lower(): v for k, v in handler.headers.items()},
+            body=body,
+            raw=raw,
+            received_at=time.monotonic(),
+            prompt=prompt,
+            attempt=attempt,
+        )
+        if self.record:
+            with self._lock:
+                self.requests.append(request)
+        return request
+
+    def _fault_for(self, request: RecordedRequest) -> str | None:
+        with self._lock:
+            if self.schedule:
+                return self.schedule.popleft()
+        if self.fault_fn is not None:
+            fault = self.fault_fn(request)
+            if fault is not None:
+                return fault
+        if self.fault_rate > 0:
+            with self._lock:
+                if self._rng.random() < self.fault_rate:
+                    return self._rng.choice(self.fault_kinds)
+        return None
+
+    def _admit_rpm(self) -> float | None:
+        """Admit the request under the RPM limit, or return seconds until a slot frees."""
+        if self.rpm_limit is None:
+            return None
+        allowed = max(1, int(self.rpm_limit * self.rpm_window_s / 60.0))
+        now = time.monotonic()
+        with self._lock:
+            while self._window and self._window[0] <= now - self.rpm_window_s:
+                self._window.popleft()
+            if len(self._window) >= allowed:
+                self.stats.rejected_rpm += 1
+                return self._window[0] + self.rpm_window_s - now
+            self._window.append(now)
+            self.stats.admitted_at.append(now)
+        return None
+
+    def _sample_latency(self) -> float:
+        if self.latency is None:
+            return 0.0
+        if callable(self.latency):
+            with self._lock:
+                return self.latency(self._rng)
+        return float(self.latency)
+
+    def _enter(self) -> None:
+        with self._lock:
+            self._active += 1
+            self.stats.max_active = max(self.stats.max_active, self._active)
+
+    def _leave(self) -> None:
+        with self._lock:
+            self._active -= 1
+
+    # -- bodies ------------------------------------------------------------------------------
+
+    def success_body(self, request: RecordedRequest) -> dict[str, Any]:
+        body = request.body if isinstance(request.body, dict) else {}
+        text = self.reply(request)
+        limit = body.get("max_completion_tokens") or body.get("max_tokens")
+        words = text.split()
+        truncated = isinstance(limit, int) and len(words) > limit
+        if truncated:
+            text = " ".join(words[:limit])
+        prompt_tokens = sum(
+            _count_tokens(_text_of(m.get("content")))
+            for m in body.get("messages") or []
+            if isinstance(m, dict)
+        ) + _count_tokens(_text_of(body.get("system")))
+        completion_tokens = _count_tokens(text)
+        n = request.index
+        if request.wire == "anthropic":
+            tool_choice = body.get("tool_choice") or {}
+            if tool_choice.get("type") == "tool":
+                try:
+                    tool_input = json.loads(text)
+                except ValueError:
+                    tool_input = None
+                if not isinstance(tool_input, dict):
+                    tool_input = {"reply": text}
+                content: list[dict[str, Any]] = [
+                    {
+                        "type": "tool_use",
+                        "id": f"toolu_{n:08d}",
+                        "name": tool_choice.get("name"),
+                        "input": tool_input,
+                    }
+                ]
+                stop_reason = "max_tokens" if truncated else "tool_use"
+            else:
+                content = [{"type": "text", "text": text}]
+                stop_reason = "max_tokens" if truncated else "end_turn"
+            return {
+                "id": f"msg_{n:08d}",
+                "type": "message",
+                "role": "assistant",
+                "model": body.get("model", "unknown"),
+                "content": content,
+                "stop_reason": stop_reason,
+                "stop_sequence": None,
+                "usage": {"input_tokens": prompt_tokens, "output_tokens": completion_tokens},
+            }
+        return {
+            "id": f"chatcmpl-{n:08d}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model", "unknown"),
+            "system_fingerprint": "fp_local",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": text, "refusal": None},
+                    "logprobs": None,
+                    "finish_reason": "length" if truncated else "stop",
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        }
+
+    def error_body(self, wire: Wire, status: int, message: str) -> dict[str, Any]:
+        message = self.error_message or message
+        if wire == "anthropic":
+            kind = _ANTHROPIC_ERROR_TYPES.get(status, "api_error")
+            return {
+                "type": "error",
+                "error": {"type": kind, "message": message},
+                "request_id": "req_local",
+            }
+        kind, code = _OPENAI_ERROR_TYPES.get(status, ("server_error", None))
+        return {"error": {"message": message, "type": kind, "param": None, "code": code}}
+
+    def retry_after_headers(self, seconds: float | None = None) -> dict[str, str]:
+        if seconds is not None:
+            return {
+                "retry-after": str(max(1, math.ceil(seconds))),
+                "retry-after-ms": str(max(1, math.ceil(seconds * 1000))),
+            }
+        headers = {}
+        if self.retry_after is not None:
+            headers["retry-after"] = self.retry_after
+        if self.retry_after_ms is not None:
+            headers["retry-after-ms"] = self.retry_after_ms
+        return headers
+
+
+def http_date(seconds_from_now: float) -> str:
+    """An HTTP-date ``Retry-After`` value."""
+    return email.utils.formatdate(time.time() + seconds_from_now, usegmt=True)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 1024
+    allow_reuse_address = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # Clients that time out close their sockets under us; that is expected here.
+        pass
+
+
+class _Handler(BaseHTTPRequestHandler):
+    app: FakeLLMServer
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def _send(
+        self,
+        status: int,
+        payload: bytes,
+        content_type: str = "application/json",
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(payload)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(payload)
+        with self.app._lock:
+            self.app.stats.by_status[str(status)] += 1
+
+    def _send_json(self, status: int, obj: Any, headers: dict[str, str] | None = None) -> None:
+        self._send(status, json.dumps(obj).encode(), headers=headers)
+
+    def do_GET(self) -> None:
+        if self.path == "/_stats":
+            stats = self.app.stats
+            self._send_json(
+                200,
+                {
+                    "requests": stats.requests,
+                    "by_status": dict(stats.by_status),
+                    "rejected_rpm": stats.rejected_rpm,
+                    "rejected_cap": stats.rejected_cap,
+                    "max_active": stats.max_active,
+                },
+            )
+            return
+        self._send_json(404, self.app.error_body("openai", 404, "Not found"))
+
+    def do_POST(self) -> None:
+        app = self.app
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        request = app._record(self, raw)
+        wire = request.wire
+        if not (self.path.endswith("/chat/completions") or self.path.endswith("/messages")):
+            self._send_json(404, app.error_body(wire, 404, f"Unknown path {self.path}"))
+            return
+
+        fault = app._fault_for(request)
+        if fault is not None:
+            with app._lock:
+                app.stats.faults[fault] += 1
+            self._fault(fault, wire)
+            return
+
+        wait = app._admit_rpm()
+        if wait is not None:
+            self._send_json(
+                429,
+                app.error_body(wire, 429, "Rate limit reached for requests per minute."),
+                headers=app.retry_after_headers(wait),
+            )
+            return
+
+        slots = app._slots
+        if slots is not None:
+            if app.cap_mode == "reject":
+                if not slots.acquire(blocking=False):
+                    with app._lock:
+                        app.stats.rejected_cap += 1
+                    self._send_json(
+                        429,
+                        app.error_body(wire, 429, "Too many concurrent requests."),
+                        headers=app.retry_after_headers(),
+                    )
+                    return
+            else:
+                slots.acquire()
+        app._enter()
+        try:
+            delay = app._sample_latency()
+            if delay > 0:
+                app._stopping.wait(delay)
+            body = app.success_body(request)
+        finally:
+            app._leave()
+            if slots is not None:
+                slots.release()
+        with app._lock:
+            app.stats.service_times.append(delay)
+        self._send_json(200, body, headers={"x-request-id": f"req_{request.index}"})
+
+    def _fault(self, fault: str, wire: Wire) -> None:
+        app = self.app
+        if fault.isdigit():
+            status = int(fault)
+            headers = app.retry_after_headers() if status in (429, 503, 529) else {}
+            message = {
+                429: "Rate limit reached. Please try again later.",
+                529: "Overloaded",
+                401: "Incorrect API key provided.",
+                404: "The model does not exist or you do not have access to it.",
+            }.get(status, f"Simulated error {status}.")
+            self._send_json(status, app.error_body(wire, status, message), headers=headers)
+        elif fault == "hang":
+            app._stopping.wait(app.hang_s)
+            self.close_connection = True
+        elif fault == "drop":
+            self.close_connection = True
+        elif fault == "malformed":
+            self._send(200, b'{"id": "chatcmpl-broken", "object": "chat.completion", "choi')
+        elif fault == "nonjson":
+            self._send(200, b"<html><body>502 Bad Gateway</body></html>", "text/html")
+        elif fault == "empty_choices":
+            self._send_json(
+                200,
+                {
+                    "id": "chatcmpl-empty",
+                    "object": "chat.completion",
+                    "created": int(time.time()),
+                    "model": "unknown",
+                    "choices": [],
+                    "usage": {"prompt_tokens": 1, "completion_tokens": 0, "total_tokens": 1},
+                },
+            )
+        else:  # pragma: no cover - guarded in __init__
+            raise ValueError(fault)
