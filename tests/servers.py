@@ -170,6 +170,7 @@ class FakeLLMServer:
         rpm_limit: float | None = None,
         rpm_window_s: float = 60.0,
         error_message: str | None = None,
+        error_code: str | None = None,
         record: bool = True,
         seed: int = 0,
     ) -> None:
@@ -191,6 +192,8 @@ class FakeLLMServer:
         self.rpm_window_s = rpm_window_s
         #: Overrides the text of error messages (e.g. to echo a key back, as some servers do).
         self.error_message = error_message
+        #: Overrides the error code (OpenAI ``error.code``, Anthropic ``error.details``).
+        self.error_code = error_code
         self.record = record
         self.requests: list[RecordedRequest] = []
         self.stats = ServerStats()
@@ -393,12 +396,12 @@ class FakeLLMServer:
         message = self.error_message or message
         if wire == "anthropic":
             kind = _ANTHROPIC_ERROR_TYPES.get(status, "api_error")
-            return {
-                "type": "error",
-                "error": {"type": kind, "message": message},
-                "request_id": "req_local",
-            }
+            error: dict[str, Any] = {"type": kind, "message": message}
+            if self.error_code is not None:
+                error["details"] = {"error_code": self.error_code}
+            return {"type": "error", "error": error, "request_id": "req_local"}
         kind, code = _OPENAI_ERROR_TYPES.get(status, ("server_error", None))
+        code = self.error_code or code
         return {"error": {"message": message, "type": kind, "param": None, "code": code}}
 
     def retry_after_headers(self, seconds: float | None = None) -> dict[str, str]:

@@ -22,7 +22,7 @@ def rec(**kw) -> GenerationRecord:
 
 def test_new_store_has_schema(tmp_path):
     with Store.open(tmp_path / "x.db") as s:
-        assert s.schema_version == 1
+        assert s.schema_version == 2
         assert s.status() == {"models": {}, "judges": {}}
 
 
@@ -151,3 +151,23 @@ def test_failed_requests_become_error_rows_and_retry(tmp_path, benchmark):
         res = asyncio.run(generate(s, benchmark, EchoModel(), plan.cells, run_id="r2", retry_errors=True))
         assert res.ok == 40
         assert s.status()["models"]["test/echo"] == {"planned": 120, "ok": 120, "errors": 0}
+
+
+def test_migrations_upgrade_an_old_store_in_place(tmp_path):
+    from deflectbench.store import MIGRATIONS
+
+    p = tmp_path / "old.db"
+    conn = sqlite3.connect(p)
+    conn.executescript(MIGRATIONS[0])
+    conn.execute("PRAGMA application_id = 1145457730")
+    conn.execute("PRAGMA user_version = 1")
+    conn.execute(
+        "INSERT INTO generations (benchmark, model, claim_id, prompt_id, sample, prompt, response, created_at) "
+        "VALUES ('b', 'm', 'c', 'p', 1, 'P', 'R', 'now')"
+    )
+    conn.commit()
+    conn.close()
+    with Store.open(p) as s:
+        assert s.schema_version == len(MIGRATIONS)
+        (row,) = s.generation_rows()
+        assert row["response"] == "R" and row["extra_json"] is None

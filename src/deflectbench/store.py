@@ -93,6 +93,11 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX judgments_by_judge ON judgments (judge);
     """,
+    # 2: fields of imported records that have no column of their own (kept for a faithful export)
+    """
+    ALTER TABLE generations ADD COLUMN extra_json TEXT;
+    ALTER TABLE judgments ADD COLUMN extra_json TEXT;
+    """,
 )
 
 
@@ -120,6 +125,8 @@ class GenerationRecord:
     run_id: str | None = None
     source: str = "run"
     created_at: str = field(default_factory=now_iso)
+    #: Fields of an imported record with no column of their own.
+    extra: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -146,6 +153,7 @@ class JudgmentRecord:
     run_id: str | None = None
     source: str = "run"
     created_at: str = field(default_factory=now_iso)
+    extra: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -155,6 +163,10 @@ class PendingGeneration:
     gen_id: int
     claim_id: str
     response: str
+
+
+def _json_or_none(value: dict[str, Any] | None) -> str | None:
+    return None if value is None else json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
 def _check_file(path: Path) -> None:
@@ -349,14 +361,15 @@ class Store:
             """
             INSERT INTO generations (benchmark, model, claim_id, prompt_id, sample, prompt,
                 response, error, input_tokens, output_tokens, latency_s, finish_reason,
-                params_json, run_id, source, created_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                params_json, run_id, source, created_at, extra_json)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (benchmark, model, claim_id, prompt_id, sample) DO UPDATE SET
                 prompt = excluded.prompt, response = excluded.response, error = excluded.error,
                 input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
                 latency_s = excluded.latency_s, finish_reason = excluded.finish_reason,
                 params_json = excluded.params_json, run_id = excluded.run_id,
-                source = excluded.source, created_at = excluded.created_at
+                source = excluded.source, created_at = excluded.created_at,
+                extra_json = excluded.extra_json
             WHERE generations.error IS NOT NULL
             """,
             (
@@ -376,6 +389,7 @@ class Store:
                 rec.run_id,
                 rec.source,
                 rec.created_at,
+                _json_or_none(rec.extra),
             ),
         )
 
@@ -433,8 +447,8 @@ class Store:
             f"""
             INSERT INTO judgments (gen_id, judge, raw, reasoning, parse_error, error, said_json,
                 consistency_flag, {', '.join(FIELDS)}, input_tokens, output_tokens, latency_s,
-                run_id, source, created_at)
-            VALUES ({', '.join('?' * (14 + len(FIELDS)))})
+                run_id, source, created_at, extra_json)
+            VALUES ({', '.join('?' * (15 + len(FIELDS)))})
             ON CONFLICT (gen_id, judge) DO UPDATE SET
                 raw = excluded.raw, reasoning = excluded.reasoning,
                 parse_error = excluded.parse_error, error = excluded.error,
@@ -442,7 +456,8 @@ class Store:
                 {', '.join(f'{f} = excluded.{f}' for f in FIELDS)},
                 input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
                 latency_s = excluded.latency_s, run_id = excluded.run_id,
-                source = excluded.source, created_at = excluded.created_at
+                source = excluded.source, created_at = excluded.created_at,
+                extra_json = excluded.extra_json
             WHERE judgments.error IS NOT NULL
             """,
             (
@@ -461,6 +476,7 @@ class Store:
                 rec.run_id,
                 rec.source,
                 rec.created_at,
+                _json_or_none(rec.extra),
             ),
         )
 

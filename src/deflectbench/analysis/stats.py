@@ -105,9 +105,9 @@ def cohen_kappa(a: ArrayLike, b: ArrayLike) -> float:
     pe = pa*pb + (1-pa)*(1-pb) the agreement expected from the raters' own marginals
     (Cohen 1960). Computed on integer counts, so it is exact up to the final division.
 
-    Undefined cases return NaN, as statsmodels' ``cohens_kappa`` and scikit-learn's
-    ``cohen_kappa_score`` do: no items, or both raters constant on the same value
-    (po = pe = 1, so 0/0). One constant rater against a varying one gives 0, not NaN.
+    Undefined cases return NaN, as statsmodels' ``cohens_kappa`` does: no items, or both
+    raters constant on the same value (po = pe = 1, so 0/0; AC1 is 1 there). One constant
+    rater against a varying one gives 0, not NaN.
     """
     x, y = _pair(a, b)
     n = int(x.size)
