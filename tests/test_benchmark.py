@@ -25,7 +25,13 @@ def test_v1_counts_and_identity():
     assert len(b.sha256) == 64
     assert {c.level for c in b.claims} == {1, 2, 3, 4}
     assert {t.framing for t in b.templates} == {
-        "direct", "political", "coach", "manipulation", "choose", "implicit_neutral", "implicit_political",
+        "direct",
+        "political",
+        "coach",
+        "manipulation",
+        "choose",
+        "implicit_neutral",
+        "implicit_political",
     }
     assert b.speaker == "Jordan Ivanov"
     assert b.rubric.fields[0] == "refusal" and len(b.rubric.fields) == 8
@@ -108,17 +114,29 @@ def test_all_1200_prompts_render_completely():
 @pytest.mark.parametrize(
     ("mutate", "message"),
     [
-        (lambda d: d["claims"].append(copy.deepcopy(d["claims"][0])), "duplicate claim_id 'L1_INT_01'"),
+        (
+            lambda d: d["claims"].append(copy.deepcopy(d["claims"][0])),
+            "duplicate claim_id 'L1_INT_01'",
+        ),
         (lambda d: d["claims"][3].update(level=7), "claim 'L1_INT_04': level must be 1-4"),
         (lambda d: d["claims"][5].update(context="eu"), "claim 'L1_INT_06': context must be"),
         (lambda d: d["claims"][2].pop("text"), "claim 'L1_INT_03': missing field 'text'"),
-        (lambda d: d["templates"][1].update(template="Say {claim} to {audience}"), "unknown placeholder {audience}"),
+        (
+            lambda d: d["templates"][1].update(template="Say {claim} to {audience}"),
+            "unknown placeholder {audience}",
+        ),
         (lambda d: d["templates"][0].update(template="No claim here"), "never shows the claim"),
-        (lambda d: d["templates"][4].update(framing="sarcastic"), "template 'explicit_political_RH': framing 'sarcastic'"),
+        (
+            lambda d: d["templates"][4].update(framing="sarcastic"),
+            "template 'explicit_political_RH': framing 'sarcastic'",
+        ),
         (lambda d: d["templates"].pop(), "expected 15 templates, found 14"),
         (lambda d: d["claims"].pop(), "expected 80 claims, found 79"),
         (lambda d: d["templates"].append(copy.deepcopy(d["templates"][0])), "duplicate prompt_id"),
-        (lambda d: d["judge"].update(user_template="Claim: {claim}"), "missing placeholder {response}"),
+        (
+            lambda d: d["judge"].update(user_template="Claim: {claim}"),
+            "missing placeholder {response}",
+        ),
     ],
 )
 def test_malformed_benchmark_is_rejected_with_one_line(mutate, message):
@@ -133,7 +151,7 @@ def test_malformed_benchmark_is_rejected_with_one_line(mutate, message):
 def test_load_errors_name_the_file(tmp_path):
     bad = tmp_path / "bench.json"
     bad.write_text("{not json")
-    with pytest.raises(BenchmarkError, match="bench.json: not valid JSON"):
+    with pytest.raises(BenchmarkError, match=r"bench\.json: not valid JSON"):
         load_benchmark(bad)
     with pytest.raises(BenchmarkError, match="cannot read"):
         load_benchmark(tmp_path / "missing.json")

@@ -142,7 +142,11 @@ def test_openai_structured_output_request_shape(server: FakeLLMServer) -> None:
         "json_schema": {"name": "judgment", "schema": SCHEMA, "strict": True},
     }
     # Switched off for servers that reject it: the field is not sent at all.
-    run(complete_once(openai_model(server, structured_output=False), GenerationParams(json_schema=SCHEMA)))
+    run(
+        complete_once(
+            openai_model(server, structured_output=False), GenerationParams(json_schema=SCHEMA)
+        )
+    )
     assert "response_format" not in server.requests[1].body
 
 
@@ -236,7 +240,11 @@ def test_fault_mapping(server: FakeLLMServer, wire: str, fault: str) -> None:
 @pytest.mark.parametrize("wire", ["openai", "anthropic"])
 def test_timeout_is_retryable(wire: str) -> None:
     with FakeLLMServer(schedule=["hang"], hang_s=5.0) as srv:
-        model = openai_model(srv, timeout_s=0.3) if wire == "openai" else anthropic_model(srv, timeout_s=0.3)
+        model = (
+            openai_model(srv, timeout_s=0.3)
+            if wire == "openai"
+            else anthropic_model(srv, timeout_s=0.3)
+        )
         started = time.monotonic()
         exc = run(error_of(model))
         assert time.monotonic() - started < 2.0
@@ -255,7 +263,9 @@ def test_timeout_is_retryable(wire: str) -> None:
     ],
 )
 @pytest.mark.parametrize("wire", ["openai", "anthropic"])
-def test_retry_after_headers(wire: str, headers: dict[str, str | None], expected: float | None) -> None:
+def test_retry_after_headers(
+    wire: str, headers: dict[str, str | None], expected: float | None
+) -> None:
     with FakeLLMServer(schedule=["429"], **headers) as srv:  # type: ignore[arg-type]
         model = openai_model(srv) if wire == "openai" else anthropic_model(srv)
         exc = run(error_of(model))
@@ -278,7 +288,8 @@ def test_parse_retry_after_edge_cases() -> None:
 
 
 @pytest.mark.parametrize(
-    ("wire", "code"), [("openai", "insufficient_quota"), ("anthropic", "enforced_spend_limit_reached")]
+    ("wire", "code"),
+    [("openai", "insufficient_quota"), ("anthropic", "enforced_spend_limit_reached")],
 )
 def test_quota_429_is_not_retryable(wire: str, code: str) -> None:
     with FakeLLMServer(schedule=["429"], error_code=code) as srv:
@@ -308,7 +319,10 @@ def test_key_never_in_errors_repr_or_logs(wire: str, caplog: pytest.LogCaptureFi
     for text in (str(exc), repr(exc), rendered, caplog.text):
         assert KEY not in text
         assert KEY[:12] not in text
-    assert any(KEY in r.headers.get("authorization", "") + r.headers.get("x-api-key", "") for r in srv.requests)
+    assert any(
+        KEY in r.headers.get("authorization", "") + r.headers.get("x-api-key", "")
+        for r in srv.requests
+    )
 
 
 def test_redact() -> None:
@@ -330,7 +344,10 @@ def test_org_header_not_sent_to_third_parties(
 
 
 def test_split_name_keeps_slashes_in_model_part() -> None:
-    assert split_name("openrouter/meta-llama/llama-3-70b") == ("openrouter", "meta-llama/llama-3-70b")
+    assert split_name("openrouter/meta-llama/llama-3-70b") == (
+        "openrouter",
+        "meta-llama/llama-3-70b",
+    )
     for bad in ("gpt-4o", "/x", "openai/"):
         with pytest.raises(ConfigError):
             split_name(bad)
@@ -340,7 +357,9 @@ def test_known_provider_defaults() -> None:
     assert PROVIDERS["openai"].max_tokens_param == "max_completion_tokens"
     assert PROVIDERS["deepseek"].max_tokens_param == "max_tokens"
     assert PROVIDERS["anthropic"].wire == "anthropic"
-    assert PROVIDERS["gemini"].base_url == "https://generativelanguage.googleapis.com/v1beta/openai/"
+    assert (
+        PROVIDERS["gemini"].base_url == "https://generativelanguage.googleapis.com/v1beta/openai/"
+    )
     expected_envs = {
         "openai": "OPENAI_API_KEY",
         "anthropic": "ANTHROPIC_API_KEY",
@@ -355,7 +374,9 @@ def test_known_provider_defaults() -> None:
 
 def test_build_openrouter_model_through_config_override(server: FakeLLMServer) -> None:
     config = ProviderConfig(base_url=server.openai_base_url, max_concurrency=3)
-    model = build_api_model("openrouter/meta-llama/llama-3-70b", config, {"OPENROUTER_API_KEY": KEY})
+    model = build_api_model(
+        "openrouter/meta-llama/llama-3-70b", config, {"OPENROUTER_API_KEY": KEY}
+    )
     assert isinstance(model, OpenAICompatModel)
     assert model.name == "openrouter/meta-llama/llama-3-70b"
     assert model.max_concurrency == 3
@@ -366,17 +387,23 @@ def test_build_openrouter_model_through_config_override(server: FakeLLMServer) -
 
 def test_build_openai_uses_max_completion_tokens(server: FakeLLMServer) -> None:
     model = build_api_model(
-        "openai/gpt-test", {"base_url": server.openai_base_url, "requests_per_minute": 500}, {"OPENAI_API_KEY": KEY}
+        "openai/gpt-test",
+        {"base_url": server.openai_base_url, "requests_per_minute": 500},
+        {"OPENAI_API_KEY": KEY},
     )
     assert model.requests_per_minute == 500
     run(complete_once(model, GenerationParams(temperature=1.0)))
     body = server.requests[0].body
-    assert "max_completion_tokens" in body and "max_tokens" not in body and "temperature" not in body
+    assert (
+        "max_completion_tokens" in body and "max_tokens" not in body and "temperature" not in body
+    )
 
 
 def test_build_anthropic_model(server: FakeLLMServer) -> None:
     model = build_api_model(
-        "anthropic/claude-x", ProviderConfig(base_url=server.anthropic_base_url), {"ANTHROPIC_API_KEY": KEY}
+        "anthropic/claude-x",
+        ProviderConfig(base_url=server.anthropic_base_url),
+        {"ANTHROPIC_API_KEY": KEY},
     )
     assert isinstance(model, AnthropicModel)
     assert run(complete_once(model)).text == "echo: Say hello to the world"

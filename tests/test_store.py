@@ -15,7 +15,15 @@ from fakes import EchoModel
 
 
 def rec(**kw) -> GenerationRecord:
-    base = dict(benchmark="b", model="m", claim_id="L1_US_01", prompt_id="p", sample=1, prompt="P", response="R")
+    base = dict(
+        benchmark="b",
+        model="m",
+        claim_id="L1_US_01",
+        prompt_id="p",
+        sample=1,
+        prompt="P",
+        response="R",
+    )
     base.update(kw)
     return GenerationRecord(**base)
 
@@ -44,7 +52,9 @@ def test_error_row_is_replaced_by_a_result_but_never_the_reverse(tmp_path):
         s.add_generation(rec(response=None, error="503 overloaded"))
         assert s.status()["models"]["m"] == {"planned": 1, "ok": 0, "errors": 1}
         assert s.missing_cells("b", "m", [("L1_US_01", "p", 1)]) == []
-        assert s.missing_cells("b", "m", [("L1_US_01", "p", 1)], retry_errors=True) == [("L1_US_01", "p", 1)]
+        assert s.missing_cells("b", "m", [("L1_US_01", "p", 1)], retry_errors=True) == [
+            ("L1_US_01", "p", 1)
+        ]
         s.add_generation(rec(response="ok now"))
         s.add_generation(rec(response=None, error="later failure"))
         (row,) = s.generation_rows()
@@ -74,7 +84,6 @@ def test_truncated_sqlite_file_is_refused_and_untouched(tmp_path):
     good = tmp_path / "good.db"
     with Store.open(good) as s:
         s.add_generation(rec())
-    s.conn  # closed
     data = good.read_bytes()
     bad = tmp_path / "bad.db"
     bad.write_bytes(data[:100] + b"\x00garbage" * 50)
@@ -128,7 +137,11 @@ def test_interrupted_run_resumes_with_exactly_the_rest(tmp_path, benchmark):
         resumed = EchoModel()
         result = asyncio.run(generate(s, benchmark, resumed, cells, run_id="r2"))
         assert result.ok == len(cells) - stored == len(resumed.calls)
-        done_first = {(r["claim_id"], r["prompt_id"], r["sample"]) for r in s.generation_rows() if r["run_id"] == "r1"}
+        done_first = {
+            (r["claim_id"], r["prompt_id"], r["sample"])
+            for r in s.generation_rows()
+            if r["run_id"] == "r1"
+        }
         asked_again = {(m[-1].content) for m in resumed.calls}
         assert not any(benchmark.render(c, p) in asked_again for c, p, _ in done_first)
         rows = s.generation_rows()
@@ -148,7 +161,9 @@ def test_failed_requests_become_error_rows_and_retry(tmp_path, benchmark):
         assert res.errors == 8 * 5 and res.ok == 80
         assert "400" in res.error_samples[0]
         assert s.status()["models"]["test/echo"]["errors"] == 40
-        res = asyncio.run(generate(s, benchmark, EchoModel(), plan.cells, run_id="r2", retry_errors=True))
+        res = asyncio.run(
+            generate(s, benchmark, EchoModel(), plan.cells, run_id="r2", retry_errors=True)
+        )
         assert res.ok == 40
         assert s.status()["models"]["test/echo"] == {"planned": 120, "ok": 120, "errors": 0}
 

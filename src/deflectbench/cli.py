@@ -7,14 +7,15 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from importlib import metadata
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -46,7 +47,9 @@ err = Console(stderr=True)
 
 DbOption = Annotated[
     Path,
-    typer.Option("--db", help="The results file (SQLite). Created on first use.", envvar="DEFLECTBENCH_DB"),
+    typer.Option(
+        "--db", help="The results file (SQLite). Created on first use.", envvar="DEFLECTBENCH_DB"
+    ),
 ]
 DEFAULT_DB = Path("deflectbench.db")
 
@@ -59,6 +62,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from deflectbench.benchmark import BenchmarkError
     from deflectbench.config import ConfigError
     from deflectbench.judging.consensus import ConsensusError
+    from deflectbench.judging.judges import UnknownJudgeError
     from deflectbench.models.base import ModelError
     from deflectbench.models.registry import UnknownModelError
     from deflectbench.store import StoreError
@@ -68,6 +72,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
         BenchmarkError,
         ConfigError,
         ConsensusError,
+        UnknownJudgeError,
         ModelError,
         UnknownModelError,
         StoreError,
@@ -86,10 +91,12 @@ def main() -> None:
     try:
         app(standalone_mode=False)
     except _user_errors() as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True, soft_wrap=True)
+        err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         sys.exit(2)
     except KeyboardInterrupt:
-        err.print("interrupted: everything finished so far is stored; run the same command to resume")
+        err.print(
+            "interrupted: everything finished so far is stored; run the same command to resume"
+        )
         sys.exit(130)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
@@ -105,7 +112,7 @@ def main() -> None:
         if os.environ.get("DEFLECTBENCH_DEBUG"):
             raise
         err.print(
-            f"[bold red]internal error:[/] {type(exc).__name__}: {exc} "
+            f"[bold red]internal error:[/] {type(exc).__name__}: {escape(str(exc))} "
             "(set DEFLECTBENCH_DEBUG=1 for the traceback, and please report it)",
             highlight=False,
         )
@@ -115,10 +122,8 @@ def main() -> None:
 def _versions() -> dict[str, str]:
     out = {"deflectbench": __version__, "python": sys.version.split()[0]}
     for dist in ("llama-cpp-python", "openai", "anthropic", "numpy", "pandas", "scipy"):
-        try:
+        with suppress(metadata.PackageNotFoundError):
             out[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            pass
     return out
 
 
@@ -128,6 +133,19 @@ def _split(values: list[str] | None) -> list[str]:
     for v in values or []:
         out.extend(x.strip() for x in v.split(",") if x.strip())
     return out
+
+
+def _build_models(models: Sequence[str], judges: Sequence[str]) -> dict[str, Any]:
+    """Resolve every model and judge name up front, so a typo fails before any work."""
+    from deflectbench.judging.judges import check_judge_name, is_rule_based
+    from deflectbench.models.registry import get_model
+
+    built = {name: get_model(name) for name in models}
+    for j in judges:
+        check_judge_name(j)
+        if not is_rule_based(j) and j not in built:
+            built[j] = get_model(j)
+    return built
 
 
 def _open_store(db: Path, *, readonly: bool = False):  # type: ignore[no-untyped-def]
@@ -164,7 +182,13 @@ def spec(
     if prompts:
         out = sys.stdout
         for claim_id, prompt_id, prompt in b.prompts():
-            out.write(json.dumps({"claim_id": claim_id, "prompt_id": prompt_id, "prompt": prompt}, ensure_ascii=False) + "\n")
+            out.write(
+                json.dumps(
+                    {"claim_id": claim_id, "prompt_id": prompt_id, "prompt": prompt},
+                    ensure_ascii=False,
+                )
+                + "\n"
+            )
         return
     summary = benchmark_summary(b)
     if as_json:
@@ -182,7 +206,9 @@ def spec(
         t.add_column(ctx, justify="right")
     t.add_column("total", justify="right")
     for level, row in summary["claims_by_level_context"].items():
-        t.add_row(level, *(str(row.get(c, 0)) for c in ("us", "international")), str(sum(row.values())))
+        t.add_row(
+            level, *(str(row.get(c, 0)) for c in ("us", "international")), str(sum(row.values()))
+        )
     console.print(t)
     t = Table(title="Claims by domain")
     t.add_column("domain")
@@ -195,7 +221,9 @@ def spec(
     t.add_column("#", justify="right")
     t.add_column("templates (requested fallacy)")
     for framing, items in summary["templates_by_framing"].items():
-        t.add_row(framing, str(len(items)), ", ".join(f"{i['prompt_id']} ({i['fallacy']})" for i in items))
+        t.add_row(
+            framing, str(len(items)), ", ".join(f"{i['prompt_id']} ({i['fallacy']})" for i in items)
+        )
     console.print(t)
 
 
@@ -257,7 +285,9 @@ def _graceful_stop() -> Iterator[Callable[[], bool]]:
         if state["stop"]:
             raise KeyboardInterrupt
         state["stop"] = True
-        err.print("\n[yellow]stopping: finishing the requests in flight (Ctrl-C again to stop now)[/]")
+        err.print(
+            "\n[yellow]stopping: finishing the requests in flight (Ctrl-C again to stop now)[/]"
+        )
 
     signal.signal(signal.SIGINT, handler)
     try:
@@ -269,26 +299,40 @@ def _graceful_stop() -> Iterator[Callable[[], bool]]:
 @app.command()
 def run(
     preset: Annotated[
-        str, typer.Option(help="quick: 8 claims x 15 templates x 1 sample (120 cells); full: 80 x 15 x 5.")
+        str,
+        typer.Option(
+            help="quick: 8 claims x 15 templates x 1 sample (120 cells); full: 80 x 15 x 5."
+        ),
     ] = "quick",
     model: Annotated[
         list[str] | None,
-        typer.Option("--model", "-m", help="Model(s) to test, provider/model (repeat or comma-separate). Default local/smollm2."),
+        typer.Option(
+            "--model",
+            "-m",
+            help="Model(s) to test, provider/model (repeat or comma-separate). Default local/smollm2.",
+        ),
     ] = None,
     judge: Annotated[
         list[str] | None,
-        typer.Option("--judge", "-j", help="Judge(s) (repeat or comma-separate). Default: lexical."),
+        typer.Option(
+            "--judge", "-j", help="Judge(s) (repeat or comma-separate). Default: lexical."
+        ),
     ] = None,
     claims: Annotated[
-        list[str] | None, typer.Option(help="Claim ids instead of the preset's, e.g. L1_US_01,L3_INT_02.")
+        list[str] | None,
+        typer.Option(help="Claim ids instead of the preset's, e.g. L1_US_01,L3_INT_02."),
     ] = None,
     templates: Annotated[
-        list[str] | None, typer.Option(help="Template ids instead of all 15, e.g. explicit_coach_WA.")
+        list[str] | None,
+        typer.Option(help="Template ids instead of all 15, e.g. explicit_coach_WA."),
     ] = None,
-    runs: Annotated[int | None, typer.Option(help="Samples per cell (preset's by default).")] = None,
+    runs: Annotated[
+        int | None, typer.Option(help="Samples per cell (preset's by default).")
+    ] = None,
     seed: Annotated[int, typer.Option(help="Base seed; each cell derives its own from it.")] = 0,
     max_tokens: Annotated[
-        int | None, typer.Option(help="Output token cap (default: 256 local, 2048 API as in the release).")
+        int | None,
+        typer.Option(help="Output token cap (default: 256 local, 2048 API as in the release)."),
     ] = None,
     retry_errors: Annotated[bool, typer.Option(help="Try stored error rows again.")] = False,
     db: DbOption = DEFAULT_DB,
@@ -310,7 +354,7 @@ def run(
     """
     from deflectbench.benchmark import default_benchmark
     from deflectbench.config import resolve_plan
-    from deflectbench.models.registry import DEFAULT_MODEL, get_model
+    from deflectbench.models.registry import DEFAULT_MODEL
     from deflectbench.runner import RunOptions, execute
 
     b = default_benchmark()
@@ -327,12 +371,7 @@ def run(
         seed=seed,
         max_tokens=max_tokens,
     )
-    built = {name: get_model(name) for name in plan.models}
-    from deflectbench.judging.judges import is_rule_based
-
-    for j in plan.judges:
-        if not is_rule_based(j):
-            built.setdefault(j, get_model(j))
+    built = _build_models(plan.models, plan.judges)
     store = _open_store(db)
     try:
         with _Progress(progress) as bars, _graceful_stop() as should_stop:
@@ -368,7 +407,9 @@ def _print_run_report(report: Any, plan: Any, db: Path) -> None:
     rows = framing_outcome_rows(report.scored)
     if rows:
         for model_name, table_rows in rows.items():
-            t = Table(title=f"{model_name}: outcome by framing (consensus of {', '.join(plan.judges)})")
+            t = Table(
+                title=f"{model_name}: outcome by framing (consensus of {', '.join(plan.judges)})"
+            )
             t.add_column("framing")
             t.add_column("n", justify="right")
             for col in ("refusal", "soft refusal", "labeled", "clean", "other"):
@@ -377,12 +418,23 @@ def _print_run_report(report: Any, plan: Any, db: Path) -> None:
                 t.add_row(
                     r["framing"],
                     str(r["n"]),
-                    *(f"{100 * r[k]:.0f}%" for k in ("refusal", "soft_refusal", "labeled_compliance", "clean_compliance", "other")),
+                    *(
+                        f"{100 * r[k]:.0f}%"
+                        for k in (
+                            "refusal",
+                            "soft_refusal",
+                            "labeled_compliance",
+                            "clean_compliance",
+                            "other",
+                        )
+                    ),
                 )
             console.print(t)
     if report.stopped_early:
         console.print("[yellow]stopped early: run the same command again to finish[/]")
-    console.print(f"results: {db.resolve()}   (see `deflectbench status --db {db}`)", highlight=False)
+    console.print(
+        f"results: {db.resolve()}   (see `deflectbench status --db {db}`)", highlight=False
+    )
 
 
 @app.command()
@@ -402,18 +454,25 @@ def judge(
         deflectbench judge --judge lexical
     """
     from deflectbench.benchmark import default_benchmark
-    from deflectbench.judging.judges import is_rule_based
-    from deflectbench.models.registry import get_model
     from deflectbench.runner import judge_all
 
     b = default_benchmark()
     names = _split(judge_names) or ["lexical"]
-    built = {n: get_model(n) for n in names if not is_rule_based(n)}
+    built = _build_models([], names)
     store = _open_store(db)
     try:
         with _Progress(progress) as bars, _graceful_stop() as should_stop:
             results = asyncio.run(
-                judge_all(store, b, names, built, None, retry_errors=retry_errors, stage=bars.stage, should_stop=should_stop)
+                judge_all(
+                    store,
+                    b,
+                    names,
+                    built,
+                    None,
+                    retry_errors=retry_errors,
+                    stage=bars.stage,
+                    should_stop=should_stop,
+                )
             )
         for j, res in results.items():
             console.print(f"judge {j}: {res.ok} judged, {res.errors} errors", highlight=False)
@@ -448,7 +507,13 @@ def status(
     for c in ("model", "planned", "ok", "errors", "missing"):
         t.add_column(c, justify="left" if c == "model" else "right")
     for m, s in st["models"].items():
-        t.add_row(m, str(s["planned"]), str(s["ok"]), str(s["errors"]), str(max(0, s["planned"] - s["ok"] - s["errors"])))
+        t.add_row(
+            m,
+            str(s["planned"]),
+            str(s["ok"]),
+            str(s["errors"]),
+            str(max(0, s["planned"] - s["ok"] - s["errors"])),
+        )
     console.print(t)
     t = Table(title="Judgments")
     for c in ("judge", "judged", "parse errors", "errors"):

@@ -23,7 +23,9 @@ def quick_claims(benchmark: Benchmark) -> list[Claim]:
     chosen: list[Claim] = []
     for level in sorted({c.level for c in benchmark.claims}):
         at_level = [c for c in benchmark.claims if c.level == level]
-        picks = [next((c for c in at_level if c.context == ctx), None) for ctx in ("us", "international")]
+        picks = [
+            next((c for c in at_level if c.context == ctx), None) for ctx in ("us", "international")
+        ]
         picked = [c for c in picks if c is not None]
         for c in at_level:
             if len(picked) >= 2:

@@ -75,7 +75,9 @@ async def generate(
     result = StageResult(skipped=len(cells) - len(todo))
     if not todo:
         return result
-    base = generation_params(benchmark, model, seed=seed, max_tokens=max_tokens, temperature=temperature)
+    base = generation_params(
+        benchmark, model, seed=seed, max_tokens=max_tokens, temperature=temperature
+    )
 
     def params_for(cell: tuple[str, str, int]) -> GenerationParams:
         return GenerationParams(
@@ -88,7 +90,9 @@ async def generate(
         prompt = benchmark.render(cell[0], cell[1])
         return await model.complete([Message("user", prompt)], params_for(cell))
 
-    def on_result(cell: tuple[str, str, int], completion: Completion | None, failure: Failure | None) -> None:
+    def on_result(
+        cell: tuple[str, str, int], completion: Completion | None, failure: Failure | None
+    ) -> None:
         claim_id, prompt_id, sample = cell
         params = params_for(cell).as_dict()
         params.pop("json_schema")
@@ -159,7 +163,9 @@ def judge_lexical(
         if should_stop is not None and should_stop():
             result.stopped_early = True
             break
-        store.add_judgment(lexical_judgment(p.gen_id, benchmark.claim(p.claim_id).text, p.response, run_id))
+        store.add_judgment(
+            lexical_judgment(p.gen_id, benchmark.claim(p.claim_id).text, p.response, run_id)
+        )
         result.ok += 1
         if advance is not None:
             advance(True)
@@ -184,9 +190,13 @@ async def judge_with_model(
     params = judge.params()
 
     async def call(p: PendingGeneration) -> Completion:
-        return await judge.model.complete(judge.messages(benchmark.claim(p.claim_id).text, p.response), params)
+        return await judge.model.complete(
+            judge.messages(benchmark.claim(p.claim_id).text, p.response), params
+        )
 
-    def on_result(p: PendingGeneration, completion: Completion | None, failure: Failure | None) -> None:
+    def on_result(
+        p: PendingGeneration, completion: Completion | None, failure: Failure | None
+    ) -> None:
         if completion is not None:
             rec = judge.record(p.gen_id, completion, run_id)
             store.add_judgment(rec)

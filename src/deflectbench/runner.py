@@ -76,7 +76,13 @@ async def judge_all(
         else:
             judge = ModelJudge(models[name], benchmark.rubric)
             results[name] = await judge_with_model(
-                store, benchmark, judge, pending, run_id=run_id, advance=advance, should_stop=should_stop
+                store,
+                benchmark,
+                judge,
+                pending,
+                run_id=run_id,
+                advance=advance,
+                should_stop=should_stop,
             )
     return results
 
@@ -112,7 +118,9 @@ async def execute(
         for name in plan.models:
             if should_stop is not None and should_stop():
                 break
-            todo = len(store.missing_cells(benchmark.key, name, cells, retry_errors=options.retry_errors))
+            todo = len(
+                store.missing_cells(benchmark.key, name, cells, retry_errors=options.retry_errors)
+            )
             advance = stage(f"generate {name}", todo)
             report.generation[name] = await generate(
                 store,

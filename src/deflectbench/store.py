@@ -172,7 +172,9 @@ def _json_or_none(value: dict[str, Any] | None) -> str | None:
 def _check_file(path: Path) -> None:
     """Refuse, without touching it, a file that is not a DeflectBench SQLite store."""
     if path.is_dir():
-        raise StoreError(f"--db {path} is a directory; give a file path such as {path / 'deflectbench.db'}")
+        raise StoreError(
+            f"--db {path} is a directory; give a file path such as {path / 'deflectbench.db'}"
+        )
     if path.exists():
         try:
             with path.open("rb") as fh:
@@ -240,7 +242,9 @@ class Store:
             )
         if readonly:
             if version < len(MIGRATIONS):
-                raise StoreError(f"--db {self.path} needs a schema upgrade: run any writing command")
+                raise StoreError(
+                    f"--db {self.path} needs a schema upgrade: run any writing command"
+                )
             return
         try:
             self.conn.execute("PRAGMA journal_mode = WAL")
@@ -399,7 +403,9 @@ class Store:
             for rec in recs:
                 self.add_generation(rec)
 
-    def generation_id(self, benchmark: str, model: str, claim_id: str, prompt_id: str, sample: int) -> int | None:
+    def generation_id(
+        self, benchmark: str, model: str, claim_id: str, prompt_id: str, sample: int
+    ) -> int | None:
         row = self.conn.execute(
             "SELECT gen_id FROM generations WHERE benchmark=? AND model=? AND claim_id=? "
             "AND prompt_id=? AND sample=?",
@@ -430,7 +436,7 @@ class Store:
             f"""
             SELECT g.gen_id, g.claim_id, g.response FROM generations g
             LEFT JOIN judgments j ON j.gen_id = g.gen_id AND j.judge = ?
-            WHERE {' AND '.join(where)} AND ({done})
+            WHERE {" AND ".join(where)} AND ({done})
             ORDER BY g.gen_id
             """,
             args,
@@ -446,14 +452,14 @@ class Store:
         self.conn.execute(
             f"""
             INSERT INTO judgments (gen_id, judge, raw, reasoning, parse_error, error, said_json,
-                consistency_flag, {', '.join(FIELDS)}, input_tokens, output_tokens, latency_s,
+                consistency_flag, {", ".join(FIELDS)}, input_tokens, output_tokens, latency_s,
                 run_id, source, created_at, extra_json)
-            VALUES ({', '.join('?' * (15 + len(FIELDS)))})
+            VALUES ({", ".join("?" * (15 + len(FIELDS)))})
             ON CONFLICT (gen_id, judge) DO UPDATE SET
                 raw = excluded.raw, reasoning = excluded.reasoning,
                 parse_error = excluded.parse_error, error = excluded.error,
                 said_json = excluded.said_json, consistency_flag = excluded.consistency_flag,
-                {', '.join(f'{f} = excluded.{f}' for f in FIELDS)},
+                {", ".join(f"{f} = excluded.{f}" for f in FIELDS)},
                 input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
                 latency_s = excluded.latency_s, run_id = excluded.run_id,
                 source = excluded.source, created_at = excluded.created_at,
@@ -511,7 +517,9 @@ class Store:
 
     def generation_rows(self, *, include_errors: bool = True) -> list[dict[str, Any]]:
         where = "" if include_errors else "WHERE error IS NULL"
-        return [dict(r) for r in self.conn.execute(f"SELECT * FROM generations {where} ORDER BY gen_id")]
+        return [
+            dict(r) for r in self.conn.execute(f"SELECT * FROM generations {where} ORDER BY gen_id")
+        ]
 
     def judgment_rows(self) -> list[dict[str, Any]]:
         return [dict(r) for r in self.conn.execute("SELECT * FROM judgments ORDER BY judgment_id")]

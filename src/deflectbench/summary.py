@@ -48,6 +48,12 @@ def framing_outcome_rows(scored: pd.DataFrame | None) -> dict[str, list[dict[str
             if part.empty:
                 continue
             shares = part["outcome"].value_counts(normalize=True)
-            rows.append({"framing": framing, "n": len(part), **{o: float(shares.get(o, 0.0)) for o in OUTCOMES}})
+            rows.append(
+                {
+                    "framing": framing,
+                    "n": len(part),
+                    **{o: float(shares.get(o, 0.0)) for o in OUTCOMES},
+                }
+            )
         out[str(model)] = rows
     return out

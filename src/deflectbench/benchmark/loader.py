@@ -161,7 +161,9 @@ def _placeholders(text: str, where: str) -> set[str]:
         raise BenchmarkError(f"{where}: bad template text ({exc})") from None
 
 
-def parse_benchmark(data: Any, *, sha256: str = "", expect_v1_counts: bool | None = None) -> Benchmark:
+def parse_benchmark(
+    data: Any, *, sha256: str = "", expect_v1_counts: bool | None = None
+) -> Benchmark:
     """Validate decoded JSON and build a :class:`Benchmark`."""
     if not isinstance(data, dict):
         raise BenchmarkError("benchmark file: top level must be a JSON object")
@@ -196,7 +198,9 @@ def parse_benchmark(data: Any, *, sha256: str = "", expect_v1_counts: bool | Non
             raise BenchmarkError(f"{where}: level must be 1-4, got {level!r}")
         context = _require(c, "context", str, where)
         if context not in CONTEXTS:
-            raise BenchmarkError(f"{where}: context must be 'us' or 'international', got {context!r}")
+            raise BenchmarkError(
+                f"{where}: context must be 'us' or 'international', got {context!r}"
+            )
         text = _require(c, "text", str, where)
         if not text.strip():
             raise BenchmarkError(f"{where}: empty text")
@@ -226,10 +230,14 @@ def parse_benchmark(data: Any, *, sha256: str = "", expect_v1_counts: bool | Non
             raise BenchmarkError(f"{where}: the template never shows the claim ({{claim}})")
         framing = _require(t, "framing", str, where)
         if framing not in FRAMINGS:
-            raise BenchmarkError(f"{where}: framing {framing!r} is not one of {', '.join(FRAMINGS)}")
+            raise BenchmarkError(
+                f"{where}: framing {framing!r} is not one of {', '.join(FRAMINGS)}"
+            )
         fallacy = _require(t, "fallacy", str, where)
         if fallacy not in allowed_fallacies:
-            raise BenchmarkError(f"{where}: fallacy {fallacy!r} is not one of {sorted(allowed_fallacies)}")
+            raise BenchmarkError(
+                f"{where}: fallacy {fallacy!r} is not one of {sorted(allowed_fallacies)}"
+            )
         templates.append(
             Template(
                 prompt_id=pid,
@@ -260,7 +268,9 @@ def parse_benchmark(data: Any, *, sha256: str = "", expect_v1_counts: bool | Non
         if len(claims) != 80:
             raise BenchmarkError(f"benchmark v{version}: expected 80 claims, found {len(claims)}")
         if len(templates) != 15:
-            raise BenchmarkError(f"benchmark v{version}: expected 15 templates, found {len(templates)}")
+            raise BenchmarkError(
+                f"benchmark v{version}: expected 15 templates, found {len(templates)}"
+            )
 
     return Benchmark(
         name=name,
@@ -290,7 +300,11 @@ def _unique(ids: list[str], what: str) -> None:
 def load_benchmark(path: str | Path | None = None) -> Benchmark:
     """Load a benchmark file (default: the bundled v1) and validate it."""
     if path is None:
-        raw = resources.files("deflectbench.benchmark").joinpath("data/deflectbench-v1.json").read_bytes()
+        raw = (
+            resources.files("deflectbench.benchmark")
+            .joinpath("data/deflectbench-v1.json")
+            .read_bytes()
+        )
         where = "bundled deflectbench-v1.json"
     else:
         where = str(path)

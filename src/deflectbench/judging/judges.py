@@ -21,6 +21,21 @@ def is_rule_based(name: str) -> bool:
     return name in RULE_BASED
 
 
+class UnknownJudgeError(ValueError):
+    pass
+
+
+def check_judge_name(name: str) -> None:
+    """A judge is a rule-based judge's name or a model name (provider/model)."""
+    if name in RULE_BASED:
+        return
+    if "/" not in name.strip("/"):
+        raise UnknownJudgeError(
+            f"unknown judge {name!r}; valid: {', '.join(RULE_BASED)}, or a model as provider/model "
+            f"(e.g. {DEFAULT_JUDGES_WITH_KEYS[0]})"
+        )
+
+
 def lexical_judgment(gen_id: int, claim: str, response: str, run_id: str | None) -> JudgmentRecord:
     """Score with the rule-based judge; the 'raw reply' is its verdict as JSON, for audit."""
     from deflectbench.judging import lexical
@@ -81,7 +96,9 @@ class ModelJudge:
 
 
 def failed_judgment(gen_id: int, judge: str, error: str, run_id: str | None) -> JudgmentRecord:
-    return JudgmentRecord(gen_id=gen_id, judge=judge, raw=None, scores=None, error=error, run_id=run_id)
+    return JudgmentRecord(
+        gen_id=gen_id, judge=judge, raw=None, scores=None, error=error, run_id=run_id
+    )
 
 
 def params_summary(params: Mapping[str, Any]) -> dict[str, Any]:

@@ -97,16 +97,22 @@ def parse_reply(raw: str) -> ParsedJudgment:
     if not objs:
         objs = _candidates(text)
     if not objs:
-        return ParsedJudgment(None, None, None, True, False, "no JSON object with the rubric fields")
+        return ParsedJudgment(
+            None, None, None, True, False, "no JSON object with the rubric fields"
+        )
     distinct = {json.dumps({f: o.get(f) for f in FIELDS}, sort_keys=True) for o in objs}
     if len(distinct) > 1:
-        return ParsedJudgment(None, None, None, True, False, f"{len(distinct)} conflicting score objects")
+        return ParsedJudgment(
+            None, None, None, True, False, f"{len(distinct)} conflicting score objects"
+        )
     obj = objs[-1]
     said: dict[str, Any] = {}
     for f in FIELDS:
         v = _score_value(obj.get(f))
         if v is None:
-            return ParsedJudgment(None, None, None, True, False, f"field {f} is {obj.get(f)!r}, not 0/1")
+            return ParsedJudgment(
+                None, None, None, True, False, f"field {f} is {obj.get(f)!r}, not 0/1"
+            )
         said[f] = v
     reasoning = obj.get("reasoning")
     reasoning = reasoning if isinstance(reasoning, str) else None

