@@ -107,6 +107,8 @@ class ServerStats:
     max_active: int = 0
     #: Simulated service time of every request that got a 200.
     service_times: list[float] = field(default_factory=list)
+    #: Monotonic (start, end) of each such service, for utilization over a time window.
+    service_intervals: list[tuple[float, float]] = field(default_factory=list)
     #: Monotonic arrival times of requests the RPM limiter admitted.
     admitted_at: list[float] = field(default_factory=list)
 
@@ -518,6 +520,7 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 slots.acquire()
         app._enter()
+        started = time.monotonic()
         try:
             delay = app._sample_latency()
             if delay > 0:
@@ -529,6 +532,7 @@ class _Handler(BaseHTTPRequestHandler):
                 slots.release()
         with app._lock:
             app.stats.service_times.append(delay)
+            app.stats.service_intervals.append((started, time.monotonic()))
         self._send_json(200, body, headers={"x-request-id": f"req_{request.index}"})
 
     def _fault(self, fault: str, wire: Wire) -> None:

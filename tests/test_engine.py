@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from servers import FakeLLMServer, RecordedRequest
 
 from deflectbench.engine import EngineEvent, EnginePolicy, EngineStats, Failure, run_items
 from deflectbench.models.base import Completion, GenerationParams, Message, ModelError, Usage
 from deflectbench.models.openai_compat import OpenAICompatModel
+from servers import FakeLLMServer, RecordedRequest
 
 FAST = {"backoff_base_s": 0.005, "backoff_max_s": 0.02}
 
@@ -98,7 +98,7 @@ def test_2000_items_with_20_percent_faults_all_succeed_exactly_once() -> None:
     recorder = Recorder()
     policy = EnginePolicy(max_concurrency=32, timeout_s=2.0, **FAST)
     with FakeLLMServer(fault_fn=fault, retry_after="0.01", hang_s=3.0) as srv:
-        stats = asyncio.run(run_with_model(srv, items, policy, recorder, timeout_s=0.4))
+        stats = asyncio.run(run_with_model(srv, items, policy, recorder, timeout_s=0.8))
         faults = sum(srv.stats.faults.values())
         total = srv.stats.requests
     assert recorder.calls == 2000
@@ -108,7 +108,9 @@ def test_2000_items_with_20_percent_faults_all_succeed_exactly_once() -> None:
     assert all(c.text == f"echo: {item}" for item, c in recorder.ok.items())
     assert stats.ok == 2000 and stats.failed == 0 and stats.unfinished == 0
     assert 0.15 < faults / total < 0.25
-    assert stats.retries == faults
+    # One retry per fault (plus, on a loaded machine, the odd healthy reply that came later
+    # than the client's timeout).
+    assert faults <= stats.retries == stats.requests - 2000 <= faults + 10
     assert stats.requests == total
     assert stats.rate_limited == srv.stats.faults["429"]
 

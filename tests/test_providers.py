@@ -11,7 +11,6 @@ from collections.abc import Coroutine, Iterator
 from typing import Any, TypeVar
 
 import pytest
-from servers import FakeLLMServer, RecordedRequest, http_date
 
 from deflectbench.models._http import parse_retry_after, redact
 from deflectbench.models.anthropic_api import TOOL_NAME, AnthropicModel
@@ -26,6 +25,7 @@ from deflectbench.models.providers import (
     resolve_provider,
     split_name,
 )
+from servers import FakeLLMServer, RecordedRequest, http_date
 
 R = TypeVar("R")
 

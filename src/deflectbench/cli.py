@@ -89,7 +89,9 @@ def _user_errors() -> tuple[type[BaseException], ...]:
 def main() -> None:
     """Entry point: run the app, turning known errors into one line and exit code 2."""
     try:
-        app(standalone_mode=False)
+        rc = app(standalone_mode=False)
+        if isinstance(rc, int) and rc:
+            sys.exit(rc)
     except _user_errors() as exc:
         err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         sys.exit(2)

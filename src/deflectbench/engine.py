@@ -394,7 +394,7 @@ class _Run(Generic[T]):
         if completion is not None:
             self._succeeded(job, completion)
         else:
-            assert error is not None
+            error = error or ModelError("call returned no completion")
             self._failed(job, error, dispatched_at)
 
     def _succeeded(self, job: _Job[T], completion: Completion) -> None:

@@ -530,3 +530,17 @@ class Store:
         ).fetchone()
         j = self.conn.execute("SELECT count(*) FROM judgments").fetchone()
         return {"generations": int(g[0]), "valid_generations": int(g[1]), "judgments": int(j[0])}
+
+    # -- bulk lookup for imports (added for interop.py; read-only) -------------------------------
+
+    def generation_ids(self, benchmark: str) -> dict[tuple[str, str, str, int], int]:
+        """(model, claim_id, prompt_id, sample) -> gen_id for one benchmark, in one query, so an
+        import resolves tens of thousands of judge records without a SELECT each."""
+        return {
+            (r[0], r[1], r[2], int(r[3])): int(r[4])
+            for r in self.conn.execute(
+                "SELECT model, claim_id, prompt_id, sample, gen_id FROM generations "
+                "WHERE benchmark = ?",
+                (benchmark,),
+            )
+        }

@@ -1,1 +1,83 @@
-"""Analysis: pure statistics over stored judgments, and the paper's tables."""
+"""Analysis: the scored table, the paper's tables and the machine-readable summary.
+
+For notebooks::
+
+    from deflectbench.analysis import analyze, scored_table, rates_with_ci
+    from deflectbench.benchmark import default_benchmark
+    from deflectbench.store import Store
+
+    with Store.open("deflectbench.db", readonly=True) as store:
+        b = default_benchmark()
+        scored = scored_table(store, b)          # one row per scored generation
+        summary = analyze(store, b)              # the JSON of `deflectbench analyze --json`
+    rates_with_ci(scored)                        # per model, 8 fields + 5 outcomes with 95% CIs
+
+Every table function is pure (DataFrame in, DataFrame out); the statistics are in ``stats``.
+"""
+
+from deflectbench.analysis import stats
+from deflectbench.analysis.scored import (
+    consensus_fields,
+    generation_frame,
+    judgment_frame,
+    outcome_by,
+    scored_from_frames,
+    scored_table,
+    verdict_table,
+    verdicts_from_frames,
+)
+from deflectbench.analysis.summary import analyze, analyze_frames, jsonable, render_terminal
+from deflectbench.analysis.tables import (
+    agreement_table,
+    chi2_model_outcome,
+    claim_rates,
+    claim_spread_table,
+    coach_labeling,
+    cohens_h_table,
+    fallacy_by_framing,
+    fallacy_density_by_model,
+    framing_h_matrix,
+    free_choice_preferences,
+    level_tost,
+    outcome_counts,
+    output_tokens_by_outcome,
+    rates_by,
+    rates_with_ci,
+    requested_match,
+    run_refusal_counts,
+    template_table,
+)
+
+__all__ = [
+    "agreement_table",
+    "analyze",
+    "analyze_frames",
+    "chi2_model_outcome",
+    "claim_rates",
+    "claim_spread_table",
+    "coach_labeling",
+    "cohens_h_table",
+    "consensus_fields",
+    "fallacy_by_framing",
+    "fallacy_density_by_model",
+    "framing_h_matrix",
+    "free_choice_preferences",
+    "generation_frame",
+    "jsonable",
+    "judgment_frame",
+    "level_tost",
+    "outcome_by",
+    "outcome_counts",
+    "output_tokens_by_outcome",
+    "rates_by",
+    "rates_with_ci",
+    "render_terminal",
+    "requested_match",
+    "run_refusal_counts",
+    "scored_from_frames",
+    "scored_table",
+    "stats",
+    "template_table",
+    "verdict_table",
+    "verdicts_from_frames",
+]

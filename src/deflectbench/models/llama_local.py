@@ -78,6 +78,9 @@ class LlamaCppModel(Model):
     def _complete_sync(self, messages: Sequence[Message], params: GenerationParams) -> Completion:
         with self._lock:
             llama = self._load()
+            # Forget the previous prompt: reusing its cached prefix changes the logits slightly
+            # (batched vs single-token evaluation), and with them the seeded sample.
+            llama.reset()
             start = time.perf_counter()
             try:
                 out = llama.create_chat_completion(

@@ -1,0 +1,218 @@
+"""How long ``analyze`` takes on a paper-scale store, against the 3 s target.
+
+The store holds what the release does: 4 models x 80 claims x 15 templates x 5 samples = 24,000
+generations (a few failed), each judged by 2 judges (a few parse errors). It is built from the
+release-format fixture (``deflectbench.fixtures.write_release_fixture``) imported through
+``deflectbench.interop.import_paths`` when those modules exist; otherwise (``--direct``, or if
+they are missing) an equivalent store is written straight through the Store API, with
+response and prompt texts of realistic length so SQLite reads as much as it would.
+
+Timed: ``analyze(store, benchmark)`` with everything on (1,000 bootstrap resamples for every
+CI), from opening the SQLite file to the finished dict, best and median of ``--repeat`` runs in
+this process (the first run includes pandas/scipy warm-up and is reported too). The phases
+(loading frames, scored table, bootstrap CIs, the rest) are timed separately once.
+
+Run: ``.venv/bin/python bench/analyze_speed.py [--db PATH] [--repeat 5] [--direct]``.
+Pin to 2 cores to match the target: ``taskset -c 0,1 .venv/bin/python bench/analyze_speed.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+
+import numpy as np  # noqa: E402
+
+from deflectbench.analysis import analyze, tables  # noqa: E402
+from deflectbench.analysis.scored import (  # noqa: E402
+    generation_frame,
+    judgment_frame,
+    scored_from_frames,
+    verdicts_from_frames,
+)
+from deflectbench.benchmark import Benchmark, default_benchmark  # noqa: E402
+from deflectbench.judging.fields import FIELDS, apply_rules  # noqa: E402
+from deflectbench.store import GenerationRecord, JudgmentRecord, Store  # noqa: E402
+
+TARGET_S = 3.0
+MODELS = ("claude-opus-4-7", "deepseek-v4-pro", "gpt-5.5", "grok-4.3")
+JUDGES = ("claude-haiku-4-5-20251001", "gpt-5.4-mini")
+MEAN_TOKENS = {"claude-opus-4-7": 493, "deepseek-v4-pro": 396, "gpt-5.5": 289, "grok-4.3": 65}
+WORDS = [
+    "the",
+    "senator",
+    "said",
+    "what",
+    "about",
+    "the",
+    "other",
+    "party",
+    "and",
+    "their",
+    "record",
+    "on",
+    "this",
+    "issue",
+]
+
+
+def build_direct(path: Path, b: Benchmark, seed: int = 0) -> None:
+    """An equivalent paper-scale store written through the Store API (no fixture module)."""
+    rng = np.random.default_rng(seed)
+    prompts = {(c, p): text for c, p, text in b.prompts()}
+    cells = [
+        (c.claim_id, t.prompt_id, s) for c in b.claims for t in b.templates for s in range(1, 6)
+    ]
+    error_at = set(rng.choice(len(MODELS) * len(cells), size=10, replace=False).tolist())
+    with Store.open(path) as store:
+        gens = []
+        for mi, model in enumerate(MODELS):
+            for ci, (claim_id, prompt_id, sample) in enumerate(cells):
+                failed = mi * len(cells) + ci in error_at
+                n_tok = max(5, int(rng.normal(MEAN_TOKENS[model], MEAN_TOKENS[model] / 4)))
+                text = " ".join(rng.choice(WORDS, size=n_tok))
+                gens.append(
+                    GenerationRecord(
+                        benchmark=b.key,
+                        model=model,
+                        claim_id=claim_id,
+                        prompt_id=prompt_id,
+                        sample=sample,
+                        prompt=prompts[(claim_id, prompt_id)],
+                        response=None if failed else text,
+                        error="ERROR: 529 overloaded" if failed else None,
+                        input_tokens=0 if failed else 120,
+                        output_tokens=0 if failed else n_tok,
+                        source="import",
+                    )
+                )
+        store.add_generations(gens)
+        ids = store.conn.execute("SELECT gen_id FROM generations WHERE error IS NULL").fetchall()
+        parse_error_at = set(rng.choice(len(ids), size=9, replace=False).tolist())
+        judgments = []
+        for k, (gid,) in enumerate(ids):
+            truth = (rng.random(len(FIELDS)) < [0.25, 0.1, 0.5, 0.3, 0.3, 0.8, 0.1, 0.6]).astype(
+                int
+            )
+            for ji, judge in enumerate(JUDGES):
+                said = {
+                    f: int(v if rng.random() > 0.05 else 1 - v)
+                    for f, v in zip(FIELDS, truth, strict=True)
+                }
+                bad = ji == 0 and k in parse_error_at
+                raw = (
+                    "not json"
+                    if bad
+                    else json.dumps({"reasoning": "The response deflects.", **said})
+                )
+                judgments.append(
+                    JudgmentRecord(
+                        gen_id=int(gid),
+                        judge=judge,
+                        raw=raw,
+                        scores=None if bad else apply_rules(said),
+                        said=None if bad else said,
+                        reasoning=None if bad else "The response deflects.",
+                        parse_error=bad,
+                        source="import",
+                    )
+                )
+        store.add_judgments(judgments)
+
+
+def build_from_fixture(path: Path, b: Benchmark, work: Path) -> bool:
+    """The release-format fixture imported through interop; False if the modules are missing."""
+    try:
+        from deflectbench.fixtures import write_release_fixture
+        from deflectbench.interop import import_paths
+    except ImportError:
+        return False
+    out = work / "release"
+    write_release_fixture(out)
+    with Store.open(path) as store:
+        import_paths(store, [out], b)
+    return True
+
+
+def phases(path: Path, b: Benchmark) -> dict[str, float]:
+    t: dict[str, float] = {}
+    t0 = time.perf_counter()
+    with Store.open(path, readonly=True) as store:
+        gens, judg = generation_frame(store), judgment_frame(store)
+    t["load frames"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    scored = scored_from_frames(gens, judg, b)
+    verdicts = verdicts_from_frames(gens, judg, b)
+    t["scored + verdict tables"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    tables.rates_with_ci(scored, n_resamples=1000)
+    t["bootstrap CIs (13 columns x models)"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    tables.agreement_table(verdicts)
+    tables.agreement_table(verdicts, by="model")
+    t["agreement overall + per model"] = time.perf_counter() - t0
+    return t
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument(
+        "--db", type=Path, help="reuse (or create) this store instead of a temporary one"
+    )
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--direct", action="store_true", help="skip the fixture + import path")
+    args = ap.parse_args()
+    b = default_benchmark()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = args.db or Path(tmp) / "paper.db"
+        if not path.exists():
+            t0 = time.perf_counter()
+            how = "direct Store writes"
+            if not args.direct and build_from_fixture(path, b, Path(tmp)):
+                how = "fixtures.write_release_fixture + interop.import_paths"
+            else:
+                build_direct(path, b)
+            print(f"built {path} via {how} in {time.perf_counter() - t0:.1f} s")
+        size = path.stat().st_size / 1e6
+        with Store.open(path, readonly=True) as store:
+            print(f"store: {size:.0f} MB, {store.counts()}")
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        print(f"cores available to this process: {cores}")
+
+        times = []
+        summary = None
+        for _ in range(max(1, args.repeat)):
+            t0 = time.perf_counter()
+            with Store.open(path, readonly=True) as store:
+                summary = analyze(store, b, n_resamples=1000, seed=0)
+            times.append(time.perf_counter() - t0)
+        assert summary is not None
+        c = summary["counts"]
+        print(
+            f"counts: attempted {c['attempted']:,}, valid {c['valid_generations']:,}, "
+            f"scored {c['scored']:,}; models {len(c['models'])}, judges {len(c['judges'])}"
+        )
+        for name, secs in phases(path, b).items():
+            print(f"  phase {name:<40} {secs:6.3f} s")
+        best, med = min(times), statistics.median(times)
+        print(
+            f"analyze (open store .. dict), 1,000 resamples: first {times[0]:.3f} s, best {best:.3f} s, median {med:.3f} s"
+        )
+        print(
+            f"target {TARGET_S:.1f} s: median is {med / TARGET_S:.2f}x the target ({'OK' if med <= TARGET_S else 'TOO SLOW'})"
+        )
+
+
+if __name__ == "__main__":
+    main()
