@@ -184,6 +184,7 @@ def main() -> None:
             else:
                 build_direct(path, b)
             print(f"built {path} via {how} in {time.perf_counter() - t0:.1f} s")
+        Store.open(path).close()  # bring a reused store to the current schema
         size = path.stat().st_size / 1e6
         with Store.open(path, readonly=True) as store:
             print(f"store: {size:.0f} MB, {store.counts()}")

@@ -30,7 +30,7 @@ def rec(**kw) -> GenerationRecord:
 
 def test_new_store_has_schema(tmp_path):
     with Store.open(tmp_path / "x.db") as s:
-        assert s.schema_version == 2
+        assert s.schema_version == 3
         assert s.status() == {"models": {}, "judges": {}}
 
 

@@ -137,17 +137,43 @@ def _split(values: list[str] | None) -> list[str]:
     return out
 
 
-def _build_models(models: Sequence[str], judges: Sequence[str]) -> dict[str, Any]:
-    """Resolve every model and judge name up front, so a typo fails before any work."""
+def _build_models(
+    models: Sequence[str],
+    judges: Sequence[str],
+    providers: dict[str, Any] | None = None,
+    *,
+    dry_run: bool = False,
+) -> dict[str, Any]:
+    """Resolve every model and judge name up front, so a typo or a missing key fails before
+    any work. A dry run needs no keys: it sends nothing."""
     from deflectbench.judging.judges import check_judge_name, is_rule_based
+    from deflectbench.models.providers import MissingKeyError
     from deflectbench.models.registry import get_model
 
-    built = {name: get_model(name) for name in models}
+    def build(name: str) -> Any:
+        try:
+            return get_model(name, providers)
+        except MissingKeyError:
+            if not dry_run:
+                raise
+            return get_model(name, providers, env=_KeyPlaceholders(os.environ))
+
+    built = {name: build(name) for name in models}
     for j in judges:
         check_judge_name(j)
         if not is_rule_based(j) and j not in built:
-            built[j] = get_model(j)
+            built[j] = build(j)
     return built
+
+
+class _KeyPlaceholders(dict):  # type: ignore[type-arg]
+    """The environment, with a placeholder for any unset *_API_KEY (dry runs send nothing)."""
+
+    def get(self, key: str, default: Any = None) -> Any:
+        value = super().get(key, default)
+        if not value and key.endswith("_API_KEY"):
+            return "dry-run-placeholder"
+        return value
 
 
 def _open_store(db: Path, *, readonly: bool = False):  # type: ignore[no-untyped-def]
@@ -301,11 +327,11 @@ def _graceful_stop() -> Iterator[Callable[[], bool]]:
 @app.command()
 def run(
     preset: Annotated[
-        str,
+        str | None,
         typer.Option(
             help="quick: 8 claims x 15 templates x 1 sample (120 cells); full: 80 x 15 x 5."
         ),
-    ] = "quick",
+    ] = None,
     model: Annotated[
         list[str] | None,
         typer.Option(
@@ -317,7 +343,10 @@ def run(
     judge: Annotated[
         list[str] | None,
         typer.Option(
-            "--judge", "-j", help="Judge(s) (repeat or comma-separate). Default: lexical."
+            "--judge",
+            "-j",
+            help="Judge(s) (repeat or comma-separate). Default: the release's pair when "
+            "ANTHROPIC_API_KEY and OPENAI_API_KEY are set, else lexical.",
         ),
     ] = None,
     claims: Annotated[
@@ -328,13 +357,30 @@ def run(
         list[str] | None,
         typer.Option(help="Template ids instead of all 15, e.g. explicit_coach_WA."),
     ] = None,
-    runs: Annotated[
-        int | None, typer.Option(help="Samples per cell (preset's by default).")
+    runs: Annotated[int | None, typer.Option(help="Samples per cell (preset's by default).")] = None,
+    seed: Annotated[
+        int | None, typer.Option(help="Base seed (0); each cell derives its own from it.")
     ] = None,
-    seed: Annotated[int, typer.Option(help="Base seed; each cell derives its own from it.")] = 0,
     max_tokens: Annotated[
         int | None,
         typer.Option(help="Output token cap (default: 256 local, 2048 API as in the release)."),
+    ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config", "-c", help="A TOML run configuration ([run], [providers.NAME], [prices]). Flags win."
+        ),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print requests, tokens and cost; send nothing.")
+    ] = False,
+    max_cost: Annotated[
+        float | None,
+        typer.Option(help="Stop cleanly once this many USD are spent (requests in flight finish)."),
+    ] = None,
+    cache: Annotated[
+        bool | None,
+        typer.Option("--cache/--no-cache", help="Reuse identical requests already paid for (default on)."),
     ] = None,
     retry_errors: Annotated[bool, typer.Option(help="Try stored error rows again.")] = False,
     db: DbOption = DEFAULT_DB,
@@ -344,7 +390,7 @@ def run(
 
     Only missing cells are generated and only unjudged generations judged, so re-running the same
     command after a crash or Ctrl-C picks up where it stopped, and re-running a finished one adds
-    nothing.
+    nothing. API keys come from the environment only (OPENAI_API_KEY, ANTHROPIC_API_KEY, ...).
 
     Examples:
 
@@ -352,48 +398,127 @@ def run(
 
         deflectbench run --claims L1_US_01 --templates explicit_coach_WA --runs 3
 
-        deflectbench run --preset full --model local/smollm2 --db full.db
+        deflectbench run --config run.toml --dry-run      # what it would cost, sending nothing
+
+        deflectbench run -m openai/gpt-5.5 -j anthropic/claude-haiku-4-5-20251001 --max-cost 20
     """
     from deflectbench.benchmark import default_benchmark
-    from deflectbench.config import resolve_plan
+    from deflectbench.config import RunFile, load_run_file, resolve_plan
+    from deflectbench.cost import Price
+    from deflectbench.judging.judges import default_judges
     from deflectbench.models.registry import DEFAULT_MODEL
     from deflectbench.runner import RunOptions, execute
 
     b = default_benchmark()
-    models = _split(model) or [DEFAULT_MODEL]
-    judges = _split(judge) or ["lexical"]
+    file = load_run_file(config) if config is not None else RunFile()
+    r = file.run
+
+    def pick(flag: Any, from_file: Any, default: Any) -> Any:
+        return flag if flag not in (None, []) else (from_file if from_file is not None else default)
+
+    models = pick(_split(model), r.models, [DEFAULT_MODEL])
+    judges = pick(_split(judge), r.judges, None) or list(default_judges(os.environ))
     plan = resolve_plan(
         b,
         models=models,
         judges=judges,
-        preset=preset,
-        claims=_split(claims) or None,
-        templates=_split(templates) or None,
-        runs=runs,
-        seed=seed,
-        max_tokens=max_tokens,
+        preset=pick(preset, r.preset, "quick"),
+        claims=pick(_split(claims), r.claims, None),
+        templates=pick(_split(templates), r.templates, None),
+        runs=pick(runs, r.runs, None),
+        seed=pick(seed, r.seed, 0),
+        max_tokens=pick(max_tokens, r.max_tokens, None),
+        temperature=r.temperature,
     )
-    built = _build_models(plan.models, plan.judges)
+    prices = {k: Price(v.input_per_mtok, v.output_per_mtok) for k, v in file.prices.items()}
+    built = _build_models(plan.models, plan.judges, file.providers, dry_run=dry_run)
+    options = RunOptions(
+        retry_errors=retry_errors,
+        command="run",
+        versions=_versions(),
+        use_cache=pick(cache, r.cache, True),
+        max_cost_usd=pick(max_cost, r.max_cost, None),
+        prices=prices,
+        config=file.model_dump(mode="json"),
+    )
+    if dry_run:
+        _print_estimate(db, b, plan, built, options)
+        return
     store = _open_store(db)
     try:
         with _Progress(progress) as bars, _graceful_stop() as should_stop:
             report = asyncio.run(
-                execute(
-                    store,
-                    b,
-                    plan,
-                    built,
-                    RunOptions(retry_errors=retry_errors, command="run", versions=_versions()),
-                    stage=bars.stage,
-                    should_stop=should_stop,
-                    say=lambda msg: err.print(msg, highlight=False),
-                )
+                execute(store, b, plan, built, options, stage=bars.stage, should_stop=should_stop)
             )
         _print_run_report(report, plan, db)
         if report.stopped_early:
-            raise typer.Exit(130)
+            raise typer.Exit(130 if report.stop_reason == "interrupted" else 3)
     finally:
         store.close()
+
+
+def _compact(n: float) -> str:
+    for unit, size in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if n >= size:
+            return f"{n / size:.1f}{unit}"
+    return f"{n:.0f}"
+
+
+def _print_estimate(db: Path, b: Any, plan: Any, built: dict[str, Any], options: Any) -> None:
+    """The dry run: nothing is sent and nothing is written."""
+    from deflectbench.runner import estimate
+    from deflectbench.store import Store
+
+    if db.exists():
+        store = Store.open(db, readonly=True)
+    else:
+        store = Store.open(":memory:")
+    try:
+        rows = estimate(store, b, plan, built, retry_errors=options.retry_errors, prices=options.prices)
+    finally:
+        store.close()
+    t = Table(title=f"Dry run: {len(plan.cells):,} cells per model; nothing was sent")
+    t.add_column("role")
+    t.add_column("name", overflow="fold")
+    for c in ("done", "to send", "tok in", "tok out", "USD", "USD max"):
+        t.add_column(c, justify="right")
+    total, total_max, unknown = 0.0, 0.0, []
+    for row in rows:
+        if row.cost_usd is None:
+            cost = cost_max = "?"
+            if row.requests:
+                unknown.append(row.name)
+        else:
+            cost, cost_max = f"{row.cost_usd:,.2f}", f"{row.cost_usd_max:,.2f}"
+            total += row.cost_usd
+            total_max += row.cost_usd_max or 0.0
+        t.add_row(
+            row.role,
+            escape(row.name),
+            f"{row.done:,}",
+            f"{row.requests:,}",
+            _compact(row.input_tokens),
+            _compact(row.output_tokens),
+            cost,
+            cost_max,
+        )
+    console.print(t)
+    console.print(
+        f"estimated cost: {total:,.2f} USD expected, at most {total_max:,.2f} USD (every reply at "
+        "max tokens), for the priced models",
+        highlight=False,
+    )
+    if unknown:
+        console.print(
+            escape(
+                f"no price known for {', '.join(unknown)}: add [prices.\"NAME\"] with "
+                "input_per_mtok and output_per_mtok (USD per million tokens) to the --config file"
+            ),
+            style="yellow",
+            highlight=False,
+        )
+    if options.max_cost_usd is not None:
+        console.print(f"budget: stops at {options.max_cost_usd:,.2f} USD", highlight=False)
 
 
 def _print_run_report(report: Any, plan: Any, db: Path) -> None:
@@ -401,11 +526,18 @@ def _print_run_report(report: Any, plan: Any, db: Path) -> None:
 
     for m, res in report.generation.items():
         line = f"{m}: {res.ok} generated, {res.skipped} already stored, {res.errors} errors"
+        if res.cached:
+            line += f" ({res.cached} from the request cache)"
         console.print(line, highlight=False)
         for e in res.error_samples:
             console.print(f"  error: {e}", highlight=False)
     for j, res in report.judging.items():
-        console.print(f"judge {j}: {res.ok} judged, {res.errors} errors", highlight=False)
+        line = f"judge {j}: {res.ok} judged, {res.errors} errors"
+        if res.cached:
+            line += f" ({res.cached} from the request cache)"
+        console.print(line, highlight=False)
+        for e in res.error_samples:
+            console.print(f"  error: {e}", highlight=False)
     rows = framing_outcome_rows(report.scored)
     if rows:
         for model_name, table_rows in rows.items():
@@ -432,7 +564,14 @@ def _print_run_report(report: Any, plan: Any, db: Path) -> None:
                     ),
                 )
             console.print(t)
-    if report.stopped_early:
+    if report.spent_usd:
+        console.print(f"spent: {report.spent_usd:,.4f} USD (priced requests of this run)", highlight=False)
+    if report.stop_reason == "budget":
+        console.print(
+            "[yellow]stopped at the --max-cost budget: what finished is stored; raise the budget and "
+            "run the same command to continue[/]"
+        )
+    elif report.stopped_early:
         console.print("[yellow]stopped early: run the same command again to finish[/]")
     console.print(
         f"results: {db.resolve()}   (see `deflectbench status --db {db}`)", highlight=False

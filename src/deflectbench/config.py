@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import tomllib
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from deflectbench.benchmark import Benchmark, Claim
 
@@ -122,3 +126,95 @@ def resolve_plan(
         max_tokens=max_tokens,
         temperature=temperature,
     )
+
+
+# -- the run configuration file (TOML) -----------------------------------------------------
+
+
+class RunSection(BaseModel):
+    """``[run]``: what to run. Every key can also be given as a command-line flag, which wins."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    models: list[str] | None = None
+    judges: list[str] | None = None
+    preset: str | None = None
+    claims: list[str] | None = None
+    templates: list[str] | None = None
+    runs: int | None = Field(default=None, ge=1)
+    seed: int | None = None
+    max_tokens: int | None = Field(default=None, ge=1)
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    max_cost: float | None = Field(default=None, ge=0.0)
+    cache: bool | None = None
+
+
+class PriceEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    input_per_mtok: float = Field(ge=0.0)
+    output_per_mtok: float = Field(ge=0.0)
+
+
+class RunFile(BaseModel):
+    """A whole run configuration file: ``[run]``, ``[providers.NAME]``, ``[prices."p/m"]``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    run: RunSection = Field(default_factory=RunSection)
+    providers: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    prices: dict[str, PriceEntry] = Field(default_factory=dict)
+
+
+def _describe(err: dict[str, Any]) -> str:
+    loc = ".".join(str(x) for x in err.get("loc", ()))
+    if err.get("type") == "extra_forbidden":
+        return f"unknown key {loc!r}"
+    return f"key {loc!r}: {err.get('msg', 'invalid')}"
+
+
+def load_run_file(path: str | Path) -> RunFile:
+    """Read and validate a TOML run configuration; errors name the key and what is allowed."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"cannot read --config {path}: {exc.strerror}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"--config {path}: not valid TOML ({exc})") from None
+    try:
+        parsed = RunFile.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        hint = ""
+        if first.get("type") == "extra_forbidden":
+            loc = first.get("loc", ())
+            allowed = {
+                "run": RunSection.model_fields,
+                (): RunFile.model_fields,
+            }.get(loc[0] if len(loc) > 1 else ())
+            if allowed:
+                hint = f"; allowed: {', '.join(allowed)}"
+        raise ConfigError(f"--config {path}: {_describe(first)}{hint}") from None
+    if parsed.run.preset is not None and parsed.run.preset not in PRESETS:
+        raise ConfigError(
+            f"--config {path}: key 'run.preset': {parsed.run.preset!r} is not one of {', '.join(PRESETS)}"
+        )
+    from deflectbench.models.providers import ProviderConfig
+
+    for name, section in parsed.providers.items():
+        try:
+            ProviderConfig.model_validate(section)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            first["loc"] = ("providers", name, *first.get("loc", ()))
+            hint = ""
+            if first.get("type") == "extra_forbidden":
+                hint = f"; allowed: {', '.join(ProviderConfig.model_fields)}"
+                if first["loc"][-1] in ("api_key", "key", "token"):
+                    hint = (
+                        "; API keys never go in files: set api_key_env to the name of the "
+                        "environment variable that holds the key"
+                    )
+            raise ConfigError(f"--config {path}: {_describe(first)}{hint}") from None
+    return parsed

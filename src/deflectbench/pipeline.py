@@ -8,13 +8,15 @@ it arrives, so each stage can be stopped at any point and resumed by running it 
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from deflectbench.benchmark import Benchmark
+from deflectbench.cost import CostMeter
 from deflectbench.engine import EnginePolicy, Failure, run_items
 from deflectbench.judging.judges import ModelJudge, failed_judgment, lexical_judgment
-from deflectbench.models.base import Completion, GenerationParams, Message, Model
+from deflectbench.models.base import Completion, GenerationParams, Message, Model, Usage
 from deflectbench.store import GenerationRecord, PendingGeneration, Store
 
 #: Called once per finished item with True (stored result) or False (stored error).
@@ -27,6 +29,8 @@ class StageResult:
     ok: int = 0
     errors: int = 0
     skipped: int = 0
+    #: Answered from the request cache (no request sent, nothing paid).
+    cached: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
     stopped_early: bool = False
@@ -37,6 +41,59 @@ def cell_seed(seed: int, model: str, claim_id: str, prompt_id: str, sample: int)
     """A per-cell seed that does not depend on the order cells run in."""
     digest = hashlib.sha256(f"{seed}|{model}|{claim_id}|{prompt_id}|{sample}".encode()).digest()
     return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
+def request_key(model: str, messages: Sequence[Message], params: GenerationParams, sample: int | None) -> str:
+    """Identity of a request for the cache: same model, messages, parameters and sample."""
+    payload = {
+        "model": model,
+        "messages": [[m.role, m.content] for m in messages],
+        "params": params.as_dict(),
+        "sample": sample,
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+async def cached_complete(
+    store: Store | None,
+    model: Model,
+    messages: Sequence[Message],
+    params: GenerationParams,
+    sample: int | None,
+) -> Completion:
+    """Answer from the store's request cache when the identical request was paid for before."""
+    if store is None:
+        return await model.complete(messages, params)
+    key = request_key(model.name, messages, params, sample)
+    hit = store.cache_get(key)
+    if hit is not None:
+        return Completion(
+            hit["text"],
+            Usage(hit["input_tokens"], hit["output_tokens"]),
+            hit["finish_reason"],
+            cached=True,
+        )
+    completion = await model.complete(messages, params)
+    store.cache_put(
+        key,
+        model.name,
+        completion.text,
+        completion.usage.input_tokens,
+        completion.usage.output_tokens,
+        completion.finish_reason,
+    )
+    return completion
+
+
+def _account(result: StageResult, meter: CostMeter | None, model: str, completion: Completion) -> None:
+    result.ok += 1
+    if completion.cached:
+        result.cached += 1
+        return
+    result.input_tokens += completion.usage.input_tokens
+    result.output_tokens += completion.usage.output_tokens
+    if meter is not None:
+        meter.add(model, completion.usage.input_tokens, completion.usage.output_tokens)
 
 
 def generation_params(
@@ -66,6 +123,8 @@ async def generate(
     temperature: float | None = None,
     policy: EnginePolicy | None = None,
     retry_errors: bool = False,
+    use_cache: bool = True,
+    meter: CostMeter | None = None,
     advance: Advance | None = None,
     should_stop: StopCheck | None = None,
 ) -> StageResult:
@@ -87,8 +146,8 @@ async def generate(
         )
 
     async def call(cell: tuple[str, str, int]) -> Completion:
-        prompt = benchmark.render(cell[0], cell[1])
-        return await model.complete([Message("user", prompt)], params_for(cell))
+        messages = [Message("user", benchmark.render(cell[0], cell[1]))]
+        return await cached_complete(store if use_cache else None, model, messages, params_for(cell), cell[2])
 
     def on_result(
         cell: tuple[str, str, int], completion: Completion | None, failure: Failure | None
@@ -117,9 +176,7 @@ async def generate(
                     finish_reason=completion.finish_reason,
                 )
             )
-            result.ok += 1
-            result.input_tokens += completion.usage.input_tokens
-            result.output_tokens += completion.usage.output_tokens
+            _account(result, meter, model.name, completion)
         else:
             assert failure is not None
             store.add_generation(GenerationRecord(**common, response=None, error=failure.error))
@@ -129,7 +186,7 @@ async def generate(
         if advance is not None:
             advance(completion is not None)
 
-    policy = policy or EnginePolicy(max_concurrency=model.max_concurrency)
+    policy = policy or EnginePolicy.for_model(model)
     await run_items(todo, call, on_result, policy, should_stop=should_stop)
     result.stopped_early = bool(should_stop and should_stop())
     return result
@@ -180,6 +237,8 @@ async def judge_with_model(
     *,
     run_id: str | None,
     policy: EnginePolicy | None = None,
+    use_cache: bool = True,
+    meter: CostMeter | None = None,
     advance: Advance | None = None,
     should_stop: StopCheck | None = None,
 ) -> StageResult:
@@ -200,9 +259,7 @@ async def judge_with_model(
         if completion is not None:
             rec = judge.record(p.gen_id, completion, run_id)
             store.add_judgment(rec)
-            result.ok += 1
-            result.input_tokens += completion.usage.input_tokens
-            result.output_tokens += completion.usage.output_tokens
+            _account(result, meter, judge.name, completion)
         else:
             assert failure is not None
             store.add_judgment(failed_judgment(p.gen_id, judge.name, failure.error, run_id))
@@ -212,7 +269,7 @@ async def judge_with_model(
         if advance is not None:
             advance(completion is not None)
 
-    policy = policy or EnginePolicy(max_concurrency=judge.model.max_concurrency)
+    policy = policy or EnginePolicy.for_model(judge.model)
     await run_items(list(pending), call, on_result, policy, should_stop=should_stop)
     result.stopped_early = bool(should_stop and should_stop())
     return result

@@ -98,6 +98,18 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE generations ADD COLUMN extra_json TEXT;
     ALTER TABLE judgments ADD COLUMN extra_json TEXT;
     """,
+    # 3: a cache of identical requests (model, messages, parameters incl. the seed)
+    """
+    CREATE TABLE request_cache (
+        key TEXT PRIMARY KEY,
+        model TEXT NOT NULL,
+        text TEXT NOT NULL,
+        input_tokens INTEGER NOT NULL,
+        output_tokens INTEGER NOT NULL,
+        finish_reason TEXT,
+        created_at TEXT NOT NULL
+    ) WITHOUT ROWID;
+    """,
 )
 
 
@@ -490,6 +502,38 @@ class Store:
         with self.transaction():
             for rec in recs:
                 self.add_judgment(rec)
+
+    def mean_output_tokens(self, model: str) -> float | None:
+        row = self.conn.execute(
+            "SELECT avg(output_tokens) FROM generations WHERE model = ? AND error IS NULL", (model,)
+        ).fetchone()
+        return None if row[0] is None else float(row[0])
+
+    def judged_count(self, judge: str, benchmark: str, models: Sequence[str]) -> int:
+        row = self.conn.execute(
+            f"""SELECT count(*) FROM judgments j JOIN generations g ON g.gen_id = j.gen_id
+            WHERE j.judge = ? AND j.error IS NULL AND g.benchmark = ?
+            AND g.model IN ({",".join("?" * len(models))})""",
+            (judge, benchmark, *models),
+        ).fetchone()
+        return int(row[0])
+
+    # -- request cache ---------------------------------------------------------------------
+
+    def cache_get(self, key: str) -> dict[str, Any] | None:
+        row = self.conn.execute(
+            "SELECT text, input_tokens, output_tokens, finish_reason FROM request_cache WHERE key = ?",
+            (key,),
+        ).fetchone()
+        return None if row is None else dict(row)
+
+    def cache_put(
+        self, key: str, model: str, text: str, input_tokens: int, output_tokens: int, finish_reason: str | None
+    ) -> None:
+        self.conn.execute(
+            "INSERT OR IGNORE INTO request_cache VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (key, model, text, input_tokens, output_tokens, finish_reason, now_iso()),
+        )
 
     # -- reading -----------------------------------------------------------------------------
 

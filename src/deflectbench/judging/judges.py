@@ -17,6 +17,13 @@ DEFAULT_JUDGES_WITH_KEYS = ("anthropic/claude-haiku-4-5-20251001", "openai/gpt-5
 RULE_BASED = ("lexical",)
 
 
+def default_judges(env: Mapping[str, str]) -> tuple[str, ...]:
+    """The release's judge pair when both providers' keys are set; else the offline judge."""
+    if env.get("ANTHROPIC_API_KEY") and env.get("OPENAI_API_KEY"):
+        return DEFAULT_JUDGES_WITH_KEYS
+    return RULE_BASED
+
+
 def is_rule_based(name: str) -> bool:
     return name in RULE_BASED
 

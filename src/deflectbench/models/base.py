@@ -55,6 +55,8 @@ class Completion:
     latency_s: float = 0.0
     #: The provider's response body (for debugging); never holds credentials.
     raw: dict[str, Any] | None = None
+    #: Served from the request cache: no request was sent, nothing was paid.
+    cached: bool = False
 
 
 class ModelError(Exception):

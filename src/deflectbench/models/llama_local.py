@@ -39,6 +39,8 @@ class LlamaCppModel(Model):
     """A GGUF model run in this process with its own chat template, seeded sampling."""
 
     max_concurrency = 1
+    #: A request in this process cannot hang on a network; a slow machine may take minutes.
+    timeout_s = 3600.0
 
     def __init__(
         self,
