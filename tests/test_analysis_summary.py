@@ -15,6 +15,8 @@ import pytest
 from deflectbench.analysis import (
     analyze,
     consensus_fields,
+    generation_frame,
+    judgment_frame,
     render_terminal,
     scored_table,
     verdict_table,
@@ -135,6 +137,9 @@ def test_counts_at_each_step_and_unscored_generations(small_store, benchmark):
     path, ids = small_store
     with Store.open(path, readonly=True) as store:
         scored = scored_table(store, benchmark)
+        assert {"prompt", "response"} <= set(generation_frame(store, text=True))
+        assert {"raw", "reasoning"} <= set(judgment_frame(store, text=True))
+        assert "response" not in generation_frame(store)
     c = scored.attrs["counts"]
     assert (c["attempted"], c["errors"], c["valid_generations"], c["scored"]) == (7, 1, 6, 3)
     assert set(scored["gen_id"]) == {ids["either"], ids["both"], ids["ok_m2"]}

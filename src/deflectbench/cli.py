@@ -28,6 +28,7 @@ from rich.progress import (
 from rich.table import Table
 
 from deflectbench import __version__
+from deflectbench.secrets import scrub
 
 app = typer.Typer(
     name="deflectbench",
@@ -42,8 +43,8 @@ app = typer.Typer(
     add_completion=False,
     rich_markup_mode="markdown",
 )
-console = Console()
-err = Console(stderr=True)
+console = Console(soft_wrap=True, emoji=False)
+err = Console(stderr=True, soft_wrap=True, emoji=False)
 
 DbOption = Annotated[
     Path,
@@ -77,12 +78,10 @@ def _user_errors() -> tuple[type[BaseException], ...]:
         UnknownModelError,
         StoreError,
     ]
-    try:
-        from deflectbench.models.providers import MissingKeyError
+    from deflectbench.interop import InteropError
+    from deflectbench.models.providers import ConfigError as ProviderConfigError
 
-        errors.append(MissingKeyError)
-    except ImportError:  # pragma: no cover - providers are part of the package
-        pass
+    errors += [ProviderConfigError, InteropError]
     return tuple(errors)
 
 
@@ -93,7 +92,7 @@ def main() -> None:
         if isinstance(rc, int) and rc:
             sys.exit(rc)
     except _user_errors() as exc:
-        err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        err.print(f"[bold red]error:[/] {escape(scrub(str(exc)))}", highlight=False, soft_wrap=True)
         sys.exit(2)
     except KeyboardInterrupt:
         err.print(
@@ -106,15 +105,14 @@ def main() -> None:
         err.print("aborted")
         sys.exit(1)
     except Exception as exc:  # click usage errors and the unexpected
-        import click
-
-        if isinstance(exc, click.ClickException):
+        # typer may bundle its own click: recognise usage errors by their interface
+        if callable(getattr(exc, "show", None)) and isinstance(getattr(exc, "exit_code", None), int):
             exc.show()
             sys.exit(exc.exit_code)
         if os.environ.get("DEFLECTBENCH_DEBUG"):
             raise
         err.print(
-            f"[bold red]internal error:[/] {type(exc).__name__}: {escape(str(exc))} "
+            f"[bold red]internal error:[/] {type(exc).__name__}: {escape(scrub(str(exc)))} "
             "(set DEFLECTBENCH_DEBUG=1 for the traceback, and please report it)",
             highlight=False,
         )
@@ -176,10 +174,13 @@ class _KeyPlaceholders(dict):  # type: ignore[type-arg]
         return value
 
 
-def _open_store(db: Path, *, readonly: bool = False):  # type: ignore[no-untyped-def]
-    from deflectbench.store import Store
+def _open_store(db: Path, *, must_exist: bool = False):  # type: ignore[no-untyped-def]
+    """Open (and migrate) the results file; commands that only read need it to exist."""
+    from deflectbench.store import Store, StoreError
 
-    return Store.open(db, readonly=readonly)
+    if must_exist and not db.exists():
+        raise StoreError(f"no results at --db {db}: run `deflectbench run` (or `import`) first")
+    return Store.open(db)
 
 
 # -- spec -----------------------------------------------------------------------------------
@@ -636,7 +637,7 @@ def status(
 
         deflectbench status --json
     """
-    store = _open_store(db, readonly=db.exists())
+    store = _open_store(db)
     try:
         st = store.status()
     finally:
@@ -662,6 +663,182 @@ def status(
     for j, s in st["judges"].items():
         t.add_row(j, str(s["judged"]), str(s["parse_errors"]), str(s.get("errors", 0)))
     console.print(t)
+
+
+# -- analyze --------------------------------------------------------------------------------
+
+
+@app.command()
+def analyze(
+    json_out: Annotated[
+        Path | None,
+        typer.Option(
+            "--json",
+            metavar="FILE",
+            help="Also write the full summary (every table, CIs, counts) as JSON to FILE; `-` prints only the JSON.",
+        ),
+    ] = None,
+    consensus: Annotated[
+        str,
+        typer.Option(
+            help="How judges combine per field: mean (the release's rule: mean >= 0.5, so with two "
+            "judges a 1 from either wins), all (every judge says 1), or judge:NAME (one judge's word)."
+        ),
+    ] = "mean",
+    judge: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--judge",
+            "-j",
+            help="Only these judges (repeat or comma-separate); default: every judge in the file.",
+        ),
+    ] = None,
+    resamples: Annotated[
+        int, typer.Option(min=1, help="Block-bootstrap resamples of the claims for the 95% CIs.")
+    ] = 1000,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap draws (same seed, same CIs).")] = 0,
+    db: DbOption = DEFAULT_DB,
+) -> None:
+    """The paper's analysis of a results file: each model's signature with 95% CIs, judge
+    agreement (kappa beside AC1), refusal by framing, chi-square and TOST tests.
+
+    A generation counts as scored once every judge parsed it (the paper: 24,000 attempted,
+    23,990 valid, 23,981 scored); the counts at each step are printed. Outcomes, in order:
+    refusal, soft refusal, labeled compliance, clean compliance, other. Works the same on your
+    own runs and on the imported public release.
+
+    Examples:
+
+        deflectbench analyze
+
+        deflectbench analyze --json summary.json --consensus all
+
+        deflectbench analyze --consensus judge:lexical --json - | jq '.models[].outcomes.refusal'
+    """
+    from deflectbench.analysis import analyze as analyze_store
+    from deflectbench.analysis import render_terminal
+    from deflectbench.benchmark import default_benchmark
+
+    store = _open_store(db, must_exist=True)
+    try:
+        summary = analyze_store(
+            store,
+            default_benchmark(),
+            consensus=consensus,
+            judges=_split(judge) or None,
+            n_resamples=resamples,
+            seed=seed,
+        )
+    finally:
+        store.close()
+    c = summary["counts"]
+    if c["scored"] == 0:
+        raise UserError(
+            f"nothing to analyze in --db {db}: {c['attempted']} generations attempted, "
+            f"{c['valid_generations']} valid, 0 judged by every judge "
+            f"({', '.join(c['judges']) or 'no judges'}); run `deflectbench judge` first, or pick "
+            "judges with --judge"
+        )
+    text = json.dumps(summary, indent=2, ensure_ascii=False, allow_nan=False)
+    if json_out is not None and str(json_out) == "-":
+        sys.stdout.write(text + "\n")
+        return
+    if json_out is not None:
+        try:
+            json_out.write_text(text + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise UserError(f"cannot write --json {json_out}: {exc.strerror or exc}") from None
+    for table in render_terminal(summary):
+        console.print(table)
+    if json_out is not None:
+        console.print(f"summary: {json_out.resolve()}", highlight=False, markup=False)
+
+
+# -- import / export ------------------------------------------------------------------------
+
+
+@app.command("import")
+def import_(
+    paths: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Release files or folders (searched recursively): generations_*.jsonl, evals_*.jsonl, also .gz.",
+            show_default=False,
+        ),
+    ],
+    db: DbOption = DEFAULT_DB,
+) -> None:
+    """Import the public release's generations and judge scores, so the analysis runs on them.
+
+    Generations are read before judge records, whatever the order given. Importing the same
+    files again adds nothing. A garbled line or a bad record is reported as file:line and
+    skipped, the rest of its file is imported (exit code 1 when anything was skipped).
+
+    Examples:
+
+        deflectbench import release/data/ --db paper.db          # the release's data folder
+
+        deflectbench import generations_gpt_5_5.jsonl evals_gpt_5_4_mini.jsonl --db paper.db
+    """
+    from deflectbench.interop import import_paths
+
+    store = _open_store(db)
+    try:
+        report = import_paths(store, paths)
+    finally:
+        store.close()
+    t = Table(title=f"Imported into {db}")
+    t.add_column("file", overflow="fold")
+    for c in ("kind", "lines", "new", "already present", "skipped"):
+        t.add_column(c, justify="left" if c == "kind" else "right")
+    for f in report.files:
+        t.add_row(escape(str(f.path)), f.kind, str(f.read), str(f.imported), str(f.already_present), str(f.skipped))
+    console.print(t)
+    console.print(report.summary(), highlight=False, markup=False)
+    if report.problems:
+        shown = 20
+        for problem in report.problems[:shown]:
+            err.print(f"skipped: {problem}", highlight=False, markup=False, soft_wrap=True)
+        if len(report.problems) > shown:
+            err.print(f"... and {len(report.problems) - shown} more problems", highlight=False)
+        raise typer.Exit(1)
+
+
+@app.command()
+def export(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder to write into (created if missing).")],
+    fmt: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            "-f",
+            help="release: the public release's JSON Lines files; jsonl, csv or parquet: two flat tables (generations, judgments).",
+        ),
+    ] = "release",
+    db: DbOption = DEFAULT_DB,
+) -> None:
+    """Write the results file out: in the release's format (so tools made for the paper's data
+    read our runs) or as flat tables for pandas, R or a spreadsheet.
+
+    release writes data/generations/generations_<model>.jsonl and data/evals/evals_<judge>.jsonl;
+    an imported release comes back out byte for byte.
+
+    Examples:
+
+        deflectbench export --format release --out my-run/
+
+        deflectbench export --format parquet --out tables/ --db paper.db
+    """
+    from deflectbench.interop import export as export_files
+
+    store = _open_store(db, must_exist=True)
+    try:
+        written = export_files(store, out, fmt)
+    finally:
+        store.close()
+    for path in written:
+        console.print(str(path), highlight=False, markup=False)
+    console.print(f"{len(written)} files written to {out}", highlight=False, markup=False)
 
 
 @app.callback(invoke_without_command=True)

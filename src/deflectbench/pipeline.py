@@ -17,6 +17,7 @@ from deflectbench.cost import CostMeter
 from deflectbench.engine import EnginePolicy, Failure, run_items
 from deflectbench.judging.judges import ModelJudge, failed_judgment, lexical_judgment
 from deflectbench.models.base import Completion, GenerationParams, Message, Model, Usage
+from deflectbench.secrets import scrub
 from deflectbench.store import GenerationRecord, PendingGeneration, Store
 
 #: Called once per finished item with True (stored result) or False (stored error).
@@ -179,10 +180,11 @@ async def generate(
             _account(result, meter, model.name, completion)
         else:
             assert failure is not None
-            store.add_generation(GenerationRecord(**common, response=None, error=failure.error))
+            error = scrub(failure.error)
+            store.add_generation(GenerationRecord(**common, response=None, error=error))
             result.errors += 1
             if len(result.error_samples) < 3:
-                result.error_samples.append(failure.error)
+                result.error_samples.append(error)
         if advance is not None:
             advance(completion is not None)
 
@@ -249,8 +251,9 @@ async def judge_with_model(
     params = judge.params()
 
     async def call(p: PendingGeneration) -> Completion:
-        return await judge.model.complete(
-            judge.messages(benchmark.claim(p.claim_id).text, p.response), params
+        messages = judge.messages(benchmark.claim(p.claim_id).text, p.response)
+        return await cached_complete(
+            store if use_cache else None, judge.model, messages, params, None
         )
 
     def on_result(
@@ -262,10 +265,11 @@ async def judge_with_model(
             _account(result, meter, judge.name, completion)
         else:
             assert failure is not None
-            store.add_judgment(failed_judgment(p.gen_id, judge.name, failure.error, run_id))
+            error = scrub(failure.error)
+            store.add_judgment(failed_judgment(p.gen_id, judge.name, error, run_id))
             result.errors += 1
             if len(result.error_samples) < 3:
-                result.error_samples.append(failure.error)
+                result.error_samples.append(error)
         if advance is not None:
             advance(completion is not None)
 

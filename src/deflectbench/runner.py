@@ -92,6 +92,8 @@ async def judge_all(
                 judge,
                 pending,
                 run_id=run_id,
+                use_cache=use_cache,
+                meter=meter,
                 advance=advance,
                 should_stop=should_stop,
             )

@@ -77,13 +77,13 @@ def _frame(rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
 def generation_frame(store: Store, *, text: bool = False) -> pd.DataFrame:
     """Every stored generation, errors included; ``text=True`` adds prompt and response."""
     columns = [*GEN_COLUMNS, "prompt", "response"] if text else GEN_COLUMNS
-    return _frame(store.generation_rows(), columns)
+    return _frame(store.generation_rows(columns=columns), columns)
 
 
 def judgment_frame(store: Store, *, text: bool = False) -> pd.DataFrame:
     """Every stored judgment (one per generation and judge); ``text=True`` adds raw and reasoning."""
     columns = [*JUDGMENT_COLUMNS, "raw", "reasoning"] if text else JUDGMENT_COLUMNS
-    return _frame(store.judgment_rows(), columns)
+    return _frame(store.judgment_rows(columns=columns), columns)
 
 
 def outcome_codes(df: pd.DataFrame) -> np.ndarray:

@@ -267,8 +267,9 @@ def analyze(
     ``consensus`` is ``mean`` (the release's rule), ``all`` or ``judge:NAME``; ``judges``
     (default: every judge in the store) are the judges a generation needs to be scored. CIs are
     95% block-bootstrap percentile intervals over claims with ``n_resamples`` draws from
-    ``seed``, so the same store and arguments give the same numbers. Raises ConsensusError for
-    an unknown rule or judge.
+    ``seed``, so the same store and arguments give the same numbers. Agreement is always
+    between every pair of judges in the store, whatever the rule (it needs each judge's own
+    verdicts). Raises ConsensusError for an unknown rule or judge.
     """
     return analyze_frames(
         generation_frame(store),
