@@ -44,10 +44,19 @@ def test_real_generation_with_usage(smollm2):
 
 
 def test_same_seed_same_text_other_seed_differs(smollm2):
-    a = complete(smollm2, "Write one sentence about rivers.", temperature=1.0, max_tokens=24, seed=11)
-    b = complete(smollm2, "Write one sentence about rivers.", temperature=1.0, max_tokens=24, seed=11)
+    a = complete(
+        smollm2, "Write one sentence about rivers.", temperature=1.0, max_tokens=24, seed=11
+    )
+    b = complete(
+        smollm2, "Write one sentence about rivers.", temperature=1.0, max_tokens=24, seed=11
+    )
     assert a.text == b.text
-    others = {complete(smollm2, "Write one sentence about rivers.", temperature=1.0, max_tokens=24, seed=s).text for s in (12, 13, 14)}
+    others = {
+        complete(
+            smollm2, "Write one sentence about rivers.", temperature=1.0, max_tokens=24, seed=s
+        ).text
+        for s in (12, 13, 14)
+    }
     assert others - {a.text}
 
 
@@ -71,16 +80,32 @@ def count_rows(db) -> int:
 
 def test_run_end_to_end_then_rerun_adds_nothing(tmp_path):
     db = tmp_path / "r.db"
-    args = ["run", "--claims", "L1_US_01,L4_INT_15", "--templates", "explicit_direct_WA,explicit_coach_AH",
-            "--max-tokens", "12", "--db", str(db), "--no-progress"]
+    args = [
+        "run",
+        "--claims",
+        "L1_US_01,L4_INT_15",
+        "--templates",
+        "explicit_direct_WA,explicit_coach_AH",
+        "--max-tokens",
+        "12",
+        "--db",
+        str(db),
+        "--no-progress",
+    ]
     p = subprocess.run(cli(*args), capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
     assert "local/smollm2: 4 generated, 0 already stored, 0 errors" in p.stdout
     assert "judge lexical: 4 judged" in p.stdout
     assert "outcome by framing" in p.stdout and "coach" in p.stdout
-    st = json.loads(subprocess.run(cli("status", "--json", "--db", str(db)), capture_output=True, text=True).stdout)
-    assert st == {"models": {"local/smollm2": {"planned": 4, "ok": 4, "errors": 0}},
-                  "judges": {"lexical": {"judged": 4, "parse_errors": 0, "errors": 0}}}
+    st = json.loads(
+        subprocess.run(
+            cli("status", "--json", "--db", str(db)), capture_output=True, text=True
+        ).stdout
+    )
+    assert st == {
+        "models": {"local/smollm2": {"planned": 4, "ok": 4, "errors": 0}},
+        "judges": {"lexical": {"judged": 4, "parse_errors": 0, "errors": 0}},
+    }
     p = subprocess.run(cli(*args), capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
     assert "local/smollm2: 0 generated, 4 already stored, 0 errors" in p.stdout
@@ -101,7 +126,7 @@ def test_ctrl_c_stops_cleanly_and_rerun_resumes(tmp_path):
     while count_rows(db) < 2 and time.time() < deadline:
         time.sleep(0.2)
     proc.send_signal(signal.SIGINT)
-    out, errtext = proc.communicate(timeout=120)
+    _, errtext = proc.communicate(timeout=120)
     assert proc.returncode == 130, errtext
     assert "Traceback" not in errtext
     kept = count_rows(db)

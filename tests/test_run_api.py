@@ -122,7 +122,9 @@ def test_full_run_with_two_blind_judges_and_no_key_leak(tmp_path, server):
     # Judge blindness: each judge request is the rubric's system prompt and its user template
     # filled with the claim and the response only.
     b = default_benchmark()
-    gens = {r[0]: (r[1], r[2]) for r in rows(db, "SELECT gen_id, claim_id, response FROM generations")}
+    gens = {
+        r[0]: (r[1], r[2]) for r in rows(db, "SELECT gen_id, claim_id, response FROM generations")
+    }
     expected_user = {b.rubric.user_prompt(b.claim(c).text, resp) for c, resp in gens.values()}
     judge_requests = [r for r in server.requests if is_judge_request(r)]
     assert len(judge_requests) == 36
@@ -137,7 +139,14 @@ def test_full_run_with_two_blind_judges_and_no_key_leak(tmp_path, server):
         user = msg["content"] if isinstance(msg["content"], str) else msg["content"][0]["text"]
         assert user in expected_user
         blob = json.dumps(body)
-        for leak in ("vllm/test-model", "test-model", "explicit_", "Deflect this claim", "coach", "framing"):
+        for leak in (
+            "vllm/test-model",
+            "test-model",
+            "explicit_",
+            "Deflect this claim",
+            "coach",
+            "framing",
+        ):
             assert leak not in blob, leak
         assert body["temperature"] == 0 or body.get("temperature") in (0, 0.0)
     # Generation requests carry the release's prompt as a single user message.
@@ -166,7 +175,12 @@ def test_full_run_with_two_blind_judges_and_no_key_leak(tmp_path, server):
 
 
 def test_key_echoed_in_an_error_never_reaches_store_or_output(tmp_path):
-    with FakeLLMServer(reply=reply, fault_rate=1.0, fault_kinds=("401",), error_message=f"Incorrect API key provided: {OPENAI_KEY}") as server:
+    with FakeLLMServer(
+        reply=reply,
+        fault_rate=1.0,
+        fault_kinds=("401",),
+        error_message=f"Incorrect API key provided: {OPENAI_KEY}",
+    ) as server:
         db = tmp_path / "r.db"
         cfg = write_config(tmp_path / "run.toml", server, judges=["lexical"], runs=1)
         p = cli("run", "--config", str(cfg), "--db", str(db), "--no-progress")
@@ -229,7 +243,9 @@ def test_cache_answers_identical_requests_and_no_cache_does_not(tmp_path, server
 
 def test_2000_cells_with_20_percent_faults_end_with_exactly_2000(tmp_path):
     b = default_benchmark()
-    cells = [(c.claim_id, t.prompt_id, s) for c in b.claims for t in b.templates[:5] for s in range(1, 6)]
+    cells = [
+        (c.claim_id, t.prompt_id, s) for c in b.claims for t in b.templates[:5] for s in range(1, 6)
+    ]
     assert len(cells) == 2000
     with FakeLLMServer(
         reply=reply,
@@ -242,7 +258,10 @@ def test_2000_cells_with_20_percent_faults_end_with_exactly_2000(tmp_path):
             "vllm/test-model",
             {"vllm": {"base_url": server.openai_base_url, "timeout_s": 1.0, "max_concurrency": 32}},
         )
-        policy = EnginePolicy.for_model(model, timeout_s=1.5, backoff_base_s=0.01, backoff_max_s=0.1, max_retries=10)
+        policy = EnginePolicy.for_model(
+            model, timeout_s=1.5, backoff_base_s=0.01, backoff_max_s=0.1, max_retries=10
+        )
+
         async def go(store: Store):
             try:
                 return await generate(store, b, model, cells, run_id="r", policy=policy)
@@ -268,14 +287,31 @@ def test_sigkill_three_times_then_resume_ends_the_same(tmp_path):
             tmp_path / "run.toml",
             server,
             claims=["L1_US_01", "L2_INT_03", "L3_US_01", "L4_INT_15"],
-            templates=["explicit_direct_WA", "explicit_coach_AH", "implicit_neutral", "explicit_choose_any"],
+            templates=[
+                "explicit_direct_WA",
+                "explicit_coach_AH",
+                "implicit_neutral",
+                "explicit_choose_any",
+            ],
             runs=3,
         )
         n = 4 * 4 * 3
         env = dict(os.environ, OPENAI_API_KEY=OPENAI_KEY, ANTHROPIC_API_KEY=ANTHROPIC_KEY)
-        args = [sys.executable, "-m", "deflectbench", "run", "--config", str(cfg), "--db", str(db), "--no-progress"]
+        args = [
+            sys.executable,
+            "-m",
+            "deflectbench",
+            "run",
+            "--config",
+            str(cfg),
+            "--db",
+            str(db),
+            "--no-progress",
+        ]
         for _ in range(3):
-            proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            proc = subprocess.Popen(
+                args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            )
             time.sleep(rng.uniform(1.5, 4.0))  # start-up is ~1.5 s; then generation and judging
             proc.send_signal(signal.SIGKILL)
             proc.wait()

@@ -106,7 +106,9 @@ def main() -> None:
         sys.exit(1)
     except Exception as exc:  # click usage errors and the unexpected
         # typer may bundle its own click: recognise usage errors by their interface
-        if callable(getattr(exc, "show", None)) and isinstance(getattr(exc, "exit_code", None), int):
+        if callable(getattr(exc, "show", None)) and isinstance(
+            getattr(exc, "exit_code", None), int
+        ):
             exc.show()
             sys.exit(exc.exit_code)
         if os.environ.get("DEFLECTBENCH_DEBUG"):
@@ -358,7 +360,9 @@ def run(
         list[str] | None,
         typer.Option(help="Template ids instead of all 15, e.g. explicit_coach_WA."),
     ] = None,
-    runs: Annotated[int | None, typer.Option(help="Samples per cell (preset's by default).")] = None,
+    runs: Annotated[
+        int | None, typer.Option(help="Samples per cell (preset's by default).")
+    ] = None,
     seed: Annotated[
         int | None, typer.Option(help="Base seed (0); each cell derives its own from it.")
     ] = None,
@@ -369,7 +373,9 @@ def run(
     config: Annotated[
         Path | None,
         typer.Option(
-            "--config", "-c", help="A TOML run configuration ([run], [providers.NAME], [prices]). Flags win."
+            "--config",
+            "-c",
+            help="A TOML run configuration ([run], [providers.NAME], [prices]). Flags win.",
         ),
     ] = None,
     dry_run: Annotated[
@@ -381,7 +387,9 @@ def run(
     ] = None,
     cache: Annotated[
         bool | None,
-        typer.Option("--cache/--no-cache", help="Reuse identical requests already paid for (default on)."),
+        typer.Option(
+            "--cache/--no-cache", help="Reuse identical requests already paid for (default on)."
+        ),
     ] = None,
     retry_errors: Annotated[bool, typer.Option(help="Try stored error rows again.")] = False,
     db: DbOption = DEFAULT_DB,
@@ -470,12 +478,11 @@ def _print_estimate(db: Path, b: Any, plan: Any, built: dict[str, Any], options:
     from deflectbench.runner import estimate
     from deflectbench.store import Store
 
-    if db.exists():
-        store = Store.open(db, readonly=True)
-    else:
-        store = Store.open(":memory:")
+    store = Store.open(db, readonly=True) if db.exists() else Store.open(":memory:")
     try:
-        rows = estimate(store, b, plan, built, retry_errors=options.retry_errors, prices=options.prices)
+        rows = estimate(
+            store, b, plan, built, retry_errors=options.retry_errors, prices=options.prices
+        )
     finally:
         store.close()
     t = Table(title=f"Dry run: {len(plan.cells):,} cells per model; nothing was sent")
@@ -512,7 +519,7 @@ def _print_estimate(db: Path, b: Any, plan: Any, built: dict[str, Any], options:
     if unknown:
         console.print(
             escape(
-                f"no price known for {', '.join(unknown)}: add [prices.\"NAME\"] with "
+                f'no price known for {", ".join(unknown)}: add [prices."NAME"] with '
                 "input_per_mtok and output_per_mtok (USD per million tokens) to the --config file"
             ),
             style="yellow",
@@ -566,7 +573,9 @@ def _print_run_report(report: Any, plan: Any, db: Path) -> None:
                 )
             console.print(t)
     if report.spent_usd:
-        console.print(f"spent: {report.spent_usd:,.4f} USD (priced requests of this run)", highlight=False)
+        console.print(
+            f"spent: {report.spent_usd:,.4f} USD (priced requests of this run)", highlight=False
+        )
     if report.stop_reason == "budget":
         console.print(
             "[yellow]stopped at the --max-cost budget: what finished is stored; raise the budget and "
@@ -696,7 +705,9 @@ def analyze(
     resamples: Annotated[
         int, typer.Option(min=1, help="Block-bootstrap resamples of the claims for the 95% CIs.")
     ] = 1000,
-    seed: Annotated[int, typer.Option(help="Seed of the bootstrap draws (same seed, same CIs).")] = 0,
+    seed: Annotated[
+        int, typer.Option(help="Seed of the bootstrap draws (same seed, same CIs).")
+    ] = 0,
     db: DbOption = DEFAULT_DB,
 ) -> None:
     """The paper's analysis of a results file: each model's signature with 95% CIs, judge
@@ -792,7 +803,14 @@ def import_(
     for c in ("kind", "lines", "new", "already present", "skipped"):
         t.add_column(c, justify="left" if c == "kind" else "right")
     for f in report.files:
-        t.add_row(escape(str(f.path)), f.kind, str(f.read), str(f.imported), str(f.already_present), str(f.skipped))
+        t.add_row(
+            escape(str(f.path)),
+            f.kind,
+            str(f.read),
+            str(f.imported),
+            str(f.already_present),
+            str(f.skipped),
+        )
     console.print(t)
     console.print(report.summary(), highlight=False, markup=False)
     if report.problems:
@@ -806,7 +824,9 @@ def import_(
 
 @app.command()
 def export(
-    out: Annotated[Path, typer.Option("--out", "-o", help="Folder to write into (created if missing).")],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Folder to write into (created if missing).")
+    ],
     fmt: Annotated[
         str,
         typer.Option(

@@ -53,7 +53,9 @@ def estimate_tokens(text: str) -> int:
 class CostMeter:
     """Adds up the cost of the requests of this invocation; ``exceeded`` once over budget."""
 
-    def __init__(self, budget_usd: float | None, overrides: Mapping[str, Price] | None = None) -> None:
+    def __init__(
+        self, budget_usd: float | None, overrides: Mapping[str, Price] | None = None
+    ) -> None:
         self.budget_usd = budget_usd
         self.overrides = dict(overrides or {})
         self.spent_usd = 0.0

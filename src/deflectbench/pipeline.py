@@ -44,7 +44,9 @@ def cell_seed(seed: int, model: str, claim_id: str, prompt_id: str, sample: int)
     return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 
 
-def request_key(model: str, messages: Sequence[Message], params: GenerationParams, sample: int | None) -> str:
+def request_key(
+    model: str, messages: Sequence[Message], params: GenerationParams, sample: int | None
+) -> str:
     """Identity of a request for the cache: same model, messages, parameters and sample."""
     payload = {
         "model": model,
@@ -86,7 +88,9 @@ async def cached_complete(
     return completion
 
 
-def _account(result: StageResult, meter: CostMeter | None, model: str, completion: Completion) -> None:
+def _account(
+    result: StageResult, meter: CostMeter | None, model: str, completion: Completion
+) -> None:
     result.ok += 1
     if completion.cached:
         result.cached += 1
@@ -148,7 +152,9 @@ async def generate(
 
     async def call(cell: tuple[str, str, int]) -> Completion:
         messages = [Message("user", benchmark.render(cell[0], cell[1]))]
-        return await cached_complete(store if use_cache else None, model, messages, params_for(cell), cell[2])
+        return await cached_complete(
+            store if use_cache else None, model, messages, params_for(cell), cell[2]
+        )
 
     def on_result(
         cell: tuple[str, str, int], completion: Completion | None, failure: Failure | None

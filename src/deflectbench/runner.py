@@ -263,13 +263,23 @@ def estimate(
             for p in pending
         )
         tokens_in += sum(
-            rubric_tokens + estimate_tokens(benchmark.claim(c).text) + out for c, out in new_responses
+            rubric_tokens + estimate_tokens(benchmark.claim(c).text) + out
+            for c, out in new_responses
         )
         n = len(pending) + len(new_responses)
         price = price_for(name, prices)
         cost = None if price is None else price.cost(tokens_in, JUDGE_OUTPUT_TOKENS * n)
         rows.append(
-            EstimateRow("judge", name, judged, n, tokens_in, JUDGE_OUTPUT_TOKENS * n,
-                        JUDGE_OUTPUT_TOKENS * n, cost, cost)
+            EstimateRow(
+                "judge",
+                name,
+                judged,
+                n,
+                tokens_in,
+                JUDGE_OUTPUT_TOKENS * n,
+                JUDGE_OUTPUT_TOKENS * n,
+                cost,
+                cost,
+            )
         )
     return rows

@@ -19,7 +19,9 @@ REDACTED = "[redacted]"
 
 def secret_values(env: Mapping[str, str] | None = None) -> list[str]:
     env = os.environ if env is None else env
-    values = {v for k, v in env.items() if _CREDENTIAL_NAME.search(k) and len(v) >= _MIN_SECRET_LENGTH}
+    values = {
+        v for k, v in env.items() if _CREDENTIAL_NAME.search(k) and len(v) >= _MIN_SECRET_LENGTH
+    }
     return sorted(values, key=len, reverse=True)
 
 

@@ -528,7 +528,13 @@ class Store:
         return None if row is None else dict(row)
 
     def cache_put(
-        self, key: str, model: str, text: str, input_tokens: int, output_tokens: int, finish_reason: str | None
+        self,
+        key: str,
+        model: str,
+        text: str,
+        input_tokens: int,
+        output_tokens: int,
+        finish_reason: str | None,
     ) -> None:
         self.conn.execute(
             "INSERT OR IGNORE INTO request_cache VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -576,7 +582,8 @@ class Store:
         where = "" if include_errors else "WHERE error IS NULL"
         cols = self._columns("generations", columns)
         return [
-            dict(r) for r in self.conn.execute(f"SELECT {cols} FROM generations {where} ORDER BY gen_id")
+            dict(r)
+            for r in self.conn.execute(f"SELECT {cols} FROM generations {where} ORDER BY gen_id")
         ]
 
     def judgment_rows(self, *, columns: Sequence[str] | None = None) -> list[dict[str, Any]]:
