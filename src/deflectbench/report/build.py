@@ -214,20 +214,28 @@ def _framing_tables(d: ReportData) -> list[Table]:
             for measure, h in measures.items():
                 h_rows.append({"model": m, "comparison": comp, "measure": measure, "h": h})
     h_frame = pd.DataFrame(h_rows, columns=["model", "comparison", "measure", "h"])
-    cols = list(dict.fromkeys(zip(h_frame["comparison"], h_frame["measure"], strict=True)))
+    pairs = list(dict.fromkeys(zip(h_frame["comparison"], h_frame["measure"], strict=True)))
     lookup = {(r["model"], r["comparison"], r["measure"]): r["h"] for r in h_rows}
     cohens = _table(
         "cohens_h",
         "Framing effects: Cohen's h",
         h_frame,
-        ["model", *(f"{c.replace('_vs_', ' vs ')}: {ms.replace('_', ' ')}" for c, ms in cols)],
-        [[m, *(num(lookup.get((m, c, ms))) for c, ms in cols)] for m in d.models],
+        ["framings", "outcome", *d.models],
+        [
+            [
+                c.replace("_vs_", " vs "),
+                ms.replace("_", " "),
+                *(num(lookup.get((m, c, ms))) for m in d.models),
+            ]
+            for c, ms in pairs
+        ],
+        left=2,
         note=(
             "h = 2·asin√p₁ − 2·asin√p₂ between the two framings' outcome shares (positive: the "
             "first framing's rate is higher); |h| ≈ 0.2 small, 0.5 medium, 0.8 large."
         ),
     )
-    cohens.show = bool(cols)
+    cohens.show = bool(pairs)
 
     p_rows = []
     for m in d.models:
@@ -400,6 +408,7 @@ def _test_tables(d: ReportData) -> list[Table]:
         left=0,
         note="" if chi_rows else "Needs at least two models.",
     )
+    chi_t.numeric[-1] = False
     tost = tests.get("tost_levels") or []
     keep = ["level_a", "level_b", "rate_a", "rate_b", "diff", "p_value", "equivalent"]
     tost_frame = pd.DataFrame(tost)
@@ -501,7 +510,7 @@ def _count_tables(d: ReportData) -> list[Table]:
                 r["name"],
                 f"{r['input_tokens']:,}",
                 f"{r['output_tokens']:,}",
-                usd(r["cost_usd"]) if r["price_known"] else "unknown (no price)",
+                _cost_cell(r),
             ]
             for r in d.cost
         ],
@@ -510,6 +519,12 @@ def _count_tables(d: ReportData) -> list[Table]:
         show=bool(d.cost),
     )
     return [steps, by_model, by_judge, cost]
+
+
+def _cost_cell(row: Mapping[str, Any]) -> str:
+    if not (row["input_tokens"] or row["output_tokens"]):
+        return "– (no tokens recorded)"
+    return usd(row["cost_usd"]) if row["price_known"] else "unknown (no price)"
 
 
 def _appendix_tables(d: ReportData) -> list[Table]:
@@ -552,6 +567,9 @@ def _charts(d: ReportData) -> list[fg.Chart]:
     refusal = d.frames["refusal_by_framing"]
     sizes = d.scored.groupby("model").size().to_dict() if len(d.scored) else {}
     runs = d.benchmark.runs_per_cell
+    if len(d.scored):
+        per_cell = d.scored.groupby(["model", "claim_id", "prompt_id"])["sample"].nunique()
+        runs = min(runs, int(per_cell.max()))
     return [
         fg.signature_chart(d.models, d.summary, sizes),
         fg.framing_heatmap(refusal, largest_swing(refusal)),

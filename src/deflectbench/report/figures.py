@@ -202,7 +202,7 @@ def _label_segment(ax: Any, x: float, y: float, width: float, outcome: str, size
 
 def _outcome_legend(target: Any, **kw: Any) -> None:
     handles = [
-        Patch(label=OUTCOME_LABELS[o], **{k: v for k, v in _bar_kw(o).items() if k != "linewidth"})
+        Patch(label=OUTCOME_LABELS[o], **{**_bar_kw(o), "edgecolor": "#666666", "linewidth": 0.6})
         for o in OUTCOMES
     ]
     target.legend(handles=handles, ncols=len(OUTCOMES), handlelength=1.6, **kw)
@@ -385,7 +385,17 @@ def fallacy_framing_chart(matrix: pd.DataFrame) -> Chart:
         for i, m in enumerate(models):
             offset = (i - (n - 1) / 2) * step
             vals = 100 * matrix.loc[m].to_numpy(dtype=float)
-            ax.plot(vals, y + offset, ls="none", ms=7, mec=INK, mew=0.7, label=m, **_model_style(i))
+            ax.plot(
+                vals,
+                y + offset,
+                ls="none",
+                ms=7,
+                mec=INK,
+                mew=0.7,
+                label=m,
+                clip_on=False,
+                **_model_style(i),
+            )
         ax.set_yticks(y, labels=[f.replace("_", " ") for f in framings])
         ax.set_ylim(len(framings) - 0.5, -0.5)
         ax.set_xlim(0, 100)
@@ -441,7 +451,9 @@ def coach_chart(coach: pd.DataFrame, models: Sequence[str]) -> Chart:
             ax.set_title(m, loc="left")
             ax.tick_params(axis="y", length=0)
             ax.spines["left"].set_visible(False)
-            ax.set_xlabel("share of coach-framing generations (%)")
+            if idx + cols >= len(present):
+                ax.set_xlabel("share of coach-framing generations (%)")
+                ax.xaxis.set_tick_params(labelbottom=True)
         for idx in range(len(present), rows * cols):
             axes[idx // cols][idx % cols].set_visible(False)
         _outcome_legend(fig, loc="outside upper center")
@@ -545,7 +557,7 @@ def run_counts_chart(models: Sequence[str], summary: Mapping[str, Any], runs: in
         axes = fig.subplots(rows, cols, squeeze=False, sharey=True)
         for idx, (m, d) in enumerate(dists.items()):
             ax = axes[idx // cols][idx % cols]
-            keys = sorted(d, key=int)
+            keys = [k for k in sorted(d, key=int) if int(k) <= runs]
             counts = np.array([d[k] for k in keys], dtype=float)
             share = 100 * counts / counts.sum()
             bars = ax.bar(np.arange(len(keys)), share, color=OUTCOME_COLORS["refusal"], width=0.7)
@@ -604,7 +616,16 @@ def tokens_chart(tokens: pd.DataFrame, models: Sequence[str], summary: Mapping[s
         ax.set_ylabel("mean output length (tokens)")
         ax.grid(axis="y", color="#DDDDDD", linewidth=0.6)
         ax.set_axisbelow(True)
-        ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=3)
+        handles, labels = ax.get_legend_handles_labels()
+        order = [i for i, lab in enumerate(labels) if lab in OUTCOME_LABELS.values()]
+        order += [i for i in range(len(labels)) if i not in order]
+        ax.legend(
+            [handles[i] for i in order],
+            [labels[i] for i in order],
+            loc="lower center",
+            bbox_to_anchor=(0.5, 1.0),
+            ncols=3,
+        )
     chart.figure = fig
     return chart
 
