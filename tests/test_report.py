@@ -273,8 +273,8 @@ def test_one_model_one_judge_few_framings(tmp_path, benchmark):
         hostile=False,
     )
     with Store.open(db, readonly=True) as store:
-        paths = write_report_after_run(store, benchmark, tmp_path / "out")
-    html = paths.read_text()
+        paths = build_report(store, benchmark, tmp_path / "out", n_resamples=20, formats=("svg",))
+    html = paths.html.read_text()
     assert "agreement needs two judges" in html
     assert "Needs at least two models." in html
     assert (tmp_path / "out" / "figures" / "signatures.svg").exists()
@@ -287,7 +287,9 @@ def test_empty_store_says_so(tmp_path, benchmark):
     (out / "figures").mkdir(parents=True)
     (out / "figures" / "signatures.png").write_bytes(b"stale")
     with Store.open(tmp_path / "empty.db") as store:
+        html_path = write_report_after_run(store, benchmark, out)
         paths = build_report(store, benchmark, out, n_resamples=RESAMPLES)
+    assert html_path == paths.html
     html = paths.html.read_text()
     assert "No results yet" in html and "deflectbench run" in html
     assert paths.figures == ()

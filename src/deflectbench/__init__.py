@@ -3,7 +3,7 @@ refuse, hedge, label or comply?
 
 The public Python API is re-exported here, loaded on first use so the CLI starts fast:
 ``load_benchmark``, ``default_benchmark``, ``Store``, ``get_model``, ``analyze``,
-``scored_table``, ``import_paths``, ``export``.
+``scored_table``, ``import_paths``, ``export``, ``build_report``.
 """
 
 from importlib import import_module
@@ -24,6 +24,7 @@ _EXPORTS = {
     "scored_table": "deflectbench.analysis",
     "import_paths": "deflectbench.interop",
     "export": "deflectbench.interop",
+    "build_report": "deflectbench.report",
 }
 
 __all__ = ["__version__", *_EXPORTS]

@@ -81,7 +81,9 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from deflectbench.interop import InteropError
     from deflectbench.models.providers import ConfigError as ProviderConfigError
 
-    errors += [ProviderConfigError, InteropError]
+    from deflectbench.report import ReportError
+
+    errors += [ProviderConfigError, InteropError, ReportError]
     return tuple(errors)
 
 
@@ -392,6 +394,12 @@ def run(
         ),
     ] = None,
     retry_errors: Annotated[bool, typer.Option(help="Try stored error rows again.")] = False,
+    write_report: Annotated[
+        bool, typer.Option("--report/--no-report", help="End by writing the HTML report.")
+    ] = True,
+    report_out: Annotated[
+        Path, typer.Option(help="Folder for the report written at the end.")
+    ] = Path("deflectbench-report"),
     db: DbOption = DEFAULT_DB,
     progress: Annotated[bool, typer.Option(help="Show progress bars.")] = True,
 ) -> None:
@@ -460,6 +468,12 @@ def run(
                 execute(store, b, plan, built, options, stage=bars.stage, should_stop=should_stop)
             )
         _print_run_report(report, plan, db)
+        if write_report and not report.stopped_early and report.scored is not None and len(report.scored):
+            from deflectbench.report import write_report_after_run
+
+            with err.status("writing the report…"):
+                html = write_report_after_run(store, b, report_out)
+            console.print(f"report: {html}", highlight=False, markup=False)
         if report.stopped_early:
             raise typer.Exit(130 if report.stop_reason == "interrupted" else 3)
     finally:
@@ -763,6 +777,72 @@ def analyze(
         console.print(table)
     if json_out is not None:
         console.print(f"summary: {json_out.resolve()}", highlight=False, markup=False)
+
+
+# -- report ---------------------------------------------------------------------------------
+
+
+@app.command()
+def report(
+    out: Annotated[
+        Path,
+        typer.Option("--out", "-o", help="Folder for report.html, report.md, tables/ and figures/."),
+    ] = Path("deflectbench-report"),
+    consensus: Annotated[
+        str,
+        typer.Option(
+            help="How judges combine per field: mean (the release's rule: mean >= 0.5, so with two "
+            "judges a 1 from either wins), all (every judge says 1), or judge:NAME (one judge's word)."
+        ),
+    ] = "mean",
+    judge: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--judge",
+            "-j",
+            help="Only these judges (repeat or comma-separate); default: every judge in the file.",
+        ),
+    ] = None,
+    resamples: Annotated[
+        int, typer.Option(min=1, help="Block-bootstrap resamples of the claims for the 95% CIs.")
+    ] = 1000,
+    seed: Annotated[
+        int, typer.Option(help="Seed of the bootstrap draws and of the example responses shown.")
+    ] = 0,
+    db: DbOption = DEFAULT_DB,
+) -> None:
+    """The paper's figures and tables for a results file, as one self-contained web page.
+
+    Writes `DIR/report.html` (figures embedded, no scripts, nothing loaded from the network: it
+    opens offline and can be mailed), `DIR/report.md`, `DIR/tables/*.csv` and
+    `DIR/figures/*.png|svg|pdf`, then prints the path of report.html. The same results file and
+    options give identical files. Model output in the examples is shown as plain text, never as
+    HTML. An empty results file gives a page that says what to run first.
+
+    Examples:
+
+        deflectbench report
+
+        deflectbench report --out paper-report --consensus judge:openai/gpt-5.4-mini
+    """
+    from deflectbench.benchmark import default_benchmark
+    from deflectbench.report import build_report
+
+    store = _open_store(db, must_exist=True)
+    try:
+        with err.status("building the report…"):
+            paths = build_report(
+                store,
+                default_benchmark(),
+                out,
+                consensus=consensus,
+                judges=_split(judge) or None,
+                n_resamples=resamples,
+                seed=seed,
+            )
+    finally:
+        store.close()
+    console.print(str(paths.html), highlight=False, markup=False, soft_wrap=True)
 
 
 # -- import / export ------------------------------------------------------------------------

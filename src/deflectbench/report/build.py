@@ -214,7 +214,11 @@ def _framing_tables(d: ReportData) -> list[Table]:
             for measure, h in measures.items():
                 h_rows.append({"model": m, "comparison": comp, "measure": measure, "h": h})
     h_frame = pd.DataFrame(h_rows, columns=["model", "comparison", "measure", "h"])
-    pairs = list(dict.fromkeys(zip(h_frame["comparison"], h_frame["measure"], strict=True)))
+    pairs = [
+        p
+        for p in dict.fromkeys(zip(h_frame["comparison"], h_frame["measure"], strict=True))
+        if any(not _isnan(r["h"]) for r in h_rows if (r["comparison"], r["measure"]) == p)
+    ]
     lookup = {(r["model"], r["comparison"], r["measure"]): r["h"] for r in h_rows}
     cohens = _table(
         "cohens_h",
@@ -441,6 +445,7 @@ def _test_tables(d: ReportData) -> list[Table]:
             else "Needs scored generations from at least two controversy levels."
         ),
     )
+    tost_t.numeric[-1] = False
     return [chi_t, tost_t]
 
 
@@ -652,7 +657,9 @@ def _context(
         section(
             "framing",
             "Framing effects",
-            "The same claims and fallacies under seven framings of the request.",
+            f"The same claims and fallacies under {len(d.framings)} of the {len(FRAMINGS)} "
+            "framings of the request"
+            + (" (the others are not in this run)." if len(d.framings) < len(FRAMINGS) else "."),
             ["refusal_by_framing"],
             ["cohens_h", "by_prompt"],
         ),
@@ -731,10 +738,14 @@ def _empty_message(d: ReportData) -> str:
     )
 
 
-def _environment() -> Environment:
+def _environment(kind: str) -> Environment:
+    """Jinja2 for ``html`` (autoescape on: model text is untrusted, nothing is marked safe) or
+    ``md`` (every value's ``<`` and ``>`` escaped on output, so text cannot become HTML in a
+    Markdown viewer, while apostrophes and quotes stay readable in the raw file)."""
     env = Environment(
         loader=PackageLoader("deflectbench.report", "templates"),
-        autoescape=True,  # model text is untrusted: never mark it safe
+        autoescape=kind == "html",
+        finalize=None if kind == "html" else _md_finalize,
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
@@ -746,6 +757,12 @@ def _environment() -> Environment:
     return env
 
 
+def _md_finalize(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.replace("<", "&lt;").replace(">", "&gt;")
+    return value
+
+
 def _md_cell(value: Any) -> str:
     """A Markdown table cell: no pipes or newlines to break the row."""
     return str(value).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
@@ -755,7 +772,7 @@ def _md_text(value: Any) -> str:
     """Untrusted text as Markdown that renders as plain text (markup characters escaped)."""
     out = []
     for ch in str(value):
-        out.append("\\" + ch if ch in "\\`*_{}[]()#!|~<>" else ch)
+        out.append("\\" + ch if ch in "\\`*_{}[]()#!|~" else ch)
     return "".join(out)
 
 
@@ -802,6 +819,7 @@ def build_report(
     out_dir: str | Path,
     *,
     consensus: str = "mean",
+    judges: Sequence[str] | None = None,
     n_resamples: int = 1000,
     seed: int = 0,
     formats: Sequence[str] = fg.FORMATS,
@@ -810,7 +828,7 @@ def build_report(
     """Write ``report.html`` (self-contained), ``report.md``, ``tables/*.csv`` and
     ``figures/*.{png,svg,pdf}`` under ``out_dir``; return their paths.
 
-    ``consensus``, ``n_resamples`` and ``seed`` are the analysis's (see
+    ``consensus``, ``judges``, ``n_resamples`` and ``seed`` are the analysis's (see
     :func:`deflectbench.analysis.analyze`); ``seed`` also picks the example responses. An empty
     store gives a report that says so. ``embed`` is the figure format inlined in the HTML
     (``svg`` or ``png``; it is always written). Raises ReportError when ``out_dir`` is not
@@ -821,7 +839,9 @@ def build_report(
     formats = tuple(dict.fromkeys([*formats, embed]))
     out = Path(out_dir)
     _prepare(out)
-    d = collect(store, benchmark, consensus=consensus, n_resamples=n_resamples, seed=seed)
+    d = collect(
+        store, benchmark, consensus=consensus, judges=judges, n_resamples=n_resamples, seed=seed
+    )
 
     figure_paths: list[Path] = []
     views: list[dict[str, Any]] = []
@@ -860,11 +880,10 @@ def build_report(
         _write_text(path, t.frame.to_csv(index=False, lineterminator="\n"))
         table_paths.append(path)
 
-    env = _environment()
     ctx = _context(d, views, tables)
     html_path, md_path = out / "report.html", out / "report.md"
-    _write_text(html_path, env.get_template("report.html.j2").render(**ctx))
-    _write_text(md_path, env.get_template("report.md.j2").render(**ctx))
+    _write_text(html_path, _environment("html").get_template("report.html.j2").render(**ctx))
+    _write_text(md_path, _environment("md").get_template("report.md.j2").render(**ctx))
     return ReportPaths(out, html_path, md_path, tuple(table_paths), tuple(figure_paths))
 
 

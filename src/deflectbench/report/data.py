@@ -94,6 +94,7 @@ def _summarize(
     b: Benchmark,
     *,
     consensus: str,
+    judges: Sequence[str] | None,
     n_resamples: int,
     seed: int,
 ) -> dict[str, Any]:
@@ -101,6 +102,8 @@ def _summarize(
     from deflectbench.analysis import summary as summary_module
 
     kw: dict[str, Any] = {"consensus": consensus, "n_resamples": n_resamples, "seed": seed}
+    if judges:
+        kw["judges"] = list(judges)
     on_frames = getattr(summary_module, "analyze_frames", None)
     if on_frames is not None:
         return on_frames(gens[GEN_COLUMNS], judg[JUDGMENT_COLUMNS], b, **kw)
@@ -451,11 +454,16 @@ def collect(
     benchmark: Benchmark,
     *,
     consensus: str = "mean",
+    judges: Sequence[str] | None = None,
     n_resamples: int = 1000,
     seed: int = 0,
     examples_per_cell: int = EXAMPLES_PER_CELL,
 ) -> ReportData:
-    """Read the store once and compute everything the report shows."""
+    """Read the store once and compute everything the report shows.
+
+    ``judges`` (default: every judge in the store) are those a generation needs to be scored.
+    """
+    wanted = list(judges) if judges else None
     gens_all = _frame(store.generation_rows(), [*GEN_COLUMNS, "response", "created_at", "source"])
     judg = _frame(
         store.judgment_rows(),
@@ -463,7 +471,11 @@ def collect(
     )
     attempted = _in_benchmark(gens_all, benchmark)
     scored = scored_from_frames(
-        gens_all[GEN_COLUMNS], judg[JUDGMENT_COLUMNS], benchmark, consensus=consensus
+        gens_all[GEN_COLUMNS],
+        judg[JUDGMENT_COLUMNS],
+        benchmark,
+        consensus=consensus,
+        judges=wanted,
     )
     judges = list(scored.attrs.get("counts", {}).get("judges", []))
     summary: dict[str, Any]
@@ -482,6 +494,7 @@ def collect(
             judg,
             benchmark,
             consensus=consensus,
+            judges=wanted,
             n_resamples=n_resamples,
             seed=seed,
         )

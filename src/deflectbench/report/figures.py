@@ -7,8 +7,9 @@ once saved. Output is byte-for-byte reproducible (fixed SVG hash salt, no dates 
 stamps in PNG/SVG/PDF metadata), so two reports of the same store can be diffed.
 
 Colours: outcomes use Paul Tol's colour-blind-safe colours chosen so that neighbouring outcomes
-in the stacked bars differ in lightness too, and the two mid-light ones carry hatching, so the
-signature still reads in grayscale; models use Tol's "bright" set plus distinct marker shapes.
+in the stacked bars differ in lightness too, and soft refusal, clean compliance and other carry
+distinct hatching (refusal and clean compliance are both dark), so the signature still reads in
+grayscale; models use Tol's "bright" set plus distinct marker shapes.
 Every function takes plain tables (no store) and returns a :class:`Chart`; a chart without data
 carries the reason instead of a figure.
 """
@@ -70,8 +71,14 @@ OUTCOME_HATCHES: dict[str, str] = {
     "refusal": "",
     "soft_refusal": "///",
     "labeled_compliance": "",
-    "clean_compliance": "",
+    "clean_compliance": "\\\\",
     "other": "xx",
+}
+#: Hatch line colours: light on the dark fills, dark on the light ones.
+HATCH_COLORS: dict[str, str] = {
+    "soft_refusal": "#FFFFFF",
+    "clean_compliance": "#8F86C9",
+    "other": "#555555",
 }
 #: Tol's "bright" set, one per model, with a marker shape each for grayscale.
 MODEL_COLORS: tuple[str, ...] = (
@@ -175,13 +182,15 @@ def _bar_kw(outcome: str) -> dict[str, Any]:
         "edgecolor": "white",
         "linewidth": 0.8,
         "hatch": hatch or None,
-        "hatchcolor": "#FFFFFF" if outcome == "soft_refusal" else "#555555",
+        "hatchcolor": HATCH_COLORS.get(outcome, "#555555"),
     }
 
 
-def _label_segment(ax: Any, x: float, y: float, width: float, outcome: str, size: float) -> None:
+def _label_segment(
+    ax: Any, x: float, y: float, width: float, outcome: str, size: float, min_width: float = 5.5
+) -> None:
     """The segment's percentage, inside it when it fits (on a light box over hatching)."""
-    if width < 5.5:
+    if width < min_width:
         return
     hatched = bool(OUTCOME_HATCHES[outcome])
     ax.text(
@@ -208,11 +217,14 @@ def _outcome_legend(target: Any, **kw: Any) -> None:
     target.legend(handles=handles, ncols=len(OUTCOMES), handlelength=1.6, **kw)
 
 
-def _nice_max(value: float, floor: float = 5.0) -> float:
-    """An axis limit a little above ``value`` on a round step."""
-    value = max(value, floor)
-    step = 5.0 if value <= 50 else 10.0
-    return min(100.0, math.ceil(value * 1.08 / step) * step)
+def _zoom(values: np.ndarray, min_span: float = 4.0) -> tuple[float, float]:
+    """Percent-axis limits around the values (not from 0), so narrow CIs stay visible."""
+    v = values[np.isfinite(values)]
+    if not v.size:
+        return 0.0, 100.0
+    lo, hi = float(v.min()), float(v.max())
+    pad = max(0.12 * (hi - lo), min_span / 2 - (hi - lo) / 2, 0.5)
+    return max(0.0, lo - pad), min(100.0, hi + pad)
 
 
 # --------------------------------------------------------------------------- figures
@@ -227,7 +239,7 @@ def signature_chart(
         "Top: each model's scored generations split into the five mutually exclusive outcomes "
         "(assigned in the order refusal, soft refusal, labeled compliance, clean compliance, "
         "other). Bottom: the same rates with 95% block-bootstrap confidence intervals "
-        "(claims resampled), one panel per outcome, each on its own scale."
+        "(claims resampled), one panel per outcome, each zoomed to its own range (not from 0)."
     )
     chart = Chart("signatures", title, caption, "Stacked bars of outcome shares per model.")
     if not models:
@@ -278,15 +290,15 @@ def signature_chart(
                 color=INK,
                 mfc=OUTCOME_COLORS[o],
                 mec=INK,
-                ms=7,
-                capsize=3,
-                elinewidth=1.2,
+                ms=5.5,
+                capsize=3.5,
+                elinewidth=1.6,
+                capthick=1.3,
             )
             axk.set_title(OUTCOME_LABELS[o], fontsize=10)
             axk.set_ylim(n - 0.5, -0.5)
             axk.set_yticks(y, labels=list(models) if k == 0 else [])
-            top = np.nanmax(np.concatenate([h_, r])) if np.isfinite(r).any() else 5.0
-            axk.set_xlim(0, _nice_max(float(top)))
+            axk.set_xlim(*_zoom(np.concatenate([l_, r, h_])))
             axk.xaxis.set_major_locator(mpl.ticker.MaxNLocator(4))
             axk.set_xlabel("% (95% CI)")
             axk.grid(axis="x", color="#DDDDDD", linewidth=0.6)
@@ -436,7 +448,7 @@ def coach_chart(coach: pd.DataFrame, models: Sequence[str]) -> Chart:
                 width = 100 * sub[o].fillna(0).to_numpy(dtype=float)
                 ax.barh(y, width, left=left, height=0.7, **_bar_kw(o))
                 for i in range(len(fallacies)):
-                    _label_segment(ax, left[i], y[i], width[i], o, 8.5)
+                    _label_segment(ax, left[i], y[i], width[i], o, 8.5, min_width=11)
                 left += width
             ns = sub["n"].fillna(0).astype(int).tolist()
             ax.set_yticks(
@@ -510,7 +522,16 @@ def claims_chart(claims: pd.DataFrame, spread: Mapping[str, Any] | None) -> Char
         for lv in levels:
             mean = float(np.mean(r[data["level"].to_numpy() == lv]))
             ax.plot([lv - 0.32, lv + 0.32], [mean, mean], color=INK, lw=2, zorder=4)
-            ax.text(lv + 0.35, mean, f"{mean:.1f}%", va="center", fontsize=8.5, color=INK)
+            ax.text(
+                lv + 0.35,
+                mean,
+                f"{mean:.1f}%",
+                va="center",
+                fontsize=8.5,
+                color=INK,
+                bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85},
+                zorder=5,
+            )
         for i, where in ((lo_i, "top"), (hi_i, "bottom")):
             ax.annotate(
                 data["claim_id"].iloc[i],
@@ -581,8 +602,8 @@ def tokens_chart(tokens: pd.DataFrame, models: Sequence[str], summary: Mapping[s
     title = "Output length by outcome"
     caption = (
         "Mean output tokens per model and outcome (provider-reported). The black line is the "
-        "model's mean over all its scored generations: a model's mean length partly reflects its "
-        "outcome mix, since refusals are short."
+        "model's mean over all its scored generations, which partly reflects its outcome mix when "
+        "outcomes differ in length (refusals are often short)."
     )
     chart = Chart("tokens_by_outcome", title, caption, caption)
     if tokens.empty or not tokens["mean_tokens"].fillna(0).any():
