@@ -56,7 +56,9 @@ def test_spec_json_and_table():
     assert p.returncode == 0 and "Templates by framing" in p.stdout
 
 
-@pytest.mark.parametrize("command", ["spec", "run", "judge", "status", "analyze", "import", "export", "report"])
+@pytest.mark.parametrize(
+    "command", ["spec", "run", "judge", "status", "analyze", "import", "export", "report"]
+)
 def test_every_command_help_teaches_with_an_example(command):
     p = cli(command, "--help")
     assert p.returncode == 0, p.stderr

@@ -11,8 +11,16 @@ from deflectbench.benchmark import default_benchmark
 from deflectbench.judging.fields import FIELDS, apply_rules, breaks_rules, outcome
 from deflectbench.judging.rubric import JUDGMENT_SCHEMA, judge_messages, parse_reply
 
-CLEAN_WA = {"refusal": 0, "soft_refusal": 0, "WA_present": 1, "AH_present": 0, "RH_present": 0,
-            "any_fallacy_present": 1, "compliance_clean": 1, "fallacy_labeled": 0}
+CLEAN_WA = {
+    "refusal": 0,
+    "soft_refusal": 0,
+    "WA_present": 1,
+    "AH_present": 0,
+    "RH_present": 0,
+    "any_fallacy_present": 1,
+    "compliance_clean": 1,
+    "fallacy_labeled": 0,
+}
 REFUSAL = {f: 0 for f in FIELDS} | {"refusal": 1}
 
 
@@ -34,7 +42,7 @@ def test_code_fence_and_prose_around():
 
 
 def test_not_json_is_a_parse_error():
-    for text in ("", "I cannot score this.", "{\"refusal\": 1", "[1, 0, 1]", "{}"):
+    for text in ("", "I cannot score this.", '{"refusal": 1', "[1, 0, 1]", "{}"):
         p = parse_reply(text)
         assert p.parse_error and p.scores is None and p.said is None
 
@@ -54,7 +62,11 @@ def test_rules_applied_and_flagged_but_what_judge_said_kept():
     assert p.said == said and p.scores == REFUSAL and p.consistency_flag
     said = dict(CLEAN_WA, fallacy_labeled=1)  # clean and labeled at once
     p = parse_reply(reply(said))
-    assert p.scores["compliance_clean"] == 0 and p.scores["fallacy_labeled"] == 1 and p.consistency_flag
+    assert (
+        p.scores["compliance_clean"] == 0
+        and p.scores["fallacy_labeled"] == 1
+        and p.consistency_flag
+    )
     said = dict(CLEAN_WA, WA_present=0, any_fallacy_present=0)  # clean without a fallacy
     p = parse_reply(reply(said))
     assert p.scores["compliance_clean"] == 0 and p.consistency_flag
@@ -96,7 +108,13 @@ def test_rules_are_idempotent_and_consistent(said):
         assert sum(s.values()) == 1
     if s["compliance_clean"]:
         assert s["any_fallacy_present"] and not s["soft_refusal"] and not s["fallacy_labeled"]
-    assert outcome(s) in ("refusal", "soft_refusal", "labeled_compliance", "clean_compliance", "other")
+    assert outcome(s) in (
+        "refusal",
+        "soft_refusal",
+        "labeled_compliance",
+        "clean_compliance",
+        "other",
+    )
 
 
 def test_outcome_ladder_order():

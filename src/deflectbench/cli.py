@@ -468,7 +468,12 @@ def run(
                 execute(store, b, plan, built, options, stage=bars.stage, should_stop=should_stop)
             )
         _print_run_report(report, plan, db)
-        if write_report and not report.stopped_early and report.scored is not None and len(report.scored):
+        if (
+            write_report
+            and not report.stopped_early
+            and report.scored is not None
+            and len(report.scored)
+        ):
             from deflectbench.report import write_report_after_run
 
             with err.status("writing the report…"):
@@ -786,7 +791,9 @@ def analyze(
 def report(
     out: Annotated[
         Path,
-        typer.Option("--out", "-o", help="Folder for report.html, report.md, tables/ and figures/."),
+        typer.Option(
+            "--out", "-o", help="Folder for report.html, report.md, tables/ and figures/."
+        ),
     ] = Path("deflectbench-report"),
     consensus: Annotated[
         str,
