@@ -80,7 +80,6 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     ]
     from deflectbench.interop import InteropError
     from deflectbench.models.providers import ConfigError as ProviderConfigError
-
     from deflectbench.report import ReportError
 
     errors += [ProviderConfigError, InteropError, ReportError]
