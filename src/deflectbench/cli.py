@@ -53,6 +53,24 @@ DbOption = Annotated[
     ),
 ]
 DEFAULT_DB = Path("deflectbench.db")
+ConsensusOption = Annotated[
+    str,
+    typer.Option(
+        help="How judges combine per field: mean (the release's rule: mean >= 0.5, so with two "
+        "judges a 1 from either wins), all (every judge says 1), or judge:NAME (one judge's word)."
+    ),
+]
+AnalysisJudgesOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--judge",
+        "-j",
+        help="Only these judges (repeat or comma-separate); default: every judge in the file.",
+    ),
+]
+ResamplesOption = Annotated[
+    int, typer.Option(min=1, help="Block-bootstrap resamples of the claims for the 95% CIs.")
+]
 
 
 class UserError(Exception):
@@ -705,24 +723,9 @@ def analyze(
             help="Also write the full summary (every table, CIs, counts) as JSON to FILE; `-` prints only the JSON.",
         ),
     ] = None,
-    consensus: Annotated[
-        str,
-        typer.Option(
-            help="How judges combine per field: mean (the release's rule: mean >= 0.5, so with two "
-            "judges a 1 from either wins), all (every judge says 1), or judge:NAME (one judge's word)."
-        ),
-    ] = "mean",
-    judge: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--judge",
-            "-j",
-            help="Only these judges (repeat or comma-separate); default: every judge in the file.",
-        ),
-    ] = None,
-    resamples: Annotated[
-        int, typer.Option(min=1, help="Block-bootstrap resamples of the claims for the 95% CIs.")
-    ] = 1000,
+    consensus: ConsensusOption = "mean",
+    judge: AnalysisJudgesOption = None,
+    resamples: ResamplesOption = 1000,
     seed: Annotated[
         int, typer.Option(help="Seed of the bootstrap draws (same seed, same CIs).")
     ] = 0,
@@ -794,24 +797,9 @@ def report(
             "--out", "-o", help="Folder for report.html, report.md, tables/ and figures/."
         ),
     ] = Path("deflectbench-report"),
-    consensus: Annotated[
-        str,
-        typer.Option(
-            help="How judges combine per field: mean (the release's rule: mean >= 0.5, so with two "
-            "judges a 1 from either wins), all (every judge says 1), or judge:NAME (one judge's word)."
-        ),
-    ] = "mean",
-    judge: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--judge",
-            "-j",
-            help="Only these judges (repeat or comma-separate); default: every judge in the file.",
-        ),
-    ] = None,
-    resamples: Annotated[
-        int, typer.Option(min=1, help="Block-bootstrap resamples of the claims for the 95% CIs.")
-    ] = 1000,
+    consensus: ConsensusOption = "mean",
+    judge: AnalysisJudgesOption = None,
+    resamples: ResamplesOption = 1000,
     seed: Annotated[
         int, typer.Option(help="Seed of the bootstrap draws and of the example responses shown.")
     ] = 0,
