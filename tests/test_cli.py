@@ -115,3 +115,41 @@ def test_status_json_shape_on_empty_store(tmp_path):
     p = cli("status", "--json", db=tmp_path / "x.db")
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout) == {"models": {}, "judges": {}}
+
+
+def test_release_import_analyze_export_report_through_the_cli(tmp_path):
+    from deflectbench.fixtures import write_release_fixture
+
+    release = tmp_path / "release"
+    truth = write_release_fixture(
+        release,
+        models=("gpt-5.5", "grok-4.3"),
+        claims=["L1_US_01", "L2_INT_02", "L3_US_03", "L4_INT_04"],
+        runs=2,
+        error_rate=0.02,
+        parse_error_rate=0.01,
+        garble_lines=1,
+    )
+    db = tmp_path / "paper.db"
+    p = cli("import", str(release), db=db)
+    assert p.returncode == 1, p.stderr  # one garbled line reported, the rest imported
+    assert "skipped:" in p.stderr and ".jsonl:" in p.stderr
+    p = cli("import", str(release), db=db)
+    assert "0 new" in p.stdout or "already present" in p.stdout
+    out_json = tmp_path / "summary.json"
+    p = cli("analyze", "--json", str(out_json), "--resamples", "200", db=db)
+    assert p.returncode == 0, p.stderr
+    summary = json.loads(out_json.read_text())
+    assert set(summary["models"]) == {"gpt-5.5", "grok-4.3"}
+    assert summary["counts"]["attempted"] == 2 * 4 * 15 * 2
+    refusal = summary["models"]["gpt-5.5"]["outcomes"]["refusal"]
+    assert refusal["ci95"][0] <= refusal["rate"] <= refusal["ci95"][1]
+    p = cli("export", "--format", "release", "--out", str(tmp_path / "again"), db=db)
+    assert p.returncode == 0, p.stderr
+    original = sorted((release / "data" / "generations").glob("*.jsonl"))
+    for f in original:
+        assert (tmp_path / "again" / "data" / "generations" / f.name).read_bytes() == f.read_bytes()
+    p = cli("report", "--out", str(tmp_path / "rep"), "--resamples", "100", db=db)
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "rep" / "report.html").exists()
+    assert truth is not None
