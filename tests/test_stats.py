@@ -458,6 +458,31 @@ def test_tost_decision_is_the_interval_inside_the_margin(g1, g2, margin, alpha):
     assert res.equivalent == (-margin < lo and hi < margin)
 
 
+@FAST
+@given(
+    st.integers(1, 400).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))),
+    st.integers(1, 400).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))),
+    st.sampled_from([0.02, 0.05, 0.1]),
+)
+def test_tost_agresti_caffo_matches_statsmodels(g1, g2, margin):
+    (x1, n1), (x2, n2) = g1, g2
+    ours = tost_two_proportions(x1, n1, x2, n2, margin=margin, method="agresti-caffo")
+    theirs = tost_proportions_2indep(
+        x1, n1, x2, n2, -margin, margin, method="agresti-caffo", compare="diff"
+    )
+    assert ours.p_value == pytest.approx(float(theirs.pvalue), rel=1e-9, abs=1e-300)
+    assert ours.diff == pytest.approx(x1 / n1 - x2 / n2)
+
+
+def test_tost_agresti_caffo_does_not_call_two_empty_small_samples_equivalent():
+    # 0 of 30 vs 0 of 30: Wald has se = 0 and says "equivalent, p = 0"; Agresti-Caffo does not.
+    assert tost_two_proportions(0, 30, 0, 30).equivalent
+    ac = tost_two_proportions(0, 30, 0, 30, method="agresti-caffo")
+    assert not ac.equivalent and ac.p_value > 0.05 and ac.se > 0
+    with pytest.raises(ValueError, match="unknown method"):
+        tost_two_proportions(1, 10, 1, 10, method="exact")
+
+
 def test_tost_zero_variance_and_validation():
     same = tost_two_proportions(0, 100, 0, 80)
     assert same.equivalent and same.p_value == 0.0 and same.se == 0.0

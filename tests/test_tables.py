@@ -324,12 +324,24 @@ def test_level_tost_matches_statsmodels_and_a_clustered_ols():
                 )
     df = frame(rows)
     out = tables.level_tost(df)
+    wald = tables.level_tost(df, method="wald")
     assert [(r.level_a, r.level_b) for r in out.itertuples()] == [(1, 2), (1, 3), (2, 3)]
-    for r in out.itertuples():
+    for r, w in zip(out.itertuples(), wald.itertuples(), strict=True):
         ya = df.loc[df["level"] == r.level_a, "refusal"].to_numpy()
         yb = df.loc[df["level"] == r.level_b, "refusal"].to_numpy()
-        ref = tost_proportions_2indep(
+        ref_w = tost_proportions_2indep(
             ya.sum(), ya.size, yb.sum(), yb.size, -0.05, 0.05, method="wald", compare="diff"
+        )
+        assert w.p_value == pytest.approx(ref_w.pvalue)
+        ref = tost_proportions_2indep(
+            ya.sum(),
+            ya.size,
+            yb.sum(),
+            yb.size,
+            -0.05,
+            0.05,
+            method="agresti-caffo",
+            compare="diff",
         )
         assert r.p_value == pytest.approx(ref.pvalue)
         assert r.diff == pytest.approx(ya.mean() - yb.mean())

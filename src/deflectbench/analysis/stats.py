@@ -8,6 +8,7 @@ the caller's to drop, and is rejected here rather than silently counted.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 from collections.abc import Hashable, Mapping, Sequence
@@ -373,7 +374,13 @@ def _check_tost_args(margin: float, alpha: float) -> None:
 
 
 def tost_two_proportions(
-    x1: int, n1: int, x2: int, n2: int, margin: float = 0.05, alpha: float = 0.05
+    x1: int,
+    n1: int,
+    x2: int,
+    n2: int,
+    margin: float = 0.05,
+    alpha: float = 0.05,
+    method: str = "wald",
 ) -> TostResult:
     """TOST equivalence of two independent proportions within +-margin (Wald, unpooled SE).
 
@@ -385,18 +392,30 @@ def tost_two_proportions(
     1987). Equals statsmodels' ``tost_proportions_2indep(..., method="wald",
     compare="diff")`` (whose default method, Agresti-Caffo, differs).
 
+    ``method="agresti-caffo"`` adds one success and one failure to each group before the same
+    Wald computation (Agresti & Caffo 2000; statsmodels' default), which keeps the test honest
+    when a rate is 0 or 1 and samples are small: the plain Wald SE is then 0 and any
+    difference inside the margin would be "equivalent" with p = 0. ``diff`` is always the raw
+    difference x1/n1 - x2/n2; the p-value and interval come from the method's statistic.
+
     This treats every generation as independent. Generations of one claim are correlated,
     so this SE is too small when rates vary by claim; see
     :func:`tost_two_proportions_clustered` for the claim-robust alternative. If se = 0
-    (both rates 0 or both 1) the decision rests on the point estimate alone.
+    (Wald with both rates 0 or both 1) the decision rests on the point estimate alone.
     """
     _check_tost_args(margin, alpha)
     for x, n, name in ((x1, n1, "1"), (x2, n2, "2")):
         if n <= 0 or not 0 <= x <= n:
             raise ValueError(f"need 0 <= x{name} <= n{name} and n{name} > 0")
+    raw = x1 / n1 - x2 / n2
+    if method == "agresti-caffo":
+        x1, n1, x2, n2 = x1 + 1, n1 + 2, x2 + 1, n2 + 2
+    elif method != "wald":
+        raise ValueError(f"unknown method {method!r}; valid: wald, agresti-caffo")
     p1, p2 = x1 / n1, x2 / n2
     se = math.sqrt(p1 * (1 - p1) / n1 + p2 * (1 - p2) / n2)
-    return _tost(p1 - p2, se, margin, alpha)
+    result = _tost(p1 - p2, se, margin, alpha)
+    return dataclasses.replace(result, diff=raw) if method != "wald" else result
 
 
 def _clustered_rate(values: ArrayLike, clusters: Any) -> tuple[float, float, list[Hashable]]:

@@ -228,8 +228,8 @@ def analyze_frames(
             "tost_levels": _records(tost),
             "tost_method": (
                 "TOST, two one-sided z-tests, margin +-5 points, alpha 0.05, refusal pooled over "
-                "models; p_value/equivalent use the Wald unpooled SE, *_clustered a claim-"
-                "clustered (CR1) SE"
+                "models; p_value/equivalent use the unpooled SE on Agresti-Caffo adjusted counts "
+                "(+1 success, +1 failure per level), *_clustered a claim-clustered (CR1) SE"
             ),
         },
         "appendix": {
@@ -376,14 +376,18 @@ def render_terminal(summary: Mapping[str, Any]) -> list[Table]:
     t.add_column("p", justify="right")
     t.add_column("conclusion")
     chi = tests["chi2_model_by_outcome"]
-    t.add_row(
-        "chi-square, model x outcome",
-        f"X2 = {_num(chi['statistic'], ',.1f')}, dof {chi['dof']}, V = {_num(chi.get('cramers_v'))}",
-        _p(chi["p_value"]),
-        "outcomes differ by model"
-        if chi["p_value"] is not None and chi["p_value"] < 0.05
-        else "no evidence of a difference",
-    )
+    if len(summary["counts"]["models"]) < 2 or not chi["dof"]:
+        t.add_row("chi-square, model x outcome", "n/a", "", "needs two or more models")
+    else:
+        t.add_row(
+            "chi-square, model x outcome",
+            f"X2 = {_num(chi['statistic'], ',.1f')}, dof {chi['dof']}, "
+            f"V = {_num(chi.get('cramers_v'))}",
+            _p(chi["p_value"]),
+            "outcomes differ by model"
+            if chi["p_value"] is not None and chi["p_value"] < 0.05
+            else "no evidence of a difference",
+        )
     for r in tests["tost_levels"]:
         margin = 100 * (r.get("margin") or 0.05)
         verdict = f"equivalent (±{margin:g} pp)" if r["equivalent"] else "not shown equivalent"

@@ -464,17 +464,22 @@ def level_tost(
     kind: str = "field",
     margin: float = 0.05,
     alpha: float = 0.05,
+    method: str = "agresti-caffo",
 ) -> pd.DataFrame:
     """Are the controversy levels' rates equivalent within +-margin? TOST for every pair.
 
     Method (pooled over models): for levels a < b, diff = p_a - p_b with p the level's rate over
-    all its generations. Primary test: two one-sided z-tests with the Wald unpooled SE
-    sqrt(p_a(1-p_a)/n_a + p_b(1-p_b)/n_b) (:func:`stats.tost_two_proportions`): equivalent when
+    all its generations. Primary test: two one-sided z-tests with the unpooled SE
+    sqrt(p_a(1-p_a)/n_a + p_b(1-p_b)/n_b) (:func:`stats.tost_two_proportions`), by default on
+    Agresti-Caffo adjusted counts (one success and one failure added per level, so a level with
+    0% refusal in a small run is not "equivalent" with p = 0; ``method="wald"`` for the plain
+    Wald test; at the paper's 6,000 generations per level the two agree): equivalent when
     the larger one-sided p-value is below ``alpha``, i.e. the 90% CI (at alpha 0.05) lies inside
     (-margin, margin). That SE treats generations as independent; generations of one claim are
     correlated, so the claim-clustered variant (:func:`stats.tost_two_proportions_clustered`,
     CR1 sandwich SE over claims; the levels' claims are disjoint) is reported alongside as
-    ``*_clustered`` (NaN if a level has fewer than two claims). Missing values are dropped.
+    ``*_clustered`` (NaN if a level has fewer than two claims, or if every claim of both levels
+    has the same rate, so the clustered SE is 0). Missing values are dropped.
     Columns: level_a, level_b, rate_a, rate_b, n_a, n_b, diff, se, ci90_lo, ci90_hi, p_value,
     equivalent, se_clustered, ci90_lo_clustered, ci90_hi_clustered, p_value_clustered,
     equivalent_clustered, margin, alpha.
@@ -490,7 +495,7 @@ def level_tost(
         ya, yb = values[ia], values[ib]
         na, nb = int(ya.size), int(yb.size)
         wald = stats.tost_two_proportions(
-            int(ya.sum()), na, int(yb.sum()), nb, margin=margin, alpha=alpha
+            int(ya.sum()), na, int(yb.sum()), nb, margin=margin, alpha=alpha, method=method
         )
         try:
             cl: stats.TostResult | None = stats.tost_two_proportions_clustered(
@@ -498,6 +503,8 @@ def level_tost(
             )
         except ValueError:
             cl = None
+        if cl is not None and cl.se == 0:
+            cl = None  # no between-claim variation at all: the clustered test says nothing
         rows.append(
             {
                 "level_a": a,
