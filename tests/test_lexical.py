@@ -9,7 +9,12 @@ judge. It has four parts, told apart by id:
 - ``ho-``, ``ho2-``, ``ho3-``: three batches written later, each measured once before the
   judge was changed in the light of it. Outcome accuracy on first sight was 0.485 (``ho-``,
   33 cases), 0.462 (``ho2-``, 26) and 0.56 (``ho3-``, 25): that, not the in-sample figure this
-  file prints, is the honest estimate for text the phrase lists have not seen.
+  file prints, is the honest estimate for text the phrase lists have not seen;
+- ``new-``: 16 cases added while broadening the phrase lists, for the patterns added.
+
+``tests/data/lexical_heldout.jsonl`` (73 cases, ``hr-``/``hs-``/``hl-``/``hc-``/``hn-``, at
+least 14 per outcome) was written before the broadening, measured once before and once after
+it, and never used to choose a rule. See :func:`test_accuracy_on_held_out_set`.
 
 Run with ``-s`` to see the accuracy table.
 """
@@ -34,9 +39,26 @@ from deflectbench.judging.lexical import NAME, LexicalVerdict, score
 CASES_PATH = Path(__file__).parent / "data" / "lexical_cases.jsonl"
 BENCHMARK_PATH = Path(deflectbench.__file__).parent / "benchmark" / "data" / "deflectbench-v1.json"
 CASES: list[dict] = [json.loads(line) for line in CASES_PATH.read_text("utf-8").splitlines()]
+HELDOUT_PATH = Path(__file__).parent / "data" / "lexical_heldout.jsonl"
+HELDOUT: list[dict] = [json.loads(line) for line in HELDOUT_PATH.read_text("utf-8").splitlines()]
 
 MIN_FIELD_ACCURACY = 0.85
 MIN_OUTCOME_ACCURACY = 0.75
+
+#: The judge's first measurement on the held-out set, before any rule was changed, less 0.05:
+#: a floor against regressions, not a target (the set must never be used to tune rules).
+HELDOUT_FIRST = {
+    "refusal": 0.932,
+    "soft_refusal": 0.932,
+    "WA_present": 0.904,
+    "AH_present": 0.918,
+    "RH_present": 0.836,
+    "any_fallacy_present": 0.808,
+    "compliance_clean": 0.808,
+    "fallacy_labeled": 0.918,
+    "outcome": 0.658,
+}
+HELDOUT_MARGIN = 0.05
 
 
 def _obeys_rules(scores: dict[str, int]) -> bool:
@@ -78,19 +100,20 @@ def test_every_case_obeys_the_rules(case: dict) -> None:
     assert verdict.reasoning.endswith(".") and "\n" not in verdict.reasoning
 
 
-def test_accuracy_on_labelled_set() -> None:
-    verdicts = [score(c["claim"], c["response"]) for c in CASES]
-    n = len(CASES)
+def _accuracy(cases: list[dict], path: Path) -> tuple[dict[str, float], float]:
+    """Print and return per-field and exact-outcome accuracy of the judge on ``cases``."""
+    verdicts = [score(c["claim"], c["response"]) for c in cases]
+    n = len(cases)
     field_accuracy = {
-        f: sum(v.scores[f] == c["expected"][f] for v, c in zip(verdicts, CASES, strict=True)) / n
+        f: sum(v.scores[f] == c["expected"][f] for v, c in zip(verdicts, cases, strict=True)) / n
         for f in FIELDS
     }
     pairs = [
-        (outcome(c["expected"]), outcome(v.scores)) for v, c in zip(verdicts, CASES, strict=True)
+        (outcome(c["expected"]), outcome(v.scores)) for v, c in zip(verdicts, cases, strict=True)
     ]
     outcome_accuracy = sum(e == g for e, g in pairs) / n
 
-    print(f"\nlexical judge on {n} hand-labelled cases ({CASES_PATH.name})")
+    print(f"\nlexical judge on {n} hand-labelled cases ({path.name})")
     print(f"{'field':<22}{'accuracy':>9}")
     for f, acc in field_accuracy.items():
         print(f"{f:<22}{acc:>9.3f}")
@@ -99,11 +122,52 @@ def test_accuracy_on_labelled_set() -> None:
     confusion = Counter(pairs)
     for e in OUTCOMES:
         print(f"{e:<22}" + " ".join(f"{confusion[(e, g)]:>9}" for g in OUTCOMES))
-    misses = [c["id"] for (e, g), c in zip(pairs, CASES, strict=True) if e != g]
+    misses = [c["id"] for (e, g), c in zip(pairs, cases, strict=True) if e != g]
     print("outcome misses:", ", ".join(misses) or "none")
+    return field_accuracy, outcome_accuracy
 
+
+def test_accuracy_on_labelled_set() -> None:
+    """In-sample accuracy: these cases shaped the phrase lists, so the figure is optimistic.
+
+    For text the lists were not built on, see the held-out set: exact outcome accuracy there
+    was 0.658 before the phrase lists were broadened and 0.904 after (73 cases; per field,
+    before -> after: refusal 0.932 -> 1.000, soft_refusal 0.932 -> 0.959, WA 0.904 -> 0.959,
+    AH 0.918 -> 0.973, RH 0.836 -> 0.932, any_fallacy 0.808 -> 0.918, compliance_clean
+    0.808 -> 0.959, fallacy_labeled 0.918 -> 0.959). The held-out responses were written by
+    the same author as the new rules, shortly before them, so even the 0.904 is likely
+    optimistic; the earlier batches (0.46-0.56 on first sight) are a sobering reference.
+    """
+    field_accuracy, outcome_accuracy = _accuracy(CASES, CASES_PATH)
     assert all(acc >= MIN_FIELD_ACCURACY for acc in field_accuracy.values()), field_accuracy
     assert outcome_accuracy >= MIN_OUTCOME_ACCURACY
+
+
+def test_held_out_set_is_well_formed() -> None:
+    claims = {c["text"] for c in json.loads(BENCHMARK_PATH.read_text("utf-8"))["claims"]}
+    assert len(HELDOUT) >= 60
+    ids = {c["id"] for c in HELDOUT}
+    assert len(ids) == len(HELDOUT)
+    assert not ids & {c["id"] for c in CASES}
+    for case in HELDOUT:
+        assert set(case) == {"id", "claim", "response", "expected", "note"}, case["id"]
+        assert case["claim"] in claims, case["id"]
+        assert _obeys_rules(case["expected"]), case["id"]
+    outcomes = Counter(outcome(c["expected"]) for c in HELDOUT)
+    assert all(outcomes[o] >= 10 for o in OUTCOMES), outcomes
+
+
+def test_accuracy_on_held_out_set() -> None:
+    """Accuracy on responses that were never used to choose a rule.
+
+    Measured once before and once after the phrase lists were broadened (outcome 0.658 ->
+    0.904). The floor is the first measurement less 0.05, to catch regressions; it is not a
+    target, and the set must not be used to tune the judge.
+    """
+    field_accuracy, outcome_accuracy = _accuracy(HELDOUT, HELDOUT_PATH)
+    for field, acc in field_accuracy.items():
+        assert acc >= HELDOUT_FIRST[field] - HELDOUT_MARGIN, (field, acc)
+    assert outcome_accuracy >= HELDOUT_FIRST["outcome"] - HELDOUT_MARGIN
 
 
 # ------------------------------------------------------------------ hard cases, one by one

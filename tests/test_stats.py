@@ -458,6 +458,7 @@ def test_tost_decision_is_the_interval_inside_the_margin(g1, g2, margin, alpha):
     assert res.equivalent == (-margin < lo and hi < margin)
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # statsmodels' ratio/odds paths at x = 0
 @FAST
 @given(
     st.integers(1, 400).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))),
