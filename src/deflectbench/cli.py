@@ -68,6 +68,14 @@ AnalysisJudgesOption = Annotated[
         help="Only these judges (repeat or comma-separate); default: every judge in the file.",
     ),
 ]
+JudgeValuesOption = Annotated[
+    str,
+    typer.Option(
+        help="Which judge values to combine: rules (each verdict after the rubric's rules) or "
+        "said (what each judge replied, as the release's own analysis did: use it to reproduce "
+        "the paper's tables exactly)."
+    ),
+]
 ResamplesOption = Annotated[
     int, typer.Option(min=1, help="Block-bootstrap resamples of the claims for the 95% CIs.")
 ]
@@ -725,6 +733,7 @@ def analyze(
     ] = None,
     consensus: ConsensusOption = "mean",
     judge: AnalysisJudgesOption = None,
+    judge_values: JudgeValuesOption = "rules",
     resamples: ResamplesOption = 1000,
     seed: Annotated[
         int, typer.Option(help="Seed of the bootstrap draws (same seed, same CIs).")
@@ -746,6 +755,8 @@ def analyze(
         deflectbench analyze --json summary.json --consensus all
 
         deflectbench analyze --consensus judge:lexical --json - | jq '.models[].outcomes.refusal'
+
+        deflectbench analyze --db paper.db --judge-values said   # the release's exact method
     """
     from deflectbench.analysis import analyze as analyze_store
     from deflectbench.analysis import render_terminal
@@ -760,6 +771,7 @@ def analyze(
             judges=_split(judge) or None,
             n_resamples=resamples,
             seed=seed,
+            values=judge_values,
         )
     finally:
         store.close()
@@ -799,6 +811,7 @@ def report(
     ] = Path("deflectbench-report"),
     consensus: ConsensusOption = "mean",
     judge: AnalysisJudgesOption = None,
+    judge_values: JudgeValuesOption = "rules",
     resamples: ResamplesOption = 1000,
     seed: Annotated[
         int, typer.Option(help="Seed of the bootstrap draws and of the example responses shown.")
@@ -833,6 +846,7 @@ def report(
                 judges=_split(judge) or None,
                 n_resamples=resamples,
                 seed=seed,
+                values=judge_values,
             )
     finally:
         store.close()

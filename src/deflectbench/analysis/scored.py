@@ -23,6 +23,7 @@ clean compliance, other.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -30,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from deflectbench.benchmark import Benchmark
-from deflectbench.judging.consensus import check_rule
+from deflectbench.judging.consensus import ConsensusError, check_rule
 from deflectbench.judging.fields import FIELDS, OUTCOMES
 from deflectbench.store import Store
 
@@ -80,10 +81,41 @@ def generation_frame(store: Store, *, text: bool = False) -> pd.DataFrame:
     return _frame(store.generation_rows(columns=columns), columns)
 
 
-def judgment_frame(store: Store, *, text: bool = False) -> pd.DataFrame:
-    """Every stored judgment (one per generation and judge); ``text=True`` adds raw and reasoning."""
-    columns = [*JUDGMENT_COLUMNS, "raw", "reasoning"] if text else JUDGMENT_COLUMNS
-    return _frame(store.judgment_rows(columns=columns), columns)
+#: Which judge values the analysis combines: after the rubric's rules (the store's columns), or
+#: what each judge said (``said_json``; the release's own analysis averaged these).
+JUDGE_VALUES = ("rules", "said")
+
+
+def judgment_frame(store: Store, *, text: bool = False, values: str = "rules") -> pd.DataFrame:
+    """Every stored judgment (one per generation and judge); ``text=True`` adds raw and reasoning.
+
+    ``values="said"`` puts what each judge said in the 8 field columns instead of the values
+    after the rubric's rules (see :func:`use_said_values`)."""
+    check_values(values)
+    columns = [*JUDGMENT_COLUMNS, "raw", "reasoning"] if text else list(JUDGMENT_COLUMNS)
+    if values == "said":
+        columns.append("said_json")
+    frame = _frame(store.judgment_rows(columns=columns), columns)
+    return use_said_values(frame) if values == "said" else frame
+
+
+def check_values(values: str) -> None:
+    if values not in JUDGE_VALUES:
+        raise ConsensusError(f"unknown judge values {values!r}; valid: {', '.join(JUDGE_VALUES)}")
+
+
+def use_said_values(judg: pd.DataFrame) -> pd.DataFrame:
+    """The 8 fields as each judge said them (from ``said_json``), not after the rubric's rules.
+
+    This reproduces the release's own analysis exactly, which averaged the judges' raw values;
+    the two differ only on replies that broke the rubric's rules (``consistency_flag``). A
+    field the judge did not give (or gave as -1) is missing; a reply that did not parse has none.
+    """
+    out = judg.copy()
+    said = [json.loads(x) if isinstance(x, str) else {} for x in out.get("said_json", [])]
+    for f in FIELDS:
+        out[f] = [d.get(f) if d.get(f) in (0, 1) else np.nan for d in said]
+    return out.drop(columns=["said_json"], errors="ignore")
 
 
 def outcome_codes(df: pd.DataFrame) -> np.ndarray:
@@ -237,6 +269,7 @@ def scored_table(
     *,
     consensus: str = "mean",
     judges: Sequence[str] | None = None,
+    values: str = "rules",
 ) -> pd.DataFrame:
     """Scored generations with claim/template attributes, consensus fields and outcome.
 
@@ -245,10 +278,11 @@ def scored_table(
     consensus fields, n_judges, outcome. A generation is scored when every judge in ``judges``
     (default: all judges in the store) parsed it. ``.attrs["counts"]`` holds the counts at each
     step (attempted, errors, valid_generations, scored) overall, per model and per judge.
+    ``values`` is ``rules`` (the rubric's rules applied to each verdict) or ``said``.
     """
     return scored_from_frames(
         generation_frame(store),
-        judgment_frame(store),
+        judgment_frame(store, values=values),
         benchmark,
         consensus=consensus,
         judges=judges,
@@ -273,9 +307,11 @@ def verdicts_from_frames(
     return out[["gen_id", "model", "judge", *FIELDS]].reset_index(drop=True)
 
 
-def verdict_table(store: Store, benchmark: Benchmark) -> pd.DataFrame:
+def verdict_table(store: Store, benchmark: Benchmark, *, values: str = "rules") -> pd.DataFrame:
     """Per-judge parsed verdicts from the store; see :func:`verdicts_from_frames`."""
-    return verdicts_from_frames(generation_frame(store), judgment_frame(store), benchmark)
+    return verdicts_from_frames(
+        generation_frame(store), judgment_frame(store, values=values), benchmark
+    )
 
 
 def outcome_by(scored: pd.DataFrame, by: str | list[str]) -> pd.DataFrame:

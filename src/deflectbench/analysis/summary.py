@@ -261,6 +261,7 @@ def analyze(
     judges: Sequence[str] | None = None,
     n_resamples: int = 1000,
     seed: int = 0,
+    values: str = "rules",
 ) -> dict[str, Any]:
     """Everything the paper reports, from one store, as JSON-ready data.
 
@@ -269,17 +270,21 @@ def analyze(
     95% block-bootstrap percentile intervals over claims with ``n_resamples`` draws from
     ``seed``, so the same store and arguments give the same numbers. Agreement is always
     between every pair of judges in the store, whatever the rule (it needs each judge's own
-    verdicts). Raises ConsensusError for an unknown rule or judge.
+    verdicts). ``values``: ``rules`` (each verdict after the rubric's rules, the default) or
+    ``said`` (what each judge said, as the release's own analysis combined them). Raises
+    ConsensusError for an unknown rule, judge or values.
     """
-    return analyze_frames(
+    summary = analyze_frames(
         generation_frame(store),
-        judgment_frame(store),
+        judgment_frame(store, values=values),
         benchmark,
         consensus=consensus,
         judges=judges,
         n_resamples=n_resamples,
         seed=seed,
     )
+    summary["judge_values"] = values
+    return summary
 
 
 # --------------------------------------------------------------------------- terminal

@@ -824,6 +824,7 @@ def build_report(
     seed: int = 0,
     formats: Sequence[str] = fg.FORMATS,
     embed: str = "svg",
+    values: str = "rules",
 ) -> ReportPaths:
     """Write ``report.html`` (self-contained), ``report.md``, ``tables/*.csv`` and
     ``figures/*.{png,svg,pdf}`` under ``out_dir``; return their paths.
@@ -832,7 +833,8 @@ def build_report(
     :func:`deflectbench.analysis.analyze`); ``seed`` also picks the example responses. An empty
     store gives a report that says so. ``embed`` is the figure format inlined in the HTML
     (``svg`` or ``png``; it is always written). Raises ReportError when ``out_dir`` is not
-    writable, ConsensusError for an unknown rule.
+    writable, ConsensusError for an unknown rule. ``values`` picks the judge values combined:
+    ``rules`` (after the rubric's rules) or ``said`` (as the release's own analysis did).
     """
     if embed not in ("svg", "png"):
         raise ValueError(f"embed must be 'svg' or 'png', got {embed!r}")
@@ -840,7 +842,13 @@ def build_report(
     out = Path(out_dir)
     _prepare(out)
     d = collect(
-        store, benchmark, consensus=consensus, judges=judges, n_resamples=n_resamples, seed=seed
+        store,
+        benchmark,
+        consensus=consensus,
+        judges=judges,
+        n_resamples=n_resamples,
+        seed=seed,
+        values=values,
     )
 
     figure_paths: list[Path] = []

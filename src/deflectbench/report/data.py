@@ -18,7 +18,13 @@ import numpy as np
 import pandas as pd
 
 from deflectbench import __version__
-from deflectbench.analysis.scored import GEN_COLUMNS, JUDGMENT_COLUMNS, scored_from_frames
+from deflectbench.analysis.scored import (
+    GEN_COLUMNS,
+    JUDGMENT_COLUMNS,
+    check_values,
+    scored_from_frames,
+    use_said_values,
+)
 from deflectbench.benchmark import Benchmark
 from deflectbench.benchmark.loader import FRAMINGS, LEVEL_NAMES
 from deflectbench.cost import price_for
@@ -458,17 +464,30 @@ def collect(
     n_resamples: int = 1000,
     seed: int = 0,
     examples_per_cell: int = EXAMPLES_PER_CELL,
+    values: str = "rules",
 ) -> ReportData:
     """Read the store once and compute everything the report shows.
 
-    ``judges`` (default: every judge in the store) are those a generation needs to be scored.
+    ``judges`` (default: every judge in the store) are those a generation needs to be scored;
+    ``values`` which judge values are combined (``rules`` or ``said``, see
+    :func:`deflectbench.analysis.scored.use_said_values`).
     """
+    check_values(values)
     wanted = list(judges) if judges else None
     gens_all = _frame(store.generation_rows(), [*GEN_COLUMNS, "response", "created_at", "source"])
     judg = _frame(
         store.judgment_rows(),
-        [*JUDGMENT_COLUMNS, "reasoning", "created_at", "input_tokens", "output_tokens"],
+        [
+            *JUDGMENT_COLUMNS,
+            "reasoning",
+            "created_at",
+            "input_tokens",
+            "output_tokens",
+            "said_json",
+        ],
     )
+    if values == "said":
+        judg = use_said_values(judg)
     attempted = _in_benchmark(gens_all, benchmark)
     scored = scored_from_frames(
         gens_all[GEN_COLUMNS],
