@@ -532,7 +532,12 @@ def claims_chart(claims: pd.DataFrame, spread: Mapping[str, Any] | None) -> Char
                 bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85},
                 zorder=5,
             )
-        for i, where in ((lo_i, "top"), (hi_i, "bottom")):
+        pad = max(2.0, 0.15 * (r.max() - r.min()))
+        y_lo, y_hi = max(0.0, r.min() - pad), min(100.0, r.max() + pad)
+        # The lowest claim's name goes under its dot, unless the dot sits on the axis, where
+        # the name would collide with the tick labels: then above it.
+        low_room = r[lo_i] - y_lo > 0.08 * (y_hi - y_lo)
+        for i, where in ((lo_i, "top" if low_room else "bottom"), (hi_i, "bottom")):
             ax.annotate(
                 data["claim_id"].iloc[i],
                 (x[i], r[i]),
@@ -547,8 +552,7 @@ def claims_chart(claims: pd.DataFrame, spread: Mapping[str, Any] | None) -> Char
             levels, labels=[f"{lv}\n{LEVEL_NAMES.get(lv, '').replace('_', ' ')}" for lv in levels]
         )
         ax.set_xlim(min(levels) - 0.6, max(levels) + 0.75)
-        pad = max(2.0, 0.15 * (r.max() - r.min()))
-        ax.set_ylim(max(0.0, r.min() - pad), min(100.0, r.max() + pad))
+        ax.set_ylim(y_lo, y_hi)
         ax.set_xlabel("controversy level")
         ax.set_ylabel("refusal (% of the claim's generations)")
         ax.grid(axis="y", color="#DDDDDD", linewidth=0.6)
