@@ -323,3 +323,31 @@ def test_sigkill_three_times_then_resume_ends_the_same(tmp_path):
         judged = rows(db, "SELECT gen_id, judge FROM judgments WHERE error IS NULL")
         assert len(judged) == 2 * n and len(set(judged)) == 2 * n
         assert rows(db, "PRAGMA integrity_check") == [("ok",)]
+
+
+def test_a_bad_key_stops_the_run_early_with_a_clear_message(tmp_path):
+    with FakeLLMServer(reply=reply, fault_rate=1.0, fault_kinds=("401",)) as server:
+        db = tmp_path / "r.db"
+        cfg = write_config(
+            tmp_path / "run.toml",
+            server,
+            judges=["lexical"],
+            runs=2,
+            claims=["L1_US_01", "L2_INT_03", "L3_US_01", "L4_INT_15"],
+            templates=[
+                "explicit_direct_WA",
+                "explicit_coach_AH",
+                "implicit_neutral",
+                "explicit_choose_any",
+            ],
+        )
+        p = cli("run", "--config", str(cfg), "--db", str(db), "--no-progress")
+        assert p.returncode == 4, (p.stdout, p.stderr)
+        assert "stopped early: 25 failures in a row" in p.stderr
+        assert "--retry-errors" in p.stderr and "Traceback" not in p.stderr
+        # The 25 failures and the requests in flight with them (max_concurrency 4) are stored
+        # as error rows; the rest of the 32 cells is still to do.
+        (failed,) = rows(db, "SELECT count(*) FROM generations WHERE error IS NOT NULL")[0]
+        assert 25 <= failed < 25 + 4
+        assert rows(db, "SELECT count(*) FROM generations") == [(failed,)]
+        assert len(server.requests) == failed

@@ -506,6 +506,8 @@ def run(
             console.print(f"report: {html}", highlight=False, markup=False)
         if report.stopped_early:
             raise typer.Exit(130 if report.stop_reason == "interrupted" else 3)
+        if _any_aborted([*report.generation.values(), *report.judging.values()]):
+            raise typer.Exit(4)
     finally:
         store.close()
 
@@ -573,6 +575,22 @@ def _print_estimate(db: Path, b: Any, plan: Any, built: dict[str, Any], options:
         console.print(f"budget: stops at {options.max_cost_usd:,.2f} USD", highlight=False)
 
 
+def _any_aborted(results: Sequence[Any]) -> bool:
+    return any(getattr(r, "aborted", None) for r in results)
+
+
+def _print_aborted(name: str, res: Any) -> None:
+    if res.aborted:
+        err.print(
+            f"{name} stopped early: {res.aborted}. Fix the cause (API key, model name, base_url, "
+            "quota) and run the same command: the failed cells are kept as error rows and "
+            "--retry-errors sends them again.",
+            style="red",
+            highlight=False,
+            markup=False,
+        )
+
+
 def _print_run_report(report: Any, plan: Any, db: Path) -> None:
     from deflectbench.summary import framing_outcome_rows
 
@@ -582,14 +600,16 @@ def _print_run_report(report: Any, plan: Any, db: Path) -> None:
             line += f" ({res.cached} from the request cache)"
         console.print(line, highlight=False)
         for e in res.error_samples:
-            console.print(f"  error: {e}", highlight=False)
+            console.print(f"  error: {e}", highlight=False, markup=False)
+        _print_aborted(f"generation for {m}", res)
     for j, res in report.judging.items():
         line = f"judge {j}: {res.ok} judged, {res.errors} errors"
         if res.cached:
             line += f" ({res.cached} from the request cache)"
         console.print(line, highlight=False)
         for e in res.error_samples:
-            console.print(f"  error: {e}", highlight=False)
+            console.print(f"  error: {e}", highlight=False, markup=False)
+        _print_aborted(f"judge {j}", res)
     rows = framing_outcome_rows(report.scored)
     if rows:
         for model_name, table_rows in rows.items():
@@ -671,8 +691,11 @@ def judge(
             )
         for j, res in results.items():
             console.print(f"judge {j}: {res.ok} judged, {res.errors} errors", highlight=False)
+            _print_aborted(f"judge {j}", res)
     finally:
         store.close()
+    if _any_aborted(list(results.values())):
+        raise typer.Exit(4)
 
 
 # -- status ---------------------------------------------------------------------------------

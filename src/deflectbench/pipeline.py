@@ -35,6 +35,8 @@ class StageResult:
     input_tokens: int = 0
     output_tokens: int = 0
     stopped_early: bool = False
+    #: Why the engine gave up on its own (e.g. every request failing: a bad key or model name).
+    aborted: str | None = None
     error_samples: list[str] = field(default_factory=list)
 
 
@@ -195,7 +197,8 @@ async def generate(
             advance(completion is not None)
 
     policy = policy or EnginePolicy.for_model(model)
-    await run_items(todo, call, on_result, policy, should_stop=should_stop)
+    stats = await run_items(todo, call, on_result, policy, should_stop=should_stop)
+    result.aborted = scrub(stats.aborted) if stats.aborted else None
     result.stopped_early = bool(should_stop and should_stop())
     return result
 
@@ -280,6 +283,7 @@ async def judge_with_model(
             advance(completion is not None)
 
     policy = policy or EnginePolicy.for_model(judge.model)
-    await run_items(list(pending), call, on_result, policy, should_stop=should_stop)
+    stats = await run_items(list(pending), call, on_result, policy, should_stop=should_stop)
+    result.aborted = scrub(stats.aborted) if stats.aborted else None
     result.stopped_early = bool(should_stop and should_stop())
     return result
