@@ -109,7 +109,6 @@ async def execute(
     *,
     stage: StageFactory = _no_stage,
     should_stop: StopCheck | None = None,
-    say: Callable[[str], Any] = lambda msg: None,
 ) -> RunReport:
     """Generate the plan's missing cells, judge what is unjudged, and score the plan's models."""
     config: dict[str, Any] = plan.to_json()

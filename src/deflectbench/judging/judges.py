@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from deflectbench.benchmark import Rubric
 from deflectbench.judging.rubric import JUDGMENT_SCHEMA, judge_messages, parse_reply
@@ -106,7 +105,3 @@ def failed_judgment(gen_id: int, judge: str, error: str, run_id: str | None) -> 
     return JudgmentRecord(
         gen_id=gen_id, judge=judge, raw=None, scores=None, error=error, run_id=run_id
     )
-
-
-def params_summary(params: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in params.items() if k != "json_schema"}
