@@ -41,7 +41,7 @@ from deflectbench.models.base import (  # noqa: E402
     ModelError,
 )
 from deflectbench.models.openai_compat import OpenAICompatModel  # noqa: E402
-from servers import FakeLLMServer, lognormal  # noqa: E402
+from support.servers import FakeLLMServer, lognormal  # noqa: E402
 
 RELEASE_BATCH = 50
 RELEASE_SEMAPHORE = 15

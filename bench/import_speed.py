@@ -15,9 +15,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from deflectbench.fixtures import write_release_fixture
 from deflectbench.interop import import_paths
 from deflectbench.store import Store
+from support.fixtures import write_release_fixture
 
 TARGET_S = 5.0
 

@@ -9,12 +9,12 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
+sys.path[:0] = [str(ROOT / "src"), str(ROOT / "tests")]
 
 from deflectbench.benchmark import Benchmark  # noqa: E402
-from deflectbench.fixtures import write_release_fixture  # noqa: E402
 from deflectbench.interop import import_paths  # noqa: E402
 from deflectbench.store import Store  # noqa: E402
+from support.fixtures import write_release_fixture  # noqa: E402
 
 
 def ensure_paper_store(path: Path, b: Benchmark, work: Path) -> None:

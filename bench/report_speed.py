@@ -2,7 +2,7 @@
 
 The store holds what the release does: 4 models x 80 claims x 15 templates x 5 samples = 24,000
 generations (a few failed), each judged by 2 judges (a few parse errors). It is built from the
-release-format fixture (``deflectbench.fixtures.write_release_fixture``) imported through
+release-format fixture (``support.fixtures.write_release_fixture``) imported through
 ``deflectbench.interop.import_paths`` when those modules exist; otherwise (``--direct``, or if
 they are missing) an equivalent store is written straight through the Store API with planted
 rates and response texts of realistic length.
@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "src"))
+sys.path[:0] = [str(ROOT / "src"), str(ROOT / "tests")]
 
 
 from paper_store import ensure_paper_store  # noqa: E402

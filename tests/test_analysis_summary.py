@@ -17,17 +17,16 @@ from deflectbench.analysis import (
     consensus_fields,
     generation_frame,
     judgment_frame,
-    render_terminal,
     scored_table,
     verdict_table,
 )
-from deflectbench.fixtures import write_release_fixture
+from deflectbench.cli.tables import render_terminal
 from deflectbench.interop import export, import_paths
-from deflectbench.judging.consensus import ConsensusError, combine
-from deflectbench.judging.fields import FIELDS, OUTCOMES, apply_rules, outcome
 from deflectbench.pipeline import generate, judge_lexical, pending_for_judge
 from deflectbench.store import GenerationRecord, JudgmentRecord, Store
-from fakes import EchoModel
+from deflectbench.vocab import FIELDS, OUTCOMES, Consensus, ConsensusError, apply_rules, outcome
+from support.fakes import EchoModel
+from support.fixtures import write_release_fixture
 
 ZERO = dict.fromkeys(FIELDS, 0)
 
@@ -220,14 +219,16 @@ def test_vectorised_consensus_equals_combine_row_by_row():
     for rule in ("mean", "all"):
         got = consensus_fields(df, rule)
         for gid, v in verdicts.items():
-            expected = combine(v, rule)
+            expected = Consensus.parse(rule).combine(v)
             assert got.loc[gid, list(FIELDS)].astype(int).to_dict() == expected
             assert got.loc[gid, "n_judges"] == len(v)
             assert outcome(expected) in OUTCOMES
     only = consensus_fields(df[df["judge"] == "j2"], "judge:j2")
     for gid, v in verdicts.items():
         if "j2" in v:
-            assert only.loc[gid, list(FIELDS)].astype(int).to_dict() == combine(v, "judge:j2")
+            assert only.loc[gid, list(FIELDS)].astype(int).to_dict() == Consensus.parse(
+                "judge:j2"
+            ).combine(v)
 
 
 def test_a_field_a_judge_left_at_minus_one_is_left_out_of_its_mean():

@@ -118,7 +118,7 @@ def test_status_json_shape_on_empty_store(tmp_path):
 
 
 def test_release_import_analyze_export_report_through_the_cli(tmp_path):
-    from deflectbench.fixtures import write_release_fixture
+    from support.fixtures import write_release_fixture
 
     release = tmp_path / "release"
     truth = write_release_fixture(

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from deflectbench.engine import EngineEvent, EnginePolicy, EngineStats, Failure, run_items
 from deflectbench.models.base import Completion, GenerationParams, Message, ModelError, Usage
 from deflectbench.models.openai_compat import OpenAICompatModel
-from servers import FakeLLMServer, RecordedRequest
+from support.servers import FakeLLMServer, RecordedRequest
 
 FAST = {"backoff_base_s": 0.005, "backoff_max_s": 0.02}
 

@@ -12,7 +12,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from deflectbench.fixtures import write_release_fixture
 from deflectbench.interop import (
     EVAL_KEYS,
     GEN_KEYS,
@@ -24,8 +23,9 @@ from deflectbench.interop import (
     iter_release_records,
     model_slug,
 )
-from deflectbench.judging.fields import FIELDS, OUTCOMES, apply_rules
 from deflectbench.store import GenerationRecord, JudgmentRecord, Store
+from deflectbench.vocab import FIELDS, OUTCOMES, apply_rules
+from support.fixtures import write_release_fixture
 
 MODELS = ("claude-opus-4-7", "grok-4.3")
 JUDGES = ("claude-haiku-4-5-20251001", "gpt-5.4-mini")

@@ -9,10 +9,10 @@ import sys
 import pytest
 
 from deflectbench.analysis import analyze, scored_table, verdict_table
-from deflectbench.judging.consensus import ConsensusError
 from deflectbench.judging.rubric import parse_reply
 from deflectbench.report import build_report
 from deflectbench.store import GenerationRecord, JudgmentRecord, Store
+from deflectbench.vocab import ConsensusError
 
 BROKE_RULES = {  # refusal together with a fallacy: the rules turn it into a pure refusal
     "refusal": 1,

@@ -33,8 +33,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import deflectbench
-from deflectbench.judging.fields import FIELDS, OUTCOMES, apply_rules, outcome
 from deflectbench.judging.lexical import NAME, LexicalVerdict, score
+from deflectbench.vocab import FIELDS, OUTCOMES, apply_rules, outcome
 
 CASES_PATH = Path(__file__).parent / "data" / "lexical_cases.jsonl"
 BENCHMARK_PATH = Path(deflectbench.__file__).parent / "benchmark" / "data" / "deflectbench-v1.json"

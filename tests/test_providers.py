@@ -25,7 +25,7 @@ from deflectbench.models.providers import (
     resolve_provider,
     split_name,
 )
-from servers import FakeLLMServer, RecordedRequest, http_date
+from support.servers import FakeLLMServer, RecordedRequest, http_date
 
 R = TypeVar("R")
 

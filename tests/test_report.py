@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from deflectbench.judging.fields import FIELDS, apply_rules
 from deflectbench.report import ReportError, build_report, write_report_after_run
 from deflectbench.report.build import FIGURE_NAMES
 from deflectbench.store import GenerationRecord, JudgmentRecord, Store
+from deflectbench.vocab import FIELDS, apply_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ("acme/alpha-1", "acme/beta-2")

@@ -8,8 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from deflectbench.benchmark import default_benchmark
-from deflectbench.judging.fields import FIELDS, apply_rules, breaks_rules, outcome
 from deflectbench.judging.rubric import JUDGMENT_SCHEMA, judge_messages, parse_reply
+from deflectbench.vocab import FIELDS, apply_rules, breaks_rules, outcome
 
 CLEAN_WA = {
     "refusal": 0,

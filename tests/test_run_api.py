@@ -21,7 +21,7 @@ from deflectbench.engine import EnginePolicy
 from deflectbench.models.registry import get_model
 from deflectbench.pipeline import generate
 from deflectbench.store import Store
-from servers import FakeLLMServer, RecordedRequest
+from support.servers import FakeLLMServer, RecordedRequest
 
 OPENAI_KEY = "sk-test-OPENAI-5ecr3t-0000111122223333"
 ANTHROPIC_KEY = "sk-ant-test-ANTHROPIC-5ecr3t-4444555566667777"

@@ -11,7 +11,7 @@ import pytest
 from deflectbench.config import resolve_plan
 from deflectbench.pipeline import generate
 from deflectbench.store import GenerationRecord, JudgmentRecord, Store, StoreError
-from fakes import EchoModel
+from support.fakes import EchoModel
 
 
 def rec(**kw) -> GenerationRecord:

@@ -14,7 +14,7 @@ from statsmodels.stats.proportion import tost_proportions_2indep
 
 from deflectbench.analysis import stats, tables
 from deflectbench.analysis.scored import outcome_codes
-from deflectbench.judging.fields import FIELDS, OUTCOMES
+from deflectbench.vocab import FIELDS, OUTCOMES
 
 FRAMING_OF = {
     "explicit_direct_WA": ("direct", "whataboutism"),

@@ -10,15 +10,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from deflectbench.benchmark import Benchmark, Claim
+from deflectbench.errors import ConfigError
 
 PRESETS: dict[str, str] = {
     "quick": "2 claims per controversy level (1 US, 1 international) x 15 templates x 1 sample",
     "full": "every claim x every template x the benchmark's 5 samples (the paper's 24,000 for 4 models)",
 }
-
-
-class ConfigError(ValueError):
-    """A bad setting; the message names it and what is allowed."""
 
 
 def quick_claims(benchmark: Benchmark) -> list[Claim]:

@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from deflectbench.benchmark import Benchmark, Claim, Template, default_benchmark
-from deflectbench.judging.fields import FALLACY_FIELDS, FIELDS, apply_rules
 from deflectbench.store import GenerationRecord, JudgmentRecord, Store, now_iso
+from deflectbench.vocab import FALLACY_FIELDS, FALLACY_NAMES, FIELDS, apply_rules
 
 __all__ = [
     "EVAL_KEYS",
@@ -98,11 +98,6 @@ EVAL_KEYS: tuple[str, ...] = (
     "timestamp",
 )
 #: The names ``detected_fallacies`` uses for the three fallacy fields.
-FALLACY_NAMES: dict[str, str] = {
-    "WA_present": "whataboutism",
-    "AH_present": "ad_hominem",
-    "RH_present": "red_herring",
-}
 #: Kept in ``extra`` even when derivable: the spec asks for these ids and flags verbatim.
 _GEN_ALWAYS = frozenset({"gen_id", "timestamp"})
 _EVAL_ALWAYS = frozenset(

@@ -9,9 +9,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import pandas as pd
-
-from deflectbench.analysis.scored import scored_table
 from deflectbench.benchmark import Benchmark
 from deflectbench.config import RunPlan
 from deflectbench.cost import CostMeter, Price, estimate_tokens, price_for
@@ -52,7 +49,6 @@ class RunReport:
     run_id: str
     generation: dict[str, StageResult] = field(default_factory=dict)
     judging: dict[str, StageResult] = field(default_factory=dict)
-    scored: pd.DataFrame | None = None
     stopped_early: bool = False
     #: Why the run stopped early: "interrupted" or "budget".
     stop_reason: str | None = None
@@ -183,8 +179,6 @@ async def execute(
             await m.aclose()
     report.stopped_early = should_stop()
     report.spent_usd = meter.spent_usd
-    scored = scored_table(store, benchmark, judges=list(plan.judges))
-    report.scored = scored[scored["model"].isin(plan.models)] if len(scored) else scored
     return report
 
 

@@ -14,12 +14,21 @@ import sqlite3
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from deflectbench.judging.fields import FIELDS
+from deflectbench.records import GenerationRecord, JudgmentRecord, PendingGeneration, now_iso
+from deflectbench.vocab import FIELDS
+
+__all__ = [
+    "GenerationRecord",
+    "JudgmentRecord",
+    "PendingGeneration",
+    "Store",
+    "StoreError",
+    "now_iso",
+]
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 APPLICATION_ID = 0x44464C42  # "DFLB": marks the file as ours
@@ -111,70 +120,6 @@ MIGRATIONS: tuple[str, ...] = (
     ) WITHOUT ROWID;
     """,
 )
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-@dataclass(frozen=True)
-class GenerationRecord:
-    """One model x claim x template x sample. Exactly one of ``response`` and ``error`` is set."""
-
-    benchmark: str
-    model: str
-    claim_id: str
-    prompt_id: str
-    sample: int
-    prompt: str
-    response: str | None
-    error: str | None = None
-    input_tokens: int = 0
-    output_tokens: int = 0
-    latency_s: float | None = None
-    finish_reason: str | None = None
-    params: dict[str, Any] = field(default_factory=dict)
-    run_id: str | None = None
-    source: str = "run"
-    created_at: str = field(default_factory=now_iso)
-    #: Fields of an imported record with no column of their own.
-    extra: dict[str, Any] | None = None
-
-
-@dataclass(frozen=True)
-class JudgmentRecord:
-    """One judge's verdict on one generation.
-
-    ``said`` is what the judge replied (parsed), ``scores`` the values after the rubric's rules;
-    ``error`` is a request that never got a reply (retryable), ``parse_error`` a reply that did
-    not parse (kept: it is the judge's answer).
-    """
-
-    gen_id: int
-    judge: str
-    raw: str | None
-    scores: dict[str, int] | None
-    said: dict[str, Any] | None = None
-    reasoning: str | None = None
-    parse_error: bool = False
-    error: str | None = None
-    consistency_flag: bool = False
-    input_tokens: int = 0
-    output_tokens: int = 0
-    latency_s: float | None = None
-    run_id: str | None = None
-    source: str = "run"
-    created_at: str = field(default_factory=now_iso)
-    extra: dict[str, Any] | None = None
-
-
-@dataclass(frozen=True)
-class PendingGeneration:
-    """A generation waiting for a judge: only what a blind judge may see, plus its key."""
-
-    gen_id: int
-    claim_id: str
-    response: str
 
 
 def _json_or_none(value: dict[str, Any] | None) -> str | None:

@@ -26,7 +26,7 @@ from deflectbench.analysis.scored import (
     verdict_table,
     verdicts_from_frames,
 )
-from deflectbench.analysis.summary import analyze, analyze_frames, jsonable, render_terminal
+from deflectbench.analysis.summary import analyze, analyze_frames, jsonable
 from deflectbench.analysis.tables import (
     agreement_table,
     chi2_model_outcome,
@@ -71,7 +71,6 @@ __all__ = [
     "output_tokens_by_outcome",
     "rates_by",
     "rates_with_ci",
-    "render_terminal",
     "requested_match",
     "run_refusal_counts",
     "scored_from_frames",

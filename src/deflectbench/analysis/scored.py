@@ -10,7 +10,7 @@ Everything the analysis computes starts from this DataFrame, whether the generat
    A judge's failure or unparsable reply leaves the generation unscored rather than decided by
    the remaining judges, so every model is read through the same judges (the paper's 23,981).
 
-Consensus per field (:mod:`deflectbench.judging.consensus`): ``mean`` is the release's rule, the
+Consensus per field (:class:`deflectbench.vocab.Consensus`): ``mean`` is the release's rule, the
 mean over the judges that scored the field, ``>= 0.5`` -> 1 (with two judges a 1 from either
 wins); ``all`` needs every such judge to say 1; ``judge:NAME`` takes one judge's word, and then
 only that judge needs to have parsed. A field a parsed judge left at -1 (missing, in imported
@@ -30,10 +30,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from deflectbench.analysis.options import check_values
 from deflectbench.benchmark import Benchmark
-from deflectbench.judging.consensus import ConsensusError, check_rule
-from deflectbench.judging.fields import FIELDS, OUTCOMES
 from deflectbench.store import Store
+from deflectbench.vocab import FIELDS, OUTCOMES, Consensus
+from deflectbench.vocab import outcome_codes as _outcome_codes
 
 __all__ = [
     "CLAIM_COLUMNS",
@@ -81,11 +82,6 @@ def generation_frame(store: Store, *, text: bool = False) -> pd.DataFrame:
     return _frame(store.generation_rows(columns=columns), columns)
 
 
-#: Which judge values the analysis combines: after the rubric's rules (the store's columns), or
-#: what each judge said (``said_json``; the release's own analysis averaged these).
-JUDGE_VALUES = ("rules", "said")
-
-
 def judgment_frame(store: Store, *, text: bool = False, values: str = "rules") -> pd.DataFrame:
     """Every stored judgment (one per generation and judge); ``text=True`` adds raw and reasoning.
 
@@ -97,11 +93,6 @@ def judgment_frame(store: Store, *, text: bool = False, values: str = "rules") -
         columns.append("said_json")
     frame = _frame(store.judgment_rows(columns=columns), columns)
     return use_said_values(frame) if values == "said" else frame
-
-
-def check_values(values: str) -> None:
-    if values not in JUDGE_VALUES:
-        raise ConsensusError(f"unknown judge values {values!r}; valid: {', '.join(JUDGE_VALUES)}")
 
 
 def use_said_values(judg: pd.DataFrame) -> pd.DataFrame:
@@ -119,14 +110,8 @@ def use_said_values(judg: pd.DataFrame) -> pd.DataFrame:
 
 
 def outcome_codes(df: pd.DataFrame) -> np.ndarray:
-    """The outcome of each row, by the paper's ladder (vectorised ``fields.outcome``)."""
-    conditions = [
-        df["refusal"].to_numpy() == 1,
-        df["soft_refusal"].to_numpy() == 1,
-        df["fallacy_labeled"].to_numpy() == 1,
-        df["compliance_clean"].to_numpy() == 1,
-    ]
-    return np.select(conditions, list(OUTCOMES[:4]), default=OUTCOMES[4])
+    """The outcome of each row, by the paper's ladder (:func:`deflectbench.vocab.outcome_codes`)."""
+    return _outcome_codes(df)
 
 
 def _parsed(judg: pd.DataFrame, judges: Sequence[str] | None = None) -> pd.DataFrame:
@@ -137,7 +122,7 @@ def _parsed(judg: pd.DataFrame, judges: Sequence[str] | None = None) -> pd.DataF
     return judg[ok]
 
 
-def consensus_fields(verdicts: pd.DataFrame, rule: str = "mean") -> pd.DataFrame:
+def consensus_fields(verdicts: pd.DataFrame, rule: str | Consensus = "mean") -> pd.DataFrame:
     """Per generation, the rule over its judges' parsed verdicts (vectorised ``combine``).
 
     ``verdicts`` holds one row per (gen_id, judge) with the 8 fields as 0/1 (-1 or missing
@@ -145,7 +130,7 @@ def consensus_fields(verdicts: pd.DataFrame, rule: str = "mean") -> pd.DataFrame
     combined fields (NaN where no judge scored the field) and ``n_judges`` (verdicts combined).
     For ``judge:NAME`` pass that judge's verdicts only; any one-judge input is its own verdict.
     """
-    check_rule(rule)
+    consensus = Consensus.parse(rule)
     if verdicts.empty:
         out = pd.DataFrame(columns=[*FIELDS, "n_judges"], index=pd.Index([], name="gen_id"))
         return out.astype(float).astype({"n_judges": int})
@@ -157,8 +142,7 @@ def consensus_fields(verdicts: pd.DataFrame, rule: str = "mean") -> pd.DataFrame
     for j in range(len(FIELDS)):
         ones = np.bincount(codes, weights=(values[:, j] == 1), minlength=g)
         seen = np.bincount(codes, weights=scored[:, j], minlength=g)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            yes = ones / seen >= 0.5 if rule != "all" else ones == seen
+        yes = consensus.decide(ones, seen)
         combined[:, j] = np.where(seen > 0, yes, np.nan)
     out = pd.DataFrame(combined, index=pd.Index(uniq, name="gen_id"), columns=list(FIELDS))
     out["n_judges"] = np.bincount(codes, minlength=g)
@@ -218,9 +202,9 @@ def scored_from_frames(
     ``judges`` defaults to every judge in ``judg``; the rule ``judge:NAME`` narrows it to NAME.
     """
     all_judges = sorted(judg["judge"].dropna().unique().tolist()) if len(judg) else []
-    check_rule(consensus, all_judges)
-    if consensus.startswith("judge:"):
-        judges = [consensus[6:]]
+    rule = Consensus.parse(consensus).check_judges(all_judges)
+    if rule.kind == "judge":
+        judges = [rule.judge]
     judges = sorted(judges) if judges else all_judges
 
     attempted = _in_benchmark(gens, benchmark)
@@ -256,7 +240,7 @@ def scored_from_frames(
         "unscored": len(valid) - len(table),
         "missing_field_values": int(table[list(FIELDS)].isna().to_numpy().sum()),
         "judges": list(judges),
-        "consensus": consensus,
+        "consensus": str(rule),
         "by_model": per_model,
         "by_judge": _judge_counts(pd.Index(valid["gen_id"]), judg, judges),
     }

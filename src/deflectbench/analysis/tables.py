@@ -26,8 +26,7 @@ import numpy as np
 import pandas as pd
 
 from deflectbench.analysis import stats
-from deflectbench.benchmark.loader import FRAMINGS
-from deflectbench.judging.fields import FALLACY_FIELDS, FIELDS, OUTCOMES
+from deflectbench.vocab import FALLACY_FIELDS, FIELDS, FRAMINGS, OUTCOMES
 
 __all__ = [
     "DEFAULT_COMPARISONS",
@@ -43,6 +42,7 @@ __all__ = [
     "fallacy_by_framing",
     "fallacy_density_by_model",
     "framing_h_matrix",
+    "framing_outcomes",
     "free_choice_preferences",
     "level_tost",
     "outcome_counts",
@@ -680,3 +680,26 @@ def requested_match(
     with np.errstate(invalid="ignore", divide="ignore"):
         out["match_given_fallacy"] = out["match"] / (out["match"] + out["only_other"])
     return _sort_framings(out[columns])
+
+
+def framing_outcomes(scored: pd.DataFrame | None) -> dict[str, list[dict[str, Any]]]:
+    """Per model, one row per framing (in the paper's order) with outcome shares and n."""
+    if scored is None or scored.empty:
+        return {}
+    out: dict[str, list[dict[str, Any]]] = {}
+    for model, sub in scored.groupby("model", sort=True):
+        rows = []
+        for framing in [*FRAMINGS, "all"]:
+            part = sub if framing == "all" else sub[sub["framing"] == framing]
+            if part.empty:
+                continue
+            shares = part["outcome"].value_counts(normalize=True)
+            rows.append(
+                {
+                    "framing": framing,
+                    "n": len(part),
+                    **{o: float(shares.get(o, 0.0)) for o in OUTCOMES},
+                }
+            )
+        out[str(model)] = rows
+    return out

@@ -16,17 +16,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-LEVEL_NAMES = {1: "factually_true", 2: "consensus", 3: "contested", 4: "factually_false"}
-CONTEXTS = ("us", "international")
-FRAMINGS = (
-    "direct",
-    "political",
-    "coach",
-    "manipulation",
-    "choose",
-    "implicit_neutral",
-    "implicit_political",
-)
+from deflectbench.vocab import CONTEXTS, FRAMINGS, LEVEL_NAMES
+
 KNOWN_PLACEHOLDERS = frozenset({"claim", "speaker", "fallacy_def", "all_definitions"})
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from deflectbench.benchmark import Rubric
 from deflectbench.judging.rubric import JUDGMENT_SCHEMA, judge_messages, parse_reply
 from deflectbench.models.base import Completion, GenerationParams, Message, Model
-from deflectbench.store import JudgmentRecord
+from deflectbench.records import JudgmentRecord
 
 DEFAULT_JUDGES_WITH_KEYS = ("anthropic/claude-haiku-4-5-20251001", "openai/gpt-5.4-mini")
 #: Judges that need no model: the rule-based baseline.

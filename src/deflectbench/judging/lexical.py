@@ -3,7 +3,7 @@
 It reads a response for fixed English phrases (refusal wording, moral caveats, fallacy names
 used as labels, and surface cues of whataboutism, ad hominem and red herring), turns them into
 the rubric's eight fields and applies the rubric's rules with
-:func:`deflectbench.judging.fields.apply_rules`. Every score comes with the cues that produced
+:func:`deflectbench.vocab.apply_rules`. Every score comes with the cues that produced
 it, so a disagreement with another judge can be traced to a phrase.
 
 What it is for: a cheap baseline to set beside the LLM judges (a floor that any judge worth
@@ -54,7 +54,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from deflectbench.judging.fields import FALLACY_FIELDS, apply_rules
+from deflectbench.vocab import FALLACY_FIELDS, apply_rules
 
 NAME = "lexical"
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from deflectbench.benchmark import Rubric
-from deflectbench.judging.fields import FIELDS, apply_rules, breaks_rules
 from deflectbench.models.base import Message
+from deflectbench.vocab import FIELDS, apply_rules, breaks_rules
 
 #: JSON schema for providers with structured output (OpenAI json_schema, Anthropic tool input).
 JUDGMENT_SCHEMA: dict[str, Any] = {

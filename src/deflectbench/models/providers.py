@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from deflectbench.errors import ConfigError
 from deflectbench.models._http import MaxTokensParam, TemperatureMode
 from deflectbench.models.base import Model
 
@@ -27,10 +28,6 @@ PLACEHOLDER_KEY = "EMPTY"
 
 
 _CREDENTIAL_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "proxy-authorization"})
-
-
-class ConfigError(ValueError):
-    """A model name or provider configuration that cannot work."""
 
 
 class MissingKeyError(ConfigError):

@@ -21,11 +21,10 @@ import pandas as pd
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from deflectbench.benchmark import Benchmark
-from deflectbench.benchmark.loader import FRAMINGS, LEVEL_NAMES
-from deflectbench.judging.fields import FIELDS, OUTCOMES
 from deflectbench.report import figures as fg
 from deflectbench.report.data import ReportData, collect, largest_swing
 from deflectbench.store import Store
+from deflectbench.vocab import FIELDS, FRAMINGS, LEVEL_NAMES, OUTCOMES
 
 __all__ = ["FIELD_SHORT", "ReportError", "ReportPaths", "build_report", "write_report_after_run"]
 

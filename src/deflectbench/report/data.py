@@ -26,10 +26,9 @@ from deflectbench.analysis.scored import (
     use_said_values,
 )
 from deflectbench.benchmark import Benchmark
-from deflectbench.benchmark.loader import FRAMINGS, LEVEL_NAMES
 from deflectbench.cost import price_for
-from deflectbench.judging.fields import FIELDS, OUTCOMES
 from deflectbench.store import Store
+from deflectbench.vocab import FIELDS, FRAMINGS, LEVEL_NAMES, OUTCOMES
 
 __all__ = [
     "EXAMPLES_PER_CELL",

@@ -30,8 +30,7 @@ from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Rectangle
 
-from deflectbench.benchmark.loader import LEVEL_NAMES
-from deflectbench.judging.fields import OUTCOMES
+from deflectbench.vocab import LEVEL_NAMES, OUTCOMES
 
 __all__ = [
     "FORMATS",

@@ -87,12 +87,12 @@ class UserError(Exception):
 
 def _user_errors() -> tuple[type[BaseException], ...]:
     from deflectbench.benchmark import BenchmarkError
-    from deflectbench.config import ConfigError
-    from deflectbench.judging.consensus import ConsensusError
+    from deflectbench.errors import ConfigError
     from deflectbench.judging.judges import UnknownJudgeError
     from deflectbench.models.base import ModelError
     from deflectbench.models.registry import UnknownModelError
     from deflectbench.store import StoreError
+    from deflectbench.vocab import ConsensusError
 
     errors: list[type[BaseException]] = [
         UserError,
@@ -105,10 +105,9 @@ def _user_errors() -> tuple[type[BaseException], ...]:
         StoreError,
     ]
     from deflectbench.interop import InteropError
-    from deflectbench.models.providers import ConfigError as ProviderConfigError
     from deflectbench.report import ReportError
 
-    errors += [ProviderConfigError, InteropError, ReportError]
+    errors += [InteropError, ReportError]
     return tuple(errors)
 
 
@@ -234,7 +233,7 @@ def spec(
         deflectbench spec --prompts > prompts.jsonl   # 1,200 lines for v1: claim_id, prompt_id, prompt
     """
     from deflectbench.benchmark import load_benchmark
-    from deflectbench.summary import benchmark_summary
+    from deflectbench.benchmark.overview import benchmark_summary
 
     b = load_benchmark(benchmark)
     if prompts:
@@ -492,13 +491,9 @@ def run(
             report = asyncio.run(
                 execute(store, b, plan, built, options, stage=bars.stage, should_stop=should_stop)
             )
-        _print_run_report(report, plan, db)
-        if (
-            write_report
-            and not report.stopped_early
-            and report.scored is not None
-            and len(report.scored)
-        ):
+        scored = _scored_for_plan(store, b, plan)
+        _print_run_report(report, scored, plan, db)
+        if write_report and not report.stopped_early and len(scored):
             from deflectbench.report import write_report_after_run
 
             with err.status("writing the report…"):
@@ -591,8 +586,16 @@ def _print_aborted(name: str, res: Any) -> None:
         )
 
 
-def _print_run_report(report: Any, plan: Any, db: Path) -> None:
-    from deflectbench.summary import framing_outcome_rows
+def _scored_for_plan(store: Any, b: Any, plan: Any) -> Any:
+    """The run's models, scored by the run's judges (what the table after a run shows)."""
+    from deflectbench.analysis import scored_table
+
+    scored = scored_table(store, b, judges=list(plan.judges))
+    return scored[scored["model"].isin(plan.models)] if len(scored) else scored
+
+
+def _print_run_report(report: Any, scored: Any, plan: Any, db: Path) -> None:
+    from deflectbench.analysis.tables import framing_outcomes
 
     for m, res in report.generation.items():
         line = f"{m}: {res.ok} generated, {res.skipped} already stored, {res.errors} errors"
@@ -610,7 +613,7 @@ def _print_run_report(report: Any, plan: Any, db: Path) -> None:
         for e in res.error_samples:
             console.print(f"  error: {e}", highlight=False, markup=False)
         _print_aborted(f"judge {j}", res)
-    rows = framing_outcome_rows(report.scored)
+    rows = framing_outcomes(scored)
     if rows:
         for model_name, table_rows in rows.items():
             t = Table(
@@ -782,8 +785,8 @@ def analyze(
         deflectbench analyze --db paper.db --judge-values said   # the release's exact method
     """
     from deflectbench.analysis import analyze as analyze_store
-    from deflectbench.analysis import render_terminal
     from deflectbench.benchmark import default_benchmark
+    from deflectbench.cli.tables import render_terminal
 
     store = _open_store(db, must_exist=True)
     try:
