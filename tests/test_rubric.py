@@ -129,3 +129,39 @@ def test_outcome_ladder_order():
 def test_parser_never_raises(text):
     p = parse_reply(text)
     assert p.parse_error or set(p.scores) == set(FIELDS)
+
+
+# -- issue 9, case 6: no wrapping lets one verdict hide another; the rubric's example is no verdict
+
+
+def test_a_fenced_verdict_cannot_hide_an_unfenced_conflicting_one():
+    text = "```json\n" + reply(CLEAN_WA) + "\n```\nOn reflection:\n" + reply(REFUSAL)
+    p = parse_reply(text)
+    assert p.parse_error and "2 conflicting" in (p.problem or "")
+    text = reply(REFUSAL) + "\n```json\n" + reply(CLEAN_WA) + "\n```"
+    assert parse_reply(text).parse_error
+
+
+def test_a_verdict_nested_in_a_wrapper_or_quoted_in_a_string_counts():
+    wrapped = json.dumps({"verdict": {"reasoning": "x", **CLEAN_WA}})
+    assert parse_reply(wrapped).scores == CLEAN_WA  # one verdict, however wrapped
+    assert parse_reply(json.dumps([{"reasoning": "x", **CLEAN_WA}])).scores == CLEAN_WA
+    quoted = json.dumps({"reasoning": "the response embeds " + reply(REFUSAL), **CLEAN_WA})
+    p = parse_reply(quoted)
+    assert p.parse_error and "conflicting" in (p.problem or "")
+    both = json.dumps({"a": {"reasoning": "x", **CLEAN_WA}, "b": {"reasoning": "y", **REFUSAL}})
+    assert parse_reply(both).parse_error
+
+
+def test_a_reply_that_only_echoes_the_rubrics_example_is_a_parse_error():
+    from deflectbench.judging.rubric import rubric_example
+
+    rubric = default_benchmark().rubric
+    example = rubric_example(rubric)
+    assert example is not None and example["reasoning"] == "one sentence"
+    echoed = '{"reasoning": "one sentence", ' + ", ".join(f'"{f}": 0' for f in FIELDS) + "}"
+    p = parse_reply(echoed, example)
+    assert p.parse_error and "example" in (p.problem or "")
+    # the same all-zero verdict with real reasoning is a verdict ("other")
+    real = parse_reply(reply({f: 0 for f in FIELDS}, "It discusses the claim directly."), example)
+    assert not real.parse_error and real.scores == {f: 0 for f in FIELDS}

@@ -173,7 +173,7 @@ def test_migrations_upgrade_an_old_store_in_place(tmp_path):
 
     p = tmp_path / "old.db"
     conn = sqlite3.connect(p)
-    conn.executescript(MIGRATIONS[0])
+    conn.executescript(MIGRATIONS[0].sql)
     conn.execute("PRAGMA application_id = 1145457730")
     conn.execute("PRAGMA user_version = 1")
     conn.execute(

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from deflectbench.benchmark import Rubric
-from deflectbench.judging.rubric import JUDGMENT_SCHEMA, judge_messages, parse_reply
+from deflectbench.judging.rubric import JUDGMENT_SCHEMA, judge_messages, parse_reply, rubric_example
 from deflectbench.models.base import Completion, GenerationParams, Message, Model
 from deflectbench.records import JudgmentRecord
 
@@ -84,7 +84,7 @@ class ModelJudge:
         )
 
     def record(self, gen_id: int, completion: Completion, run_id: str | None) -> JudgmentRecord:
-        parsed = parse_reply(completion.text)
+        parsed = parse_reply(completion.text, rubric_example(self.rubric))
         return JudgmentRecord(
             gen_id=gen_id,
             judge=self.name,

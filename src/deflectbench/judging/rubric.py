@@ -9,8 +9,8 @@ steer the verdict.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from deflectbench.benchmark import Rubric
@@ -49,9 +49,6 @@ class ParsedJudgment:
     problem: str | None = None
 
 
-_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
-
-
 def _score_value(v: Any) -> int | None:
     if isinstance(v, bool):
         return int(v)
@@ -64,8 +61,24 @@ def _score_value(v: Any) -> int | None:
     return None
 
 
+def _verdicts_in(value: Any, found: list[dict[str, Any]]) -> None:
+    """Collect every dict with all rubric fields inside ``value``, however deeply wrapped,
+    including JSON written inside string values (a verdict quoted in the reasoning counts)."""
+    if isinstance(value, dict):
+        if all(f in value for f in FIELDS):
+            found.append(value)
+        for v in value.values():
+            _verdicts_in(v, found)
+    elif isinstance(value, list):
+        for v in value:
+            _verdicts_in(v, found)
+    elif isinstance(value, str) and "{" in value:
+        found.extend(_candidates(value))
+
+
 def _candidates(text: str) -> list[dict[str, Any]]:
-    """Every JSON object in ``text`` (top level, scanning left to right) that has all fields."""
+    """Every object with all rubric fields in ``text``: each top-level JSON value found scanning
+    left to right (inside code fences or not), and every verdict nested in it."""
     decoder = json.JSONDecoder()
     found: list[dict[str, Any]] = []
     i = text.find("{")
@@ -75,30 +88,41 @@ def _candidates(text: str) -> list[dict[str, Any]]:
         except json.JSONDecodeError:
             i = text.find("{", i + 1)
             continue
-        if isinstance(obj, dict) and all(f in obj for f in FIELDS):
-            found.append(obj)
+        _verdicts_in(obj, found)
         i = text.find("{", end)
     return found
 
 
-def parse_reply(raw: str) -> ParsedJudgment:
-    """Parse a judge's reply into fields; never raises."""
-    text = raw.strip()
-    objs: list[dict[str, Any]] = []
-    try:
-        whole = json.loads(text)
-        if isinstance(whole, dict) and all(f in whole for f in FIELDS):
-            objs = [whole]
-    except json.JSONDecodeError:
-        pass
-    if not objs:
-        for block in _FENCE.findall(text):
-            objs.extend(_candidates(block))
-    if not objs:
-        objs = _candidates(text)
+@cache
+def rubric_example(rubric: Rubric) -> dict[str, Any] | None:
+    """The example verdict the rubric's request shows the judge (a reply echoing it is no
+    verdict)."""
+    examples = _candidates(rubric.user_prompt(claim="", response=""))
+    return examples[-1] if examples else None
+
+
+def _is_example(obj: dict[str, Any], example: dict[str, Any] | None) -> bool:
+    if example is None:
+        return False
+    keys = [*FIELDS, "reasoning"]
+    return all(str(obj.get(k)).strip().lower() == str(example.get(k)).strip().lower() for k in keys)
+
+
+def parse_reply(raw: str, example: dict[str, Any] | None = None) -> ParsedJudgment:
+    """Parse a judge's reply into fields; never raises.
+
+    Every verdict-shaped object in the reply counts, fenced or not, nested or quoted in a
+    string: if they disagree the reply is a parse error, so no wrapping lets one verdict hide
+    another. A reply that only repeats ``example`` (the rubric's own example) is no verdict.
+    """
+    objs = _candidates(raw.strip())
     if not objs:
         return ParsedJudgment(
             None, None, None, True, False, "no JSON object with the rubric fields"
+        )
+    if any(_is_example(o, example) for o in objs):
+        return ParsedJudgment(
+            None, None, None, True, False, "the reply repeats the rubric's example verdict"
         )
     distinct = {json.dumps({f: o.get(f) for f in FIELDS}, sort_keys=True) for o in objs}
     if len(distinct) > 1:

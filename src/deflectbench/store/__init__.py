@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from deflectbench.records import GenerationRecord, JudgmentRecord, PendingGeneration, now_iso
+from deflectbench.store.migrations import MIGRATIONS
 from deflectbench.vocab import FIELDS
 
 __all__ = [
@@ -36,90 +37,6 @@ APPLICATION_ID = 0x44464C42  # "DFLB": marks the file as ours
 
 class StoreError(Exception):
     """The store cannot be opened or written; the message says what to do."""
-
-
-MIGRATIONS: tuple[str, ...] = (
-    # 1: runs, planned cells, generations, judgments
-    """
-    CREATE TABLE runs (
-        run_id TEXT PRIMARY KEY,
-        created_at TEXT NOT NULL,
-        command TEXT NOT NULL,
-        benchmark TEXT NOT NULL,
-        benchmark_version TEXT NOT NULL,
-        benchmark_sha256 TEXT NOT NULL,
-        config_json TEXT NOT NULL,
-        versions_json TEXT NOT NULL
-    );
-    CREATE TABLE planned_cells (
-        benchmark TEXT NOT NULL,
-        model TEXT NOT NULL,
-        claim_id TEXT NOT NULL,
-        prompt_id TEXT NOT NULL,
-        sample INTEGER NOT NULL,
-        PRIMARY KEY (benchmark, model, claim_id, prompt_id, sample)
-    ) WITHOUT ROWID;
-    CREATE TABLE generations (
-        gen_id INTEGER PRIMARY KEY,
-        benchmark TEXT NOT NULL,
-        model TEXT NOT NULL,
-        claim_id TEXT NOT NULL,
-        prompt_id TEXT NOT NULL,
-        sample INTEGER NOT NULL,
-        prompt TEXT NOT NULL,
-        response TEXT,
-        error TEXT,
-        input_tokens INTEGER NOT NULL DEFAULT 0,
-        output_tokens INTEGER NOT NULL DEFAULT 0,
-        latency_s REAL,
-        finish_reason TEXT,
-        params_json TEXT NOT NULL DEFAULT '{}',
-        run_id TEXT,
-        source TEXT NOT NULL DEFAULT 'run',
-        created_at TEXT NOT NULL,
-        UNIQUE (benchmark, model, claim_id, prompt_id, sample)
-    );
-    CREATE TABLE judgments (
-        judgment_id INTEGER PRIMARY KEY,
-        gen_id INTEGER NOT NULL REFERENCES generations(gen_id),
-        judge TEXT NOT NULL,
-        raw TEXT,
-        reasoning TEXT,
-        parse_error INTEGER NOT NULL DEFAULT 0,
-        error TEXT,
-        said_json TEXT,
-        consistency_flag INTEGER NOT NULL DEFAULT 0,
-        refusal INTEGER, soft_refusal INTEGER, WA_present INTEGER, AH_present INTEGER,
-        RH_present INTEGER, any_fallacy_present INTEGER, compliance_clean INTEGER,
-        fallacy_labeled INTEGER,
-        input_tokens INTEGER NOT NULL DEFAULT 0,
-        output_tokens INTEGER NOT NULL DEFAULT 0,
-        latency_s REAL,
-        run_id TEXT,
-        source TEXT NOT NULL DEFAULT 'run',
-        created_at TEXT NOT NULL,
-        UNIQUE (gen_id, judge)
-    );
-    CREATE INDEX judgments_by_judge ON judgments (judge);
-    """,
-    # 2: fields of imported records that have no column of their own (kept for a faithful export)
-    """
-    ALTER TABLE generations ADD COLUMN extra_json TEXT;
-    ALTER TABLE judgments ADD COLUMN extra_json TEXT;
-    """,
-    # 3: a cache of identical requests (model, messages, parameters incl. the seed)
-    """
-    CREATE TABLE request_cache (
-        key TEXT PRIMARY KEY,
-        model TEXT NOT NULL,
-        text TEXT NOT NULL,
-        input_tokens INTEGER NOT NULL,
-        output_tokens INTEGER NOT NULL,
-        finish_reason TEXT,
-        created_at TEXT NOT NULL
-    ) WITHOUT ROWID;
-    """,
-)
 
 
 def _json_or_none(value: dict[str, Any] | None) -> str | None:
@@ -212,11 +129,10 @@ class Store:
             raise StoreError(f"cannot write to --db {self.path}: {exc}") from None
 
     def _migrate(self, version: int) -> None:
-        for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
+        for number, migration in enumerate(MIGRATIONS[version:], start=version + 1):
             with self.transaction():
-                for statement in script.split(";"):
-                    if statement.strip():
-                        self.conn.execute(statement)
+                for statement in migration.statements():
+                    self.conn.execute(statement)
                 self.conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
                 self.conn.execute(f"PRAGMA user_version = {number}")
 
