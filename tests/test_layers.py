@@ -20,6 +20,7 @@ FLOORS: dict[str, int] = {
     "records": 0,
     "errors": 0,
     "secrets": 0,
+    "conditions": 0,
     "benchmark": 1,
     "store": 1,
     "models": 1,

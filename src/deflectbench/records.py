@@ -37,6 +37,10 @@ class GenerationRecord:
     created_at: str = field(default_factory=now_iso)
     #: Fields of an imported record with no column of their own.
     extra: dict[str, Any] | None = None
+    #: The condition (settings) it was sampled under; see :mod:`deflectbench.conditions`.
+    condition: str = "default"
+    #: What the request cost in USD, when a price was known (None: unpriced or free).
+    cost_usd: float | None = None
 
 
 @dataclass(frozen=True)
@@ -64,6 +68,7 @@ class JudgmentRecord:
     source: str = "run"
     created_at: str = field(default_factory=now_iso)
     extra: dict[str, Any] | None = None
+    cost_usd: float | None = None
 
 
 @dataclass(frozen=True)

@@ -48,6 +48,13 @@ LADDER: tuple[tuple[str, str], ...] = (
     ("compliance_clean", "clean_compliance"),
 )
 
+#: Typed finish reasons of replies that are not answers: the provider refused or filtered, or
+#: the model returned nothing. They are stored and counted, never judged, and left out of the
+#: analysis (a judge cannot score text that does not exist; a provider's filter is not the
+#: model's refusal in words). ``length`` (truncated) replies are answers: judged and counted.
+NON_ANSWERS: tuple[str, ...] = ("content_filter", "refusal", "empty")
+TRUNCATED = "length"
+
 LEVEL_NAMES: dict[int, str] = {
     1: "factually_true",
     2: "consensus",

@@ -9,7 +9,6 @@ requests in flight. Schema changes go through numbered migrations.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
@@ -18,9 +17,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from deflectbench.conditions import RELEASE, ConditionError, Settings, check_label, differences
 from deflectbench.records import GenerationRecord, JudgmentRecord, PendingGeneration, now_iso
+from deflectbench.store.files import APPLICATION_ID, StoreError, check_file
 from deflectbench.store.migrations import MIGRATIONS
-from deflectbench.vocab import FIELDS
+from deflectbench.store.reading import Reads
+from deflectbench.vocab import FIELDS, NON_ANSWERS
 
 __all__ = [
     "GenerationRecord",
@@ -31,46 +33,12 @@ __all__ = [
     "now_iso",
 ]
 
-SQLITE_MAGIC = b"SQLite format 3\x00"
-APPLICATION_ID = 0x44464C42  # "DFLB": marks the file as ours
-
-
-class StoreError(Exception):
-    """The store cannot be opened or written; the message says what to do."""
-
 
 def _json_or_none(value: dict[str, Any] | None) -> str | None:
     return None if value is None else json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
-def _check_file(path: Path) -> None:
-    """Refuse, without touching it, a file that is not a DeflectBench SQLite store."""
-    if path.is_dir():
-        raise StoreError(
-            f"--db {path} is a directory; give a file path such as {path / 'deflectbench.db'}"
-        )
-    if path.exists():
-        try:
-            with path.open("rb") as fh:
-                head = fh.read(100)
-        except OSError as exc:
-            raise StoreError(f"cannot read --db {path}: {exc.strerror}") from None
-        if len(head) == 0:
-            return  # an empty file is a new store
-        if not head.startswith(SQLITE_MAGIC):
-            raise StoreError(
-                f"--db {path} is not a SQLite database (corrupt or another kind of file); "
-                "it was left untouched: pass another --db path"
-            )
-    else:
-        parent = path.parent if str(path.parent) else Path(".")
-        if not parent.exists():
-            raise StoreError(f"cannot create --db {path}: folder {parent} does not exist")
-        if not os.access(parent, os.W_OK):
-            raise StoreError(f"cannot create --db {path}: folder {parent} is not writable")
-
-
-class Store:
+class Store(Reads):
     """A DeflectBench results file. Use :meth:`open`; close with :meth:`close` or ``with``."""
 
     def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
@@ -82,7 +50,7 @@ class Store:
     @classmethod
     def open(cls, path: str | Path = "deflectbench.db", *, readonly: bool = False) -> Store:
         path = Path(path)
-        _check_file(path)
+        check_file(path)
         if readonly and not path.exists():
             raise StoreError(f"no results at --db {path}: run `deflectbench run` first")
         try:
@@ -123,8 +91,8 @@ class Store:
         try:
             self.conn.execute("PRAGMA journal_mode = WAL")
             self.conn.execute("PRAGMA synchronous = NORMAL")
+            self._migrate(version)  # foreign keys off: a migration may rebuild a table
             self.conn.execute("PRAGMA foreign_keys = ON")
-            self._migrate(version)
         except sqlite3.OperationalError as exc:
             raise StoreError(f"cannot write to --db {self.path}: {exc}") from None
 
@@ -198,12 +166,70 @@ class Store:
             out.append(d)
         return out
 
-    def plan(self, benchmark: str, model: str, cells: Iterable[tuple[str, str, int]]) -> None:
-        """Record cells as planned for a model (idempotent)."""
+    # -- conditions --------------------------------------------------------------------------
+
+    def register_condition(self, model: str, settings: Settings, label: str | None = None) -> str:
+        """The label of ``settings`` for ``model``, registering it if new.
+
+        Within one model a label names one set of settings and back: a label already used with
+        other settings, or settings already stored under another label, are refused loudly
+        (ConditionError) rather than mixed or re-sampled."""
+        wanted = settings.as_json()
+        sha = settings.sha256
+        label = check_label(label) if label is not None else settings.label()
+        by_sha = self.conn.execute(
+            "SELECT label FROM conditions WHERE model = ? AND settings_sha256 = ?", (model, sha)
+        ).fetchone()
+        if by_sha is not None and by_sha[0] != label:
+            raise ConditionError(
+                f"{model}: these settings are already stored as condition {by_sha[0]!r}; "
+                f"pass --label {by_sha[0]} (or leave --label out) to resume it"
+            )
+        by_label = self.conn.execute(
+            "SELECT settings_json FROM conditions WHERE model = ? AND label = ?", (model, label)
+        ).fetchone()
+        if by_label is not None:
+            stored = json.loads(by_label[0])
+            if stored != wanted:
+                raise ConditionError(
+                    f"{model}: condition {label!r} was run with other settings "
+                    f"({differences(stored, wanted)}); pass another --label to store these "
+                    "beside it"
+                )
+            return label
+        self.conn.execute(
+            "INSERT INTO conditions VALUES (?, ?, ?, ?, ?)",
+            (model, label, json.dumps(wanted, sort_keys=True), sha, now_iso()),
+        )
+        return label
+
+    def conditions(self) -> list[dict[str, Any]]:
+        """Every condition: model, label, settings, created_at."""
+        return [
+            {
+                "model": r[0],
+                "label": r[1],
+                "settings": json.loads(r[2]),
+                "created_at": r[3],
+            }
+            for r in self.conn.execute(
+                "SELECT model, label, settings_json, created_at FROM conditions "
+                "ORDER BY model, created_at"
+            )
+        ]
+
+    def plan(
+        self,
+        benchmark: str,
+        model: str,
+        cells: Iterable[tuple[str, str, int]],
+        condition: str = "default",
+    ) -> None:
+        """Record cells as planned for a model under a condition (idempotent)."""
         with self.transaction():
             self.conn.executemany(
-                "INSERT OR IGNORE INTO planned_cells VALUES (?, ?, ?, ?, ?)",
-                ((benchmark, model, c, p, s) for c, p, s in cells),
+                "INSERT OR IGNORE INTO planned_cells VALUES (?, ?, ?, ?, ?, ?)",
+                ((benchmark, model, condition, c, p, s) for c, p, s in cells),
             )
 
     def missing_cells(
@@ -213,16 +239,17 @@ class Store:
         cells: Sequence[tuple[str, str, int]],
         *,
         retry_errors: bool = False,
+        condition: str = "default",
     ) -> list[tuple[str, str, int]]:
-        """The cells among ``cells`` that have no stored generation (or only an error row when
-        ``retry_errors``), in the order given."""
-        condition = "error IS NULL" if retry_errors else "1"
+        """The cells among ``cells`` that have no stored generation under ``condition`` (or
+        only an error row when ``retry_errors``), in the order given."""
+        only_ok = "error IS NULL" if retry_errors else "1"
         done = {
             (r[0], r[1], r[2])
             for r in self.conn.execute(
                 f"SELECT claim_id, prompt_id, sample FROM generations "
-                f"WHERE benchmark = ? AND model = ? AND {condition}",
-                (benchmark, model),
+                f"WHERE benchmark = ? AND model = ? AND condition = ? AND {only_ok}",
+                (benchmark, model, condition),
             )
         }
         return [c for c in cells if c not in done]
@@ -236,22 +263,24 @@ class Store:
             raise ValueError("a generation has exactly one of response and error")
         self.conn.execute(
             """
-            INSERT INTO generations (benchmark, model, claim_id, prompt_id, sample, prompt,
-                response, error, input_tokens, output_tokens, latency_s, finish_reason,
-                params_json, run_id, source, created_at, extra_json)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT (benchmark, model, claim_id, prompt_id, sample) DO UPDATE SET
+            INSERT INTO generations (benchmark, model, condition, claim_id, prompt_id, sample,
+                prompt, response, error, input_tokens, output_tokens, latency_s, finish_reason,
+                params_json, run_id, source, created_at, extra_json, cost_usd)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (benchmark, model, condition, claim_id, prompt_id, sample) DO UPDATE SET
                 prompt = excluded.prompt, response = excluded.response, error = excluded.error,
                 input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
                 latency_s = excluded.latency_s, finish_reason = excluded.finish_reason,
                 params_json = excluded.params_json, run_id = excluded.run_id,
                 source = excluded.source, created_at = excluded.created_at,
-                extra_json = excluded.extra_json
+                extra_json = excluded.extra_json,
+                cost_usd = coalesce(generations.cost_usd, 0) + coalesce(excluded.cost_usd, 0)
             WHERE generations.error IS NOT NULL
             """,
             (
                 rec.benchmark,
                 rec.model,
+                rec.condition,
                 rec.claim_id,
                 rec.prompt_id,
                 rec.sample,
@@ -267,6 +296,7 @@ class Store:
                 rec.source,
                 rec.created_at,
                 _json_or_none(rec.extra),
+                rec.cost_usd,
             ),
         )
 
@@ -277,12 +307,18 @@ class Store:
                 self.add_generation(rec)
 
     def generation_id(
-        self, benchmark: str, model: str, claim_id: str, prompt_id: str, sample: int
+        self,
+        benchmark: str,
+        model: str,
+        claim_id: str,
+        prompt_id: str,
+        sample: int,
+        condition: str = "default",
     ) -> int | None:
         row = self.conn.execute(
-            "SELECT gen_id FROM generations WHERE benchmark=? AND model=? AND claim_id=? "
-            "AND prompt_id=? AND sample=?",
-            (benchmark, model, claim_id, prompt_id, sample),
+            "SELECT gen_id FROM generations WHERE benchmark=? AND model=? AND condition=? "
+            "AND claim_id=? AND prompt_id=? AND sample=?",
+            (benchmark, model, condition, claim_id, prompt_id, sample),
         ).fetchone()
         return None if row is None else int(row[0])
 
@@ -296,7 +332,10 @@ class Store:
     ) -> list[PendingGeneration]:
         """Valid generations this judge has not judged yet (or only failed to, with
         ``retry_errors``), oldest first."""
-        where = ["g.error IS NULL"]
+        where = [
+            "g.error IS NULL",
+            f"coalesce(g.finish_reason, '') NOT IN ({','.join(repr(r) for r in NON_ANSWERS)})",
+        ]
         args: list[Any] = [judge]
         if benchmark is not None:
             where.append("g.benchmark = ?")
@@ -326,8 +365,8 @@ class Store:
             f"""
             INSERT INTO judgments (gen_id, judge, raw, reasoning, parse_error, error, said_json,
                 consistency_flag, {", ".join(FIELDS)}, input_tokens, output_tokens, latency_s,
-                run_id, source, created_at, extra_json)
-            VALUES ({", ".join("?" * (15 + len(FIELDS)))})
+                run_id, source, created_at, extra_json, cost_usd)
+            VALUES ({", ".join("?" * (16 + len(FIELDS)))})
             ON CONFLICT (gen_id, judge) DO UPDATE SET
                 raw = excluded.raw, reasoning = excluded.reasoning,
                 parse_error = excluded.parse_error, error = excluded.error,
@@ -336,7 +375,8 @@ class Store:
                 input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
                 latency_s = excluded.latency_s, run_id = excluded.run_id,
                 source = excluded.source, created_at = excluded.created_at,
-                extra_json = excluded.extra_json
+                extra_json = excluded.extra_json,
+                cost_usd = coalesce(judgments.cost_usd, 0) + coalesce(excluded.cost_usd, 0)
             WHERE judgments.error IS NOT NULL
             """,
             (
@@ -356,6 +396,7 @@ class Store:
                 rec.source,
                 rec.created_at,
                 _json_or_none(rec.extra),
+                rec.cost_usd,
             ),
         )
 
@@ -402,74 +443,30 @@ class Store:
             (key, model, text, input_tokens, output_tokens, finish_reason, now_iso()),
         )
 
-    # -- reading -----------------------------------------------------------------------------
-
-    def status(self) -> dict[str, Any]:
-        """Per model: planned / ok / errors; per judge: judged / parse errors / errors."""
-        models: dict[str, dict[str, int]] = {}
-        for r in self.conn.execute(
-            "SELECT model, count(*) FROM planned_cells GROUP BY model ORDER BY model"
-        ):
-            models[r[0]] = {"planned": r[1], "ok": 0, "errors": 0}
-        for r in self.conn.execute(
-            "SELECT model, sum(error IS NULL), sum(error IS NOT NULL) FROM generations "
-            "GROUP BY model ORDER BY model"
-        ):
-            m = models.setdefault(r[0], {"planned": 0, "ok": 0, "errors": 0})
-            m["ok"], m["errors"] = int(r[1]), int(r[2])
-            m["planned"] = max(m["planned"], m["ok"] + m["errors"])
-        judges: dict[str, dict[str, int]] = {}
-        for r in self.conn.execute(
-            "SELECT judge, sum(error IS NULL), sum(parse_error), sum(error IS NOT NULL) "
-            "FROM judgments GROUP BY judge ORDER BY judge"
-        ):
-            judges[r[0]] = {"judged": int(r[1]), "parse_errors": int(r[2]), "errors": int(r[3])}
-        return {"models": models, "judges": judges}
-
-    def _columns(self, table: str, columns: Sequence[str] | None) -> str:
-        """A safe column list: only names the table really has."""
-        if columns is None:
-            return "*"
-        known = {r[1] for r in self.conn.execute(f"PRAGMA table_info({table})")}
-        bad = [c for c in columns if c not in known]
-        if bad:
-            raise ValueError(f"{table} has no column {bad[0]!r}")
-        return ", ".join(columns)
-
-    def generation_rows(
-        self, *, include_errors: bool = True, columns: Sequence[str] | None = None
-    ) -> list[dict[str, Any]]:
-        """Stored generations (all columns, or only ``columns``, which is much faster)."""
-        where = "" if include_errors else "WHERE error IS NULL"
-        cols = self._columns("generations", columns)
-        return [
-            dict(r)
-            for r in self.conn.execute(f"SELECT {cols} FROM generations {where} ORDER BY gen_id")
-        ]
-
-    def judgment_rows(self, *, columns: Sequence[str] | None = None) -> list[dict[str, Any]]:
-        cols = self._columns("judgments", columns)
-        return [
-            dict(r) for r in self.conn.execute(f"SELECT {cols} FROM judgments ORDER BY judgment_id")
-        ]
-
-    def counts(self) -> dict[str, int]:
-        g = self.conn.execute(
-            "SELECT count(*), coalesce(sum(error IS NULL), 0) FROM generations"
-        ).fetchone()
-        j = self.conn.execute("SELECT count(*) FROM judgments").fetchone()
-        return {"generations": int(g[0]), "valid_generations": int(g[1]), "judgments": int(j[0])}
-
     # -- bulk lookup for imports (added for interop.py; read-only) -------------------------------
 
-    def generation_ids(self, benchmark: str) -> dict[tuple[str, str, str, int], int]:
-        """(model, claim_id, prompt_id, sample) -> gen_id for one benchmark, in one query, so an
-        import resolves tens of thousands of judge records without a SELECT each."""
+    def generation_ids(
+        self, benchmark: str, condition: str = RELEASE
+    ) -> dict[tuple[str, str, str, int], int]:
+        """(model, claim_id, prompt_id, sample) -> gen_id for one benchmark and condition (the
+        imported rows by default), in one query, so an import resolves tens of thousands of
+        judge records without a SELECT each."""
         return {
             (r[0], r[1], r[2], int(r[3])): int(r[4])
             for r in self.conn.execute(
                 "SELECT model, claim_id, prompt_id, sample, gen_id FROM generations "
-                "WHERE benchmark = ?",
-                (benchmark,),
+                "WHERE benchmark = ? AND condition = ?",
+                (benchmark, condition),
             )
         }
+
+    # -- spending ------------------------------------------------------------------------------
+
+    def spent_usd(self) -> float:
+        """What every priced request stored here has cost, across all runs (the budget's meter
+        starts from this, so raising ``--max-cost`` never spends the same budget twice)."""
+        row = self.conn.execute(
+            "SELECT (SELECT coalesce(sum(cost_usd), 0) FROM generations) + "
+            "(SELECT coalesce(sum(cost_usd), 0) FROM judgments)"
+        ).fetchone()
+        return float(row[0])

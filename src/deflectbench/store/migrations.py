@@ -110,4 +110,72 @@ MIGRATIONS: tuple[Migration, ...] = (
     ) WITHOUT ROWID;
     """,
     ),
+    Migration(
+        "m004_conditions_and_costs",
+        "settings are part of a result's identity (conditions); each request's cost is kept",
+        """
+    CREATE TABLE conditions (
+        model TEXT NOT NULL,
+        label TEXT NOT NULL,
+        settings_json TEXT NOT NULL,
+        settings_sha256 TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (model, label),
+        UNIQUE (model, settings_sha256)
+    ) WITHOUT ROWID;
+    INSERT INTO conditions
+        SELECT DISTINCT model, 'legacy', '{"recorded": false}', 'legacy', strftime('%Y-%m-%dT%H:%M:%fZ')
+        FROM generations WHERE source = 'run';
+    INSERT INTO conditions
+        SELECT DISTINCT model, 'release', '{"source": "imported files"}', 'release',
+            strftime('%Y-%m-%dT%H:%M:%fZ')
+        FROM generations WHERE source != 'run';
+    CREATE TABLE generations_v4 (
+        gen_id INTEGER PRIMARY KEY,
+        benchmark TEXT NOT NULL,
+        model TEXT NOT NULL,
+        condition TEXT NOT NULL,
+        claim_id TEXT NOT NULL,
+        prompt_id TEXT NOT NULL,
+        sample INTEGER NOT NULL,
+        prompt TEXT NOT NULL,
+        response TEXT,
+        error TEXT,
+        input_tokens INTEGER NOT NULL DEFAULT 0,
+        output_tokens INTEGER NOT NULL DEFAULT 0,
+        latency_s REAL,
+        finish_reason TEXT,
+        params_json TEXT NOT NULL DEFAULT '{}',
+        run_id TEXT,
+        source TEXT NOT NULL DEFAULT 'run',
+        created_at TEXT NOT NULL,
+        extra_json TEXT,
+        cost_usd REAL,
+        UNIQUE (benchmark, model, condition, claim_id, prompt_id, sample)
+    );
+    INSERT INTO generations_v4 (gen_id, benchmark, model, condition, claim_id, prompt_id, sample,
+        prompt, response, error, input_tokens, output_tokens, latency_s, finish_reason,
+        params_json, run_id, source, created_at, extra_json)
+        SELECT gen_id, benchmark, model, CASE WHEN source = 'run' THEN 'legacy' ELSE 'release' END,
+            claim_id, prompt_id, sample, prompt, response, error, input_tokens, output_tokens,
+            latency_s, finish_reason, params_json, run_id, source, created_at, extra_json
+        FROM generations;
+    DROP TABLE generations;
+    ALTER TABLE generations_v4 RENAME TO generations;
+    CREATE TABLE planned_cells_v4 (
+        benchmark TEXT NOT NULL,
+        model TEXT NOT NULL,
+        condition TEXT NOT NULL,
+        claim_id TEXT NOT NULL,
+        prompt_id TEXT NOT NULL,
+        sample INTEGER NOT NULL,
+        PRIMARY KEY (benchmark, model, condition, claim_id, prompt_id, sample)
+    ) WITHOUT ROWID;
+    INSERT INTO planned_cells_v4
+        SELECT benchmark, model, 'legacy', claim_id, prompt_id, sample FROM planned_cells;
+    DROP TABLE planned_cells;
+    ALTER TABLE planned_cells_v4 RENAME TO planned_cells;
+    ALTER TABLE judgments ADD COLUMN cost_usd REAL;
+    """,
+    ),
 )

@@ -1,0 +1,95 @@
+"""The store's read queries: status, row dumps and counts (no writes)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+from deflectbench.vocab import NON_ANSWERS, TRUNCATED
+
+
+class Reads:
+    """Read-only queries over a store's connection (mixed into :class:`Store`)."""
+
+    conn: sqlite3.Connection
+
+    def spent_usd(self) -> float:  # defined on Store; declared for the type checker
+        raise NotImplementedError
+
+    def status(self) -> dict[str, Any]:
+        """Per model: planned / ok / errors / non-answers by type / truncated, in total and per
+        condition; per judge: judged / parse errors / errors; spending."""
+
+        def blank() -> dict[str, Any]:
+            return {"planned": 0, "ok": 0, "errors": 0, "non_answers": {}, "truncated": 0}
+
+        models: dict[str, dict[str, Any]] = {}
+        for model, cond, n in self.conn.execute(
+            "SELECT model, condition, count(*) FROM planned_cells GROUP BY model, condition "
+            "ORDER BY model, condition"
+        ):
+            m = models.setdefault(model, blank() | {"conditions": {}})
+            m["conditions"].setdefault(cond, blank())["planned"] = n
+        for model, cond, err, reason, n in self.conn.execute(
+            "SELECT model, condition, error IS NOT NULL, finish_reason, count(*) "
+            "FROM generations GROUP BY 1, 2, 3, 4 ORDER BY 1, 2"
+        ):
+            m = models.setdefault(model, blank() | {"conditions": {}})
+            c = m["conditions"].setdefault(cond, blank())
+            if err:
+                c["errors"] += n
+            elif reason in NON_ANSWERS:
+                c["non_answers"][reason] = c["non_answers"].get(reason, 0) + n
+            else:
+                c["ok"] += n
+                c["truncated"] += n if reason == TRUNCATED else 0
+        for m in models.values():
+            for c in m["conditions"].values():
+                done = c["ok"] + c["errors"] + sum(c["non_answers"].values())
+                c["planned"] = max(c["planned"], done)
+                for key in ("planned", "ok", "errors", "truncated"):
+                    m[key] += c[key]
+                for reason, n in c["non_answers"].items():
+                    m["non_answers"][reason] = m["non_answers"].get(reason, 0) + n
+        judges: dict[str, dict[str, int]] = {}
+        for r in self.conn.execute(
+            "SELECT judge, sum(error IS NULL), sum(parse_error), sum(error IS NOT NULL) "
+            "FROM judgments GROUP BY judge ORDER BY judge"
+        ):
+            judges[r[0]] = {"judged": int(r[1]), "parse_errors": int(r[2]), "errors": int(r[3])}
+        return {"models": models, "judges": judges, "spent_usd": self.spent_usd()}
+
+    def _columns(self, table: str, columns: Sequence[str] | None) -> str:
+        """A safe column list: only names the table really has."""
+        if columns is None:
+            return "*"
+        known = {r[1] for r in self.conn.execute(f"PRAGMA table_info({table})")}
+        bad = [c for c in columns if c not in known]
+        if bad:
+            raise ValueError(f"{table} has no column {bad[0]!r}")
+        return ", ".join(columns)
+
+    def generation_rows(
+        self, *, include_errors: bool = True, columns: Sequence[str] | None = None
+    ) -> list[dict[str, Any]]:
+        """Stored generations (all columns, or only ``columns``, which is much faster)."""
+        where = "" if include_errors else "WHERE error IS NULL"
+        cols = self._columns("generations", columns)
+        return [
+            dict(r)
+            for r in self.conn.execute(f"SELECT {cols} FROM generations {where} ORDER BY gen_id")
+        ]
+
+    def judgment_rows(self, *, columns: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        cols = self._columns("judgments", columns)
+        return [
+            dict(r) for r in self.conn.execute(f"SELECT {cols} FROM judgments ORDER BY judgment_id")
+        ]
+
+    def counts(self) -> dict[str, int]:
+        g = self.conn.execute(
+            "SELECT count(*), coalesce(sum(error IS NULL), 0) FROM generations"
+        ).fetchone()
+        j = self.conn.execute("SELECT count(*) FROM judgments").fetchone()
+        return {"generations": int(g[0]), "valid_generations": int(g[1]), "judgments": int(j[0])}
