@@ -15,7 +15,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from deflectbench.engine import EngineEvent, EnginePolicy, EngineStats, Failure, run_items
-from deflectbench.models.base import Completion, GenerationParams, Message, ModelError, Usage
+from deflectbench.models.base import (
+    Completion,
+    GenerationParams,
+    Limits,
+    Message,
+    ModelError,
+    Usage,
+)
 from deflectbench.models.openai_compat import OpenAICompatModel
 from support.servers import FakeLLMServer, RecordedRequest
 
@@ -43,7 +50,11 @@ class Recorder:
 
 def openai_model(srv: FakeLLMServer, timeout_s: float = 5.0) -> OpenAICompatModel:
     return OpenAICompatModel(
-        "local/m", "m", base_url=srv.openai_base_url, api_key="sk-local", timeout_s=timeout_s
+        "local/m",
+        "m",
+        base_url=srv.openai_base_url,
+        api_key="sk-local",
+        limits=Limits(timeout_s=timeout_s),
     )
 
 
@@ -456,10 +467,10 @@ def test_harness_cpu_per_request_is_small() -> None:
 
 
 def test_policy_for_model_uses_provider_hints() -> None:
+    limits = Limits(requests_per_minute=500, timeout_s=30)
     model = OpenAICompatModel(
-        "x/y", "y", base_url="http://127.0.0.1:9/v1", api_key="k", timeout_s=30
+        "x/y", "y", base_url="http://127.0.0.1:9/v1", api_key="k", limits=limits
     )
-    model.requests_per_minute = 500
     policy = EnginePolicy.for_model(model, max_retries=2)
     assert policy.requests_per_minute == 500 and policy.max_retries == 2
     assert policy.max_concurrency == model.max_concurrency and policy.timeout_s == 35

@@ -14,7 +14,14 @@ import pytest
 
 from deflectbench.models._http import parse_retry_after, redact
 from deflectbench.models.anthropic_api import TOOL_NAME, AnthropicModel
-from deflectbench.models.base import Completion, GenerationParams, Message, Model, ModelError
+from deflectbench.models.base import (
+    Completion,
+    GenerationParams,
+    Limits,
+    Message,
+    Model,
+    ModelError,
+)
 from deflectbench.models.openai_compat import OpenAICompatModel
 from deflectbench.models.providers import (
     PROVIDERS,
@@ -49,15 +56,15 @@ def server() -> Iterator[FakeLLMServer]:
         yield srv
 
 
-def openai_model(srv: FakeLLMServer, **kw: Any) -> OpenAICompatModel:
-    kw.setdefault("timeout_s", 5.0)
+def openai_model(srv: FakeLLMServer, timeout_s: float = 5.0, **kw: Any) -> OpenAICompatModel:
+    kw["limits"] = Limits(timeout_s=timeout_s)
     return OpenAICompatModel(
         "local/test-model", "test-model", base_url=srv.openai_base_url, api_key=KEY, **kw
     )
 
 
-def anthropic_model(srv: FakeLLMServer, **kw: Any) -> AnthropicModel:
-    kw.setdefault("timeout_s", 5.0)
+def anthropic_model(srv: FakeLLMServer, timeout_s: float = 5.0, **kw: Any) -> AnthropicModel:
+    kw["limits"] = Limits(timeout_s=timeout_s)
     return AnthropicModel(
         "anthropic/claude-test",
         "claude-test",
@@ -391,7 +398,7 @@ def test_build_openai_uses_max_completion_tokens(server: FakeLLMServer) -> None:
         {"base_url": server.openai_base_url, "requests_per_minute": 500},
         {"OPENAI_API_KEY": KEY},
     )
-    assert model.requests_per_minute == 500
+    assert model.limits.requests_per_minute == 500
     run(complete_once(model, GenerationParams(temperature=1.0)))
     body = server.requests[0].body
     assert (

@@ -116,7 +116,13 @@ def test_full_run_with_two_blind_judges_and_no_key_leak(tmp_path, server):
     assert "judge anthropic/claude-haiku-4-5-20251001: 18 judged, 0 errors" in p.stdout
     assert "judge openai/gpt-5.4-mini: 18 judged, 0 errors" in p.stdout
     st = json.loads(cli("status", "--json", "--db", str(db)).stdout)
-    assert st["models"] == {"vllm/test-model": {"planned": 18, "ok": 18, "errors": 0}}
+    entry = st["models"]["vllm/test-model"]
+    assert {k: entry[k] for k in ("planned", "ok", "errors")} == {
+        "planned": 18,
+        "ok": 18,
+        "errors": 0,
+    }
+    assert entry["non_answers"] == {} and entry["truncated"] == 0
     assert st["judges"]["openai/gpt-5.4-mini"] == {"judged": 18, "parse_errors": 0, "errors": 0}
 
     # Judge blindness: each judge request is the rubric's system prompt and its user template

@@ -35,13 +35,7 @@ from deflectbench.models.base import Completion, Model, ModelError
 
 T = TypeVar("T")
 
-__all__ = [
-    "EngineEvent",
-    "EnginePolicy",
-    "EngineStats",
-    "Failure",
-    "run_items",
-]
+__all__ = ["EngineEvent", "EnginePolicy", "EngineStats", "Failure", "run_items"]
 
 
 @dataclass
@@ -75,14 +69,15 @@ class EnginePolicy:
 
     @classmethod
     def for_model(cls, model: Model, **overrides: Any) -> EnginePolicy:
-        """The policy a model's own pacing hints ask for, with ``overrides`` on top."""
+        """The policy a model's own limits ask for, with ``overrides`` on top."""
+        limits = model.limits
         settings: dict[str, Any] = {
-            "max_concurrency": model.max_concurrency,
-            "requests_per_minute": model.requests_per_minute,
-            "tokens_per_minute": model.tokens_per_minute,
-            "max_retries": model.max_retries,
+            "max_concurrency": limits.max_concurrency,
+            "requests_per_minute": limits.requests_per_minute,
+            "tokens_per_minute": limits.tokens_per_minute,
+            "max_retries": limits.max_retries,
             # A little longer than the SDK's own timeout, whose error message is clearer.
-            "timeout_s": model.timeout_s + 5.0,
+            "timeout_s": limits.timeout_s + 5.0,
         }
         settings.update(overrides)
         return cls(**settings)
@@ -261,15 +256,10 @@ class _Run(Generic[T]):
         self.stats = EngineStats()
         limit = min(policy.initial_concurrency or policy.max_concurrency, policy.max_concurrency)
         self.gate = _Gate(max(policy.min_concurrency, limit))
+        rpm, tpm = policy.requests_per_minute, policy.tokens_per_minute
         headroom = policy.rate_headroom
-        self.rpm = (
-            _Pacer(policy.requests_per_minute * headroom / 60.0)
-            if policy.requests_per_minute
-            else None
-        )
-        self.tpm = (
-            _Pacer(policy.tokens_per_minute * headroom / 60.0) if policy.tokens_per_minute else None
-        )
+        self.rpm = _Pacer(rpm * headroom / 60.0) if rpm else None
+        self.tpm = _Pacer(tpm * headroom / 60.0) if tpm else None
         self.exhausted = False
         self.halted = False
         #: Items taken from the iterator and not yet reported.
@@ -496,17 +486,8 @@ class _Run(Generic[T]):
         error: str | None = None,
         status: int | None = None,
     ) -> None:
-        if self.on_progress is None:
-            return
-        self.on_progress(
-            EngineEvent(
-                kind=kind,
-                item=job.item if job is not None else None,
-                attempts=job.attempts if job is not None else 0,
-                concurrency=self.gate.limit,
-                in_flight=self.in_flight,
-                delay_s=delay,
-                error=error,
-                status=status,
-            )
-        )
+        if self.on_progress is not None:
+            item, attempts = (job.item, job.attempts) if job is not None else (None, 0)
+            limit, in_flight = self.gate.limit, self.in_flight
+            event = EngineEvent(kind, item, attempts, limit, in_flight, delay, error, status)
+            self.on_progress(event)

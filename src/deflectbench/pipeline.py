@@ -7,18 +7,23 @@ it arrives, so each stage can be stopped at any point and resumed by running it 
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from deflectbench.benchmark import Benchmark
 from deflectbench.cost import CostMeter
 from deflectbench.engine import EnginePolicy, Failure, run_items
 from deflectbench.judging.judges import ModelJudge, failed_judgment, lexical_judgment
-from deflectbench.models.base import Completion, GenerationParams, Message, Model, Usage
+from deflectbench.models.base import Completion, GenerationParams, Message, Model
+from deflectbench.models.cache import CachedModel
+from deflectbench.records import GenerationRecord, PendingGeneration
 from deflectbench.secrets import scrub
-from deflectbench.store import GenerationRecord, PendingGeneration, Store
+from deflectbench.store import Store
+
+T = TypeVar("T")
 
 #: Called once per finished item with True (stored result) or False (stored error).
 Advance = Callable[[bool], None]
@@ -46,48 +51,29 @@ def cell_seed(seed: int, model: str, claim_id: str, prompt_id: str, sample: int)
     return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 
 
-def request_key(
-    model: str, messages: Sequence[Message], params: GenerationParams, sample: int | None
-) -> str:
-    """Identity of a request for the cache: same model, messages, parameters and sample."""
-    payload = {
-        "model": model,
-        "messages": [[m.role, m.content] for m in messages],
-        "params": params.as_dict(),
-        "sample": sample,
-    }
-    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+async def answer_from_cache(
+    items: Sequence[T],
+    lookup: Callable[[T], Completion | None],
+    on_result: Callable[[T, Completion | None, Failure | None], None],
+    should_stop: StopCheck | None,
+) -> list[T]:
+    """Report every item the request cache answers, before the engine; return the others.
 
-
-async def cached_complete(
-    store: Store | None,
-    model: Model,
-    messages: Sequence[Message],
-    params: GenerationParams,
-    sample: int | None,
-) -> Completion:
-    """Answer from the store's request cache when the identical request was paid for before."""
-    if store is None:
-        return await model.complete(messages, params)
-    key = request_key(model.name, messages, params, sample)
-    hit = store.cache_get(key)
-    if hit is not None:
-        return Completion(
-            hit["text"],
-            Usage(hit["input_tokens"], hit["output_tokens"]),
-            hit["finish_reason"],
-            cached=True,
-        )
-    completion = await model.complete(messages, params)
-    store.cache_put(
-        key,
-        model.name,
-        completion.text,
-        completion.usage.input_tokens,
-        completion.usage.output_tokens,
-        completion.finish_reason,
-    )
-    return completion
+    Hits wait for no pacer and no concurrency slot. (A duplicate among the others, answered
+    while the stage runs, is still found at dispatch: ``CachedModel.complete`` looks first.)
+    """
+    rest: list[T] = []
+    for i, item in enumerate(items):
+        if should_stop is not None and should_stop():
+            return rest + list(items[i:])
+        hit = lookup(item)
+        if hit is None:
+            rest.append(item)
+        else:
+            on_result(item, hit, None)
+        if i % 64 == 63:
+            await asyncio.sleep(0)  # let Ctrl-C and the progress display through
+    return rest
 
 
 def _account(
@@ -152,11 +138,16 @@ async def generate(
             seed=cell_seed(seed, model.name, *cell),
         )
 
+    def messages_for(cell: tuple[str, str, int]) -> list[Message]:
+        return [Message("user", benchmark.render(cell[0], cell[1]))]
+
+    cached = CachedModel(model, store if use_cache else None)
+
     async def call(cell: tuple[str, str, int]) -> Completion:
-        messages = [Message("user", benchmark.render(cell[0], cell[1]))]
-        return await cached_complete(
-            store if use_cache else None, model, messages, params_for(cell), cell[2]
-        )
+        return await cached.complete(messages_for(cell), params_for(cell), cell[2])
+
+    def lookup(cell: tuple[str, str, int]) -> Completion | None:
+        return cached.lookup(messages_for(cell), params_for(cell), cell[2])
 
     def on_result(
         cell: tuple[str, str, int], completion: Completion | None, failure: Failure | None
@@ -196,6 +187,8 @@ async def generate(
         if advance is not None:
             advance(completion is not None)
 
+    if use_cache:
+        todo = await answer_from_cache(todo, lookup, on_result, should_stop)
     policy = policy or EnginePolicy.for_model(model)
     stats = await run_items(todo, call, on_result, policy, should_stop=should_stop)
     result.aborted = scrub(stats.aborted) if stats.aborted else None
@@ -259,11 +252,16 @@ async def judge_with_model(
         return result
     params = judge.params()
 
+    cached = CachedModel(judge.model, store if use_cache else None)
+
+    def messages_for(p: PendingGeneration) -> list[Message]:
+        return judge.messages(benchmark.claim(p.claim_id).text, p.response)
+
     async def call(p: PendingGeneration) -> Completion:
-        messages = judge.messages(benchmark.claim(p.claim_id).text, p.response)
-        return await cached_complete(
-            store if use_cache else None, judge.model, messages, params, None
-        )
+        return await cached.complete(messages_for(p), params, None)
+
+    def lookup(p: PendingGeneration) -> Completion | None:
+        return cached.lookup(messages_for(p), params, None)
 
     def on_result(
         p: PendingGeneration, completion: Completion | None, failure: Failure | None
@@ -282,8 +280,11 @@ async def judge_with_model(
         if advance is not None:
             advance(completion is not None)
 
+    todo = list(pending)
+    if use_cache:
+        todo = await answer_from_cache(todo, lookup, on_result, should_stop)
     policy = policy or EnginePolicy.for_model(judge.model)
-    stats = await run_items(list(pending), call, on_result, policy, should_stop=should_stop)
+    stats = await run_items(todo, call, on_result, policy, should_stop=should_stop)
     result.aborted = scrub(stats.aborted) if stats.aborted else None
     result.stopped_early = bool(should_stop and should_stop())
     return result

@@ -1,6 +1,7 @@
-"""One ``run``: record the run, generate for each model, judge with each judge, score.
+"""One run: record it, generate for each model, judge with each judge, score.
 
-Composes the pipeline's stages; the CLI and the Python API both call :func:`execute`.
+Composes the pipeline's stages; the CLI and the Python API both call :func:`execute`. A run
+is one invocation; the repeated draws of a cell within it are its samples.
 """
 
 from __future__ import annotations

@@ -5,14 +5,22 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
-from deflectbench.models.base import Completion, GenerationParams, Message, Model, ModelError, Usage
+from deflectbench.models.base import (
+    Completion,
+    GenerationParams,
+    Limits,
+    Message,
+    Model,
+    ModelError,
+    Usage,
+)
 
 
 class EchoModel(Model):
     """Answers deterministically from the prompt and seed; can crash after ``crash_after`` calls
     (raising ``crash_with``, e.g. KeyboardInterrupt) or fail chosen prompts."""
 
-    max_concurrency = 4
+    limits = Limits(max_concurrency=4)
     default_max_tokens = 64
 
     def __init__(

@@ -3,10 +3,11 @@
 from deflectbench.models.base import (
     Completion,
     GenerationParams,
+    Limits,
     Message,
     Model,
     ModelError,
     Usage,
 )
 
-__all__ = ["Completion", "GenerationParams", "Message", "Model", "ModelError", "Usage"]
+__all__ = ["Completion", "GenerationParams", "Limits", "Message", "Model", "ModelError", "Usage"]

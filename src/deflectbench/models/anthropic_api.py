@@ -22,7 +22,15 @@ from deflectbench.models._http import (
     status_error,
     transient_error,
 )
-from deflectbench.models.base import Completion, GenerationParams, Message, Model, ModelError, Usage
+from deflectbench.models.base import (
+    Completion,
+    GenerationParams,
+    Limits,
+    Message,
+    Model,
+    ModelError,
+    Usage,
+)
 
 #: Name of the forced tool that carries structured output.
 TOOL_NAME = "record_judgment"
@@ -38,8 +46,7 @@ class AnthropicModel(Model):
         *,
         api_key: str,
         base_url: str | None = None,
-        timeout_s: float = 120.0,
-        max_concurrency: int = 16,
+        limits: Limits | None = None,
         structured_output: bool = True,
         temperature_mode: TemperatureMode = "non_default",
         extra_body: Mapping[str, Any] | None = None,
@@ -48,8 +55,7 @@ class AnthropicModel(Model):
         self.name = name
         self.api_model = api_model
         self.base_url = base_url or "https://api.anthropic.com"
-        self.timeout_s = timeout_s
-        self.max_concurrency = max_concurrency
+        self.limits = limits or Limits()
         self.structured_output = structured_output
         self.temperature_mode = temperature_mode
         self.extra_body = dict(extra_body or {})
@@ -58,7 +64,7 @@ class AnthropicModel(Model):
         self._client = anthropic.AsyncAnthropic(
             api_key=api_key,
             base_url=self.base_url,
-            timeout=timeout_s,
+            timeout=self.limits.timeout_s,
             max_retries=0,  # the engine owns retrying
             default_headers=dict(headers or {}),
         )
@@ -112,7 +118,9 @@ class AnthropicModel(Model):
                 secret=self._secret,
             ) from None
         except anthropic.APITimeoutError:
-            raise transient_error(self._provider, f"timed out after {self.timeout_s:g}s") from None
+            raise transient_error(
+                self._provider, f"timed out after {self.limits.timeout_s:g}s"
+            ) from None
         except anthropic.APIConnectionError as exc:
             cause = exc.__cause__
             what = f"connection error ({type(cause).__name__ if cause else 'unknown'})"

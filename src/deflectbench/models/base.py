@@ -41,6 +41,24 @@ class GenerationParams:
 
 
 @dataclass(frozen=True)
+class Limits:
+    """How hard the engine may push a model, fixed when the model is built.
+
+    API providers take them from their configuration section; ``None`` means no limit is
+    known. The engine turns them into an ``EnginePolicy`` (``EnginePolicy.for_model``).
+    """
+
+    #: Requests the model can usefully run at once (in-process models: 1).
+    max_concurrency: int = 16
+    requests_per_minute: float | None = None
+    tokens_per_minute: float | None = None
+    #: Retries after errors other than 429.
+    max_retries: int = 6
+    #: Seconds a request may take (the SDK's own timeout; the engine allows a little more).
+    timeout_s: float = 120.0
+
+
+@dataclass(frozen=True)
 class Usage:
     input_tokens: int = 0
     output_tokens: int = 0
@@ -89,14 +107,13 @@ class Model(abc.ABC):
     name: str
     #: Default maximum output tokens for generations when the user sets none.
     default_max_tokens: int = 2048
-    #: Requests the model can usefully run at once (in-process models: 1).
-    max_concurrency: int = 16
-    #: Pacing hints for the engine (``EnginePolicy.for_model``); API providers set them
-    #: from their configuration. ``None``: no limit known.
-    requests_per_minute: float | None = None
-    tokens_per_minute: float | None = None
-    max_retries: int = 6
-    timeout_s: float = 120.0
+    #: Pacing hints for the engine; subclasses set them at construction (or per class).
+    limits: Limits = Limits()
+
+    @property
+    def max_concurrency(self) -> int:
+        """Requests the model can usefully run at once."""
+        return self.limits.max_concurrency
 
     @abc.abstractmethod
     async def complete(self, messages: Sequence[Message], params: GenerationParams) -> Completion:

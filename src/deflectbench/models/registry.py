@@ -1,36 +1,137 @@
-"""Resolve ``provider/model`` names to :class:`Model` objects.
+"""Resolve ``provider/model`` names to :class:`Model` objects through one table of factories.
 
-``local/smollm2`` is the embedded default (no keys, no network); ``gguf/<path>`` runs any GGUF
-file in-process; every other provider goes through the API table in ``providers``.
+A name's prefix (before the first "/") picks a factory registered with :func:`register`. The
+providers register themselves: ``local`` and ``gguf`` (in-process, ``llama_local``), the API
+providers (``providers``), and ``*``, the catch-all for any other prefix, which makes a
+``[providers.NAME]`` configuration section with a ``base_url`` an OpenAI-compatible server.
+Plugins are installed distributions with an entry point in the group ``deflectbench.models``:
+a callable that receives :func:`register` and calls it (like ``llm``'s plugins)::
+
+    [project.entry-points."deflectbench.models"]
+    myprovider = "my_package:register_models"   # def register_models(register): ...
+
+A factory is called as ``factory(name, config, env)``: the full name, the provider's
+configuration section (``None`` if there is none) and the environment to read keys from.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from typing import Any, Protocol
 
 from deflectbench.models.base import Model
 
 DEFAULT_MODEL = "local/smollm2"
-LOCAL_MODELS = ("smollm2",)
+#: The entry-point group plugins declare.
+ENTRY_POINT_GROUP = "deflectbench.models"
+#: The prefix whose factory takes every name no other prefix claims.
+ANY_PREFIX = "*"
+
+ModelFactory = Callable[[str, Any, Mapping[str, str]], Model]
+
+
+class Register(Protocol):
+    """The signature of :func:`register`, as plugins receive it."""
+
+    def __call__(
+        self, prefix: str, factory: ModelFactory | None = None, *, forms: Sequence[str] = ()
+    ) -> Any: ...
 
 
 class UnknownModelError(ValueError):
     """A model name no provider knows; the message lists the valid forms."""
 
 
+@dataclass(frozen=True)
+class _Entry:
+    factory: ModelFactory
+    #: How names of this prefix look, for help texts and errors.
+    forms: tuple[str, ...]
+
+
+_ENTRIES: dict[str, _Entry] = {}
+_plugins_loaded: set[str] = set()
+_builtins_registered = False
+_plugins_scanned = False
+
+
+def register(prefix: str, factory: ModelFactory | None = None, *, forms: Sequence[str] = ()) -> Any:
+    """Make names ``prefix/...`` resolve through ``factory(name, config, env)``.
+
+    A call, or a decorator when ``factory`` is left out (``@register("myprefix")``). A later
+    registration of a prefix replaces the earlier one, so a plugin may take over a built-in.
+    ``forms`` describe the names for help texts (default ``prefix/<model>``).
+    """
+    if not prefix or "/" in prefix:
+        raise ValueError(f"a model prefix is a non-empty name without '/': {prefix!r}")
+
+    def add(factory: ModelFactory) -> ModelFactory:
+        _ensure_ready()
+        _ENTRIES[prefix] = _Entry(factory, tuple(forms) or (f"{prefix}/<model>",))
+        return factory
+
+    return add if factory is None else add(factory)
+
+
+def unregister(prefix: str) -> None:
+    """Forget a prefix (for tests and plugins that withdraw)."""
+    _ENTRIES.pop(prefix, None)
+
+
+def load_plugins() -> list[str]:
+    """Load the plugins not loaded yet; return their entry-point names.
+
+    Runs by itself on first use; call it again after installing a plugin in a running process.
+    A plugin that fails to load is skipped with a warning, so it cannot break other models.
+    """
+    global _plugins_scanned
+    _plugins_scanned = True
+    _register_builtins()
+    loaded = []
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        key = f"{ep.name}={ep.value}"
+        if key in _plugins_loaded:
+            continue
+        _plugins_loaded.add(key)
+        try:
+            ep.load()(register)
+        except Exception as exc:
+            warnings.warn(
+                f"deflectbench: model plugin {ep.name!r} ({ep.value}) failed to load: "
+                f"{type(exc).__name__}: {exc}",
+                stacklevel=2,
+            )
+            continue
+        loaded.append(ep.name)
+    return loaded
+
+
+def _register_builtins() -> None:
+    global _builtins_registered
+    if not _builtins_registered:
+        _builtins_registered = True
+        from deflectbench.models import llama_local, providers
+
+        llama_local.register_local(register)
+        providers.register_api_providers(register)
+
+
+def _ensure_ready() -> None:
+    """Register the built-in providers, then the plugins, once (in that order: plugins win)."""
+    if not _plugins_scanned:
+        load_plugins()
+
+
 def model_forms() -> list[str]:
     """The forms a model name can take, for help texts and errors."""
-    from deflectbench.models.providers import PROVIDERS
-
-    return [
-        *(f"local/{m}" for m in LOCAL_MODELS),
-        "gguf/<path to a .gguf file>",
-        *(f"{p}/<model>" for p in PROVIDERS),
-        "<section>/<model> for a [providers.<section>] with base_url in the config",
-    ]
+    _ensure_ready()
+    forms = [f for prefix, e in _ENTRIES.items() if prefix != ANY_PREFIX for f in e.forms]
+    catch_all = _ENTRIES.get(ANY_PREFIX)
+    return forms + list(catch_all.forms if catch_all else ())
 
 
 def get_model(
@@ -44,22 +145,11 @@ def get_model(
         raise UnknownModelError(
             f"model {name!r} is not of the form provider/model; valid: {', '.join(model_forms())}"
         )
-    if provider == "local":
-        if rest not in LOCAL_MODELS:
-            raise UnknownModelError(
-                f"unknown local model {name!r}; valid: {', '.join('local/' + m for m in LOCAL_MODELS)}"
-            )
-        from deflectbench.models.llama_local import LlamaCppModel, smollm2_path
-
-        return LlamaCppModel(name, smollm2_path(), default_max_tokens=256)
-    if provider == "gguf":
-        from deflectbench.models.llama_local import LlamaCppModel
-
-        path = Path(rest).expanduser()
-        if not path.is_file():
-            raise UnknownModelError(f"model {name!r}: no GGUF file at {path}")
-        return LlamaCppModel(name, path, default_max_tokens=256)
-    from deflectbench.models.providers import build_api_model
-
-    configs = dict(provider_configs or {})
-    return build_api_model(name, configs.get(provider), os.environ if env is None else env)
+    _ensure_ready()
+    entry = _ENTRIES.get(provider) or _ENTRIES.get(ANY_PREFIX)
+    if entry is None:
+        raise UnknownModelError(
+            f"unknown provider {provider!r} in {name!r}; valid: {', '.join(model_forms())}"
+        )
+    section = (provider_configs or {}).get(provider)
+    return entry.factory(name, section, os.environ if env is None else env)

@@ -1,0 +1,201 @@
+"""One registry resolves every model name: built-ins, ``register`` calls and plugins."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from deflectbench.errors import ConfigError
+from deflectbench.models.base import GenerationParams, Limits, Message, Model
+from deflectbench.models.openai_compat import OpenAICompatModel
+from deflectbench.models.providers import MissingKeyError, build_api_model
+from deflectbench.models.registry import (
+    ENTRY_POINT_GROUP,
+    UnknownModelError,
+    get_model,
+    load_plugins,
+    model_forms,
+    register,
+    unregister,
+)
+from support.fakes import EchoModel
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+PLUGIN_MODULE = """
+from deflectbench.models.base import Completion, Limits, Model
+
+
+class ParrotModel(Model):
+    def __init__(self, name, greeting):
+        self.name = name
+        self.greeting = greeting
+        self.limits = Limits(max_concurrency=2, requests_per_minute=30)
+
+    async def complete(self, messages, params):
+        return Completion(f"{self.greeting} {messages[-1].content}")
+
+
+def register_models(register):
+    register(
+        "parrot",
+        lambda name, config, env: ParrotModel(name, (config or {}).get("greeting", "squawk")),
+        forms=["parrot/<any name>"],
+    )
+"""
+
+
+@pytest.fixture
+def plugin_dir(tmp_path: Path) -> Path:
+    """An installed distribution as importlib.metadata sees one: a module and a dist-info."""
+    (tmp_path / "deflectbench_parrot.py").write_text(PLUGIN_MODULE)
+    info = tmp_path / "deflectbench_parrot-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: deflectbench-parrot\nVersion: 0.1\n"
+    )
+    (info / "entry_points.txt").write_text(
+        f"[{ENTRY_POINT_GROUP}]\nparrot = deflectbench_parrot:register_models\n"
+    )
+    return tmp_path
+
+
+@pytest.fixture
+def forget() -> Iterator[list[str]]:
+    """Prefixes a test registers, unregistered afterwards."""
+    prefixes: list[str] = []
+    yield prefixes
+    for prefix in prefixes:
+        unregister(prefix)
+
+
+def test_register_makes_a_new_prefix_resolvable(forget: list[str]) -> None:
+    seen: list[tuple[str, Any, Mapping[str, str]]] = []
+
+    def echo(name: str, config: Any, env: Mapping[str, str]) -> Model:
+        seen.append((name, config, env))
+        return EchoModel(name)
+
+    forget += ["echo-test", "echo-deco"]
+    register("echo-test", echo)
+    model = get_model("echo-test/some/model", {"echo-test": {"x": 1}}, env={"K": "v"})
+    assert isinstance(model, EchoModel) and model.name == "echo-test/some/model"
+    assert seen == [("echo-test/some/model", {"x": 1}, {"K": "v"})]
+    assert "echo-test/<model>" in model_forms()
+
+    @register("echo-deco", forms=["echo-deco/<anything>"])
+    def echo_deco(name: str, config: Any, env: Mapping[str, str]) -> Model:
+        return EchoModel(name)
+
+    assert get_model("echo-deco/x").name == "echo-deco/x"
+    assert model_forms()[-1].startswith("<section>/<model>")  # the catch-all stays last
+    assert "echo-deco/<anything>" in model_forms()
+    with pytest.raises(ValueError):
+        register("has/slash", echo)
+
+
+def test_a_registration_replaces_a_builtin() -> None:
+    register("xai", lambda name, config, env: EchoModel(name))
+    try:
+        assert isinstance(get_model("xai/grok", env={}), EchoModel)
+    finally:
+        register("xai", build_api_model)  # put the built-in back, in its place
+    with pytest.raises(MissingKeyError, match="XAI_API_KEY"):
+        get_model("xai/grok", env={})
+
+
+def test_entry_point_plugin_resolves(
+    plugin_dir: Path, monkeypatch: pytest.MonkeyPatch, forget: list[str]
+) -> None:
+    monkeypatch.syspath_prepend(str(plugin_dir))
+    forget.append("parrot")
+    assert "parrot" in load_plugins()
+    assert load_plugins() == []  # each plugin loads once
+    model = get_model("parrot/polly", {"parrot": {"greeting": "hello"}})
+    assert model.limits == Limits(max_concurrency=2, requests_per_minute=30)
+    completion = asyncio.run(model.complete([Message("user", "world")], GenerationParams()))
+    assert completion.text == "hello world"
+    assert "parrot/<any name>" in model_forms()
+
+
+def test_entry_point_plugin_loads_by_itself_in_a_fresh_process(plugin_dir: Path) -> None:
+    code = textwrap.dedent(
+        """
+        import asyncio
+        from deflectbench.models.base import GenerationParams, Message
+        from deflectbench.models.registry import get_model
+
+        model = get_model("parrot/polly")
+        print(asyncio.run(model.complete([Message("user", "hi")], GenerationParams())).text)
+        """
+    )
+    path = os.pathsep.join([str(plugin_dir), str(SRC), os.environ.get("PYTHONPATH", "")])
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=path),
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "squawk hi"
+
+
+def test_a_broken_plugin_warns_and_breaks_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    info = tmp_path / "deflectbench_broken-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: deflectbench-broken\nVersion: 0.1\n"
+    )
+    (info / "entry_points.txt").write_text(f"[{ENTRY_POINT_GROUP}]\nbroken = no_such_module:hook\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.warns(UserWarning, match="model plugin 'broken'.*failed to load"):
+        assert load_plugins() == []
+    with pytest.raises(MissingKeyError):
+        get_model("openai/gpt", env={})
+
+
+def test_builtin_names_and_errors_are_unchanged(tmp_path: Path) -> None:
+    forms = [
+        "local/smollm2",
+        "gguf/<path to a .gguf file>",
+        *(
+            f"{p}/<model>"
+            for p in ("openai", "anthropic", "deepseek", "xai", "gemini", "openrouter")
+        ),
+        "openai-compatible/<model>",
+        "<section>/<model> for a [providers.<section>] with base_url in the config",
+    ]
+    assert model_forms()[: len(forms)] == forms
+    with pytest.raises(UnknownModelError, match=r"'gpt-4o' is not of the form provider/model"):
+        get_model("gpt-4o")
+    with pytest.raises(UnknownModelError, match=r"unknown local model 'local/x'; valid: local/sm"):
+        get_model("local/x")
+    with pytest.raises(UnknownModelError, match="no GGUF file at"):
+        get_model(f"gguf/{tmp_path / 'missing.gguf'}")
+    with pytest.raises(ConfigError, match="unknown provider 'nope'"):
+        get_model("nope/model", {"nope": {"max_concurrency": 2}}, env={})
+    with pytest.raises(ConfigError, match="needs a base_url"):
+        get_model("openai-compatible/llama3", env={})
+    with pytest.raises(MissingKeyError, match="DEEPSEEK_API_KEY"):
+        get_model("deepseek/deepseek-chat", env={})
+
+
+def test_a_config_section_with_a_base_url_is_a_server_with_fixed_limits() -> None:
+    section = {"base_url": "http://127.0.0.1:9/v1", "requests_per_minute": 90, "timeout_s": 7}
+    model = get_model("myvllm/Qwen/Qwen3-8B", {"myvllm": section}, env={})
+    assert isinstance(model, OpenAICompatModel) and model.api_model == "Qwen/Qwen3-8B"
+    assert model.limits == Limits(requests_per_minute=90, timeout_s=7)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        model.limits.requests_per_minute = 1  # type: ignore[misc]
