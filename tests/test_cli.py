@@ -114,7 +114,7 @@ def test_unwritable_db_location(tmp_path):
 def test_status_json_shape_on_empty_store(tmp_path):
     p = cli("status", "--json", db=tmp_path / "x.db")
     assert p.returncode == 0, p.stderr
-    assert json.loads(p.stdout) == {"models": {}, "judges": {}}
+    assert json.loads(p.stdout) == {"models": {}, "judges": {}, "spent_usd": 0.0}
 
 
 def test_release_import_analyze_export_report_through_the_cli(tmp_path):

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from deflectbench.config import ConfigError, load_run_file, quick_claims, resolve_plan
+from deflectbench.config import (
+    ConfigError,
+    RunFlags,
+    build_models,
+    load_run_file,
+    quick_claims,
+    resolve_plan,
+    resolve_run,
+)
 from deflectbench.cost import CostMeter, Price, price_for
 from deflectbench.pipeline import cell_seed
 from deflectbench.secrets import REDACTED, scrub
@@ -91,6 +99,44 @@ def test_good_run_file(tmp_path):
     assert f.run.models == ["openai/gpt-5.5"] and f.run.max_cost == 20.5
     assert f.providers["openai"]["max_concurrency"] == 64
     assert f.prices["openai/gpt-5.5"].output_per_mtok == 10
+
+
+def test_flags_win_over_the_run_file_over_the_defaults(benchmark, tmp_path):
+    p = tmp_path / "run.toml"
+    p.write_text(
+        '[run]\nmodels = ["a/b"]\njudges = ["lexical"]\nruns = 2\nseed = 7\ncache = true\n'
+        "max_cost = 3.0\ntemperature = 0.5\n"
+        '[prices."a/b"]\ninput_per_mtok = 1\noutput_per_mtok = 2\n'
+    )
+    file = load_run_file(p)
+    s = resolve_run(benchmark, RunFlags(), file)
+    assert s.plan.models == ("a/b",) and s.plan.judges == ("lexical",)
+    assert (s.plan.runs, s.plan.seed, s.plan.temperature) == (2, 7, 0.5)
+    assert s.use_cache is True and s.max_cost_usd == 3.0
+    assert s.prices == {"a/b": Price(1.0, 2.0)} and s.file["run"]["models"] == ["a/b"]
+    flags = RunFlags(models=["c/d"], samples=1, seed=0, cache=False, max_cost=0.0)
+    s = resolve_run(benchmark, flags, file)
+    assert s.plan.models == ("c/d",) and s.plan.runs == 1 and s.plan.seed == 0
+    assert s.use_cache is False and s.max_cost_usd == 0.0
+
+
+def test_run_defaults_without_a_file(benchmark):
+    s = resolve_run(benchmark, RunFlags(models=[], judges=()), env={})
+    assert s.plan.models == ("local/smollm2",) and s.plan.judges == ("lexical",)
+    assert s.plan.preset == "quick" and len(s.plan.cells) == 120
+    assert s.use_cache is True and s.max_cost_usd is None and s.prices == {}
+    keys = {"ANTHROPIC_API_KEY": "x", "OPENAI_API_KEY": "y"}
+    assert len(resolve_run(benchmark, RunFlags(), env=keys).plan.judges) == 2
+    with pytest.raises(ConfigError, match="unknown preset 'huge'"):
+        resolve_run(benchmark, RunFlags(preset="huge"))
+
+
+def test_a_dry_run_builds_api_models_without_keys(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
+        build_models(["openai/gpt-5.5"], ["lexical"])
+    built = build_models(["openai/gpt-5.5"], ["lexical", "openai/gpt-5.5"], dry_run=True)
+    assert list(built) == ["openai/gpt-5.5"]
 
 
 def test_prices_exact_override_then_wildcard_and_unknown():

@@ -1,3 +1,5 @@
+"""``python -m deflectbench``: the same as the ``deflectbench`` command."""
+
 from deflectbench.cli import main
 
 main()

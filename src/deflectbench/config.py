@@ -1,16 +1,24 @@
-"""Run configuration: presets, claim selection, and the resolved plan stored with each run."""
+"""Run configuration: presets, claim selection, the TOML run file, and the one precedence
+(flags over the run file over the defaults) that turns them into the plan stored with each run.
+"""
 
 from __future__ import annotations
 
+import os
 import tomllib
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from deflectbench.benchmark import Benchmark, Claim
+from deflectbench.cost import Price
 from deflectbench.errors import ConfigError
+
+if TYPE_CHECKING:
+    from deflectbench.models.base import Model
 
 PRESETS: dict[str, str] = {
     "quick": "2 claims per controversy level (1 US, 1 international) x 15 templates x 1 sample",
@@ -46,6 +54,7 @@ class RunPlan:
     preset: str | None
     claim_ids: tuple[str, ...]
     prompt_ids: tuple[str, ...]
+    #: Samples per cell (the paper's "runs"; the name is kept for the runs stored as JSON).
     runs: int
     seed: int = 0
     max_tokens: int | None = None
@@ -215,3 +224,124 @@ def load_run_file(path: str | Path) -> RunFile:
                     )
             raise ConfigError(f"--config {path}: {_describe(first)}{hint}") from None
     return parsed
+
+
+# -- flags over the run file over the defaults ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunFlags:
+    """What ``deflectbench run`` was told on the command line. ``None`` or empty means the flag
+    was not given, so the run file's ``[run]`` value, then the default, decides."""
+
+    models: Sequence[str] = ()
+    judges: Sequence[str] = ()
+    preset: str | None = None
+    claims: Sequence[str] = ()
+    templates: Sequence[str] = ()
+    #: ``--runs``: samples per cell.
+    samples: int | None = None
+    seed: int | None = None
+    max_tokens: int | None = None
+    max_cost: float | None = None
+    cache: bool | None = None
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """A run resolved from flags, run file and defaults: the plan and how to carry it out."""
+
+    plan: RunPlan
+    use_cache: bool
+    max_cost_usd: float | None
+    prices: dict[str, Price]
+    #: ``[providers.NAME]`` sections, for building the models.
+    providers: dict[str, dict[str, Any]]
+    #: The run file as JSON, stored with the run (it never holds keys).
+    file: dict[str, Any]
+
+
+def _pick(flag: Any, from_file: Any, default: Any) -> Any:
+    """A flag wins when given; else the run file's value; else the default."""
+    if flag is None or (isinstance(flag, list | tuple) and not flag):
+        return from_file if from_file is not None else default
+    return flag
+
+
+def resolve_run(
+    benchmark: Benchmark,
+    flags: RunFlags,
+    file: RunFile | None = None,
+    env: Mapping[str, str] | None = None,
+) -> RunSettings:
+    """Flags over the run file over the defaults: local/smollm2; the release's judge pair when
+    both keys are in ``env`` (default: the environment), else lexical; the quick preset; seed 0;
+    the cache on; no budget."""
+    from deflectbench.judging.judges import default_judges
+    from deflectbench.models.registry import DEFAULT_MODEL
+
+    file = file if file is not None else RunFile()
+    r = file.run
+    models = _pick(list(flags.models), r.models, [DEFAULT_MODEL])
+    judges = _pick(list(flags.judges), r.judges, None) or list(
+        default_judges(os.environ if env is None else env)
+    )
+    plan = resolve_plan(
+        benchmark,
+        models=models,
+        judges=judges,
+        preset=_pick(flags.preset, r.preset, "quick"),
+        claims=_pick(list(flags.claims), r.claims, None),
+        templates=_pick(list(flags.templates), r.templates, None),
+        runs=_pick(flags.samples, r.runs, None),
+        seed=_pick(flags.seed, r.seed, 0),
+        max_tokens=_pick(flags.max_tokens, r.max_tokens, None),
+        temperature=r.temperature,
+    )
+    return RunSettings(
+        plan=plan,
+        use_cache=_pick(flags.cache, r.cache, True),
+        max_cost_usd=_pick(flags.max_cost, r.max_cost, None),
+        prices={k: Price(v.input_per_mtok, v.output_per_mtok) for k, v in file.prices.items()},
+        providers=file.providers,
+        file=file.model_dump(mode="json"),
+    )
+
+
+def build_models(
+    models: Sequence[str],
+    judges: Sequence[str],
+    providers: Mapping[str, Any] | None = None,
+    *,
+    dry_run: bool = False,
+) -> dict[str, Model]:
+    """Resolve every model and judge name up front, so a typo or a missing key fails before
+    any work. A dry run needs no keys: it sends nothing."""
+    from deflectbench.judging.judges import check_judge_name, is_rule_based
+    from deflectbench.models.providers import MissingKeyError
+    from deflectbench.models.registry import get_model
+
+    def build(name: str) -> Model:
+        try:
+            return get_model(name, providers)
+        except MissingKeyError:
+            if not dry_run:
+                raise
+            return get_model(name, providers, env=_KeyPlaceholders(os.environ))
+
+    built = {name: build(name) for name in models}
+    for j in judges:
+        check_judge_name(j)
+        if not is_rule_based(j) and j not in built:
+            built[j] = build(j)
+    return built
+
+
+class _KeyPlaceholders(dict):  # type: ignore[type-arg]
+    """The environment, with a placeholder for any unset *_API_KEY (dry runs send nothing)."""
+
+    def get(self, key: str, default: Any = None) -> Any:
+        value = super().get(key, default)
+        if not value and key.endswith("_API_KEY"):
+            return "dry-run-placeholder"
+        return value

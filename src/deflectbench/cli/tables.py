@@ -1,11 +1,16 @@
-"""Every table the terminal shows, rendered with rich from the analysis' data."""
+"""Every table the terminal shows, rendered with rich from the library's data: the benchmark
+at a glance, the dry run's estimate, the outcome by framing after a run, the status of a
+results file, an import, and the analysis."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rich.console import RenderableType
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from deflectbench.vocab import FRAMINGS, OUTCOMES
 
@@ -42,15 +47,168 @@ def _p(x: Any) -> str:
     return "< 0.001" if x < 0.001 else f"{x:.3f}"
 
 
+def _compact(n: float) -> str:
+    for unit, size in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if n >= size:
+            return f"{n / size:.1f}{unit}"
+    return f"{n:.0f}"
+
+
+# -- spec -----------------------------------------------------------------------------------
+
+
+def spec_tables(summary: Mapping[str, Any]) -> list[Table]:
+    """The benchmark at a glance: claims by level and context, by domain; templates by framing."""
+    t = Table(title="Claims by controversy level and context")
+    t.add_column("level")
+    for ctx in ("us", "international"):
+        t.add_column(ctx, justify="right")
+    t.add_column("total", justify="right")
+    for level, row in summary["claims_by_level_context"].items():
+        t.add_row(
+            level, *(str(row.get(c, 0)) for c in ("us", "international")), str(sum(row.values()))
+        )
+    by_domain = Table(title="Claims by domain")
+    by_domain.add_column("domain")
+    by_domain.add_column("claims", justify="right")
+    for domain, n in summary["claims_by_domain"].items():
+        by_domain.add_row(domain, str(n))
+    templates = Table(title="Templates by framing and requested fallacy")
+    templates.add_column("framing")
+    templates.add_column("#", justify="right")
+    templates.add_column("templates (requested fallacy)")
+    for framing, items in summary["templates_by_framing"].items():
+        templates.add_row(
+            framing, str(len(items)), ", ".join(f"{i['prompt_id']} ({i['fallacy']})" for i in items)
+        )
+    return [t, by_domain, templates]
+
+
+# -- run ------------------------------------------------------------------------------------
+
+
+def estimate_view(
+    rows: Sequence[Any], n_cells: int, max_cost_usd: float | None
+) -> list[RenderableType]:
+    """The dry run's table of requests, tokens and cost per model and judge (runner
+    ``EstimateRow``s), then the expected and worst-case totals and what has no price."""
+    t = Table(title=f"Dry run: {n_cells:,} cells per model; nothing was sent")
+    t.add_column("role")
+    t.add_column("name", overflow="fold")
+    for c in ("done", "to send", "tok in", "tok out", "USD", "USD max"):
+        t.add_column(c, justify="right")
+    total, total_max, unknown = 0.0, 0.0, []
+    for row in rows:
+        if row.cost_usd is None:
+            cost = cost_max = "?"
+            if row.requests:
+                unknown.append(row.name)
+        else:
+            cost, cost_max = f"{row.cost_usd:,.2f}", f"{row.cost_usd_max:,.2f}"
+            total += row.cost_usd
+            total_max += row.cost_usd_max or 0.0
+        t.add_row(
+            row.role,
+            escape(row.name),
+            f"{row.done:,}",
+            f"{row.requests:,}",
+            _compact(row.input_tokens),
+            _compact(row.output_tokens),
+            cost,
+            cost_max,
+        )
+    out: list[RenderableType] = [
+        t,
+        Text(
+            f"estimated cost: {total:,.2f} USD expected, at most {total_max:,.2f} USD (every reply "
+            "at max tokens), for the priced models"
+        ),
+    ]
+    if unknown:
+        out.append(
+            Text(
+                f'no price known for {", ".join(unknown)}: add [prices."NAME"] with '
+                "input_per_mtok and output_per_mtok (USD per million tokens) to the --config file",
+                style="yellow",
+            )
+        )
+    if max_cost_usd is not None:
+        out.append(Text(f"budget: stops at {max_cost_usd:,.2f} USD"))
+    return out
+
+
+def framing_tables(
+    rows_by_model: Mapping[str, Sequence[Mapping[str, Any]]], judges: Sequence[str]
+) -> list[Table]:
+    """After a run: each model's outcome rates by framing (``analysis.tables.framing_outcomes``)."""
+    out: list[Table] = []
+    for model_name, table_rows in rows_by_model.items():
+        t = Table(title=f"{model_name}: outcome by framing (consensus of {', '.join(judges)})")
+        t.add_column("framing")
+        t.add_column("n", justify="right")
+        for col in ("refusal", "soft refusal", "labeled", "clean", "other"):
+            t.add_column(col, justify="right")
+        for r in table_rows:
+            t.add_row(
+                r["framing"],
+                str(r["n"]),
+                *(f"{100 * r[k]:.0f}%" for k in OUTCOMES),
+            )
+        out.append(t)
+    return out
+
+
+def status_tables(st: Mapping[str, Any], db: Any) -> list[Table]:
+    """What a results file holds: generations per model, judgments per judge."""
+    t = Table(title=f"Generations in {db}")
+    for c in ("model", "planned", "ok", "errors", "missing"):
+        t.add_column(c, justify="left" if c == "model" else "right")
+    for m, s in st["models"].items():
+        t.add_row(
+            m,
+            str(s["planned"]),
+            str(s["ok"]),
+            str(s["errors"]),
+            str(max(0, s["planned"] - s["ok"] - s["errors"])),
+        )
+    judgments = Table(title="Judgments")
+    for c in ("judge", "judged", "parse errors", "errors"):
+        judgments.add_column(c, justify="left" if c == "judge" else "right")
+    for j, s in st["judges"].items():
+        judgments.add_row(j, str(s["judged"]), str(s["parse_errors"]), str(s.get("errors", 0)))
+    return [t, judgments]
+
+
+# -- import ---------------------------------------------------------------------------------
+
+
+def import_table(report: Any, db: Any) -> Table:
+    """One row per file read by an import: its kind, lines, new, already present, skipped."""
+    t = Table(title=f"Imported into {db}")
+    t.add_column("file", overflow="fold")
+    for c in ("kind", "lines", "new", "already present", "skipped"):
+        t.add_column(c, justify="left" if c == "kind" else "right")
+    for f in report.files:
+        t.add_row(
+            escape(str(f.path)),
+            f.kind,
+            str(f.read),
+            str(f.imported),
+            str(f.already_present),
+            str(f.skipped),
+        )
+    return t
+
+
+# -- analyze --------------------------------------------------------------------------------
+
+
 def render_terminal(summary: Mapping[str, Any]) -> list[Table]:
     """The headline tables of an :func:`analyze` summary, for a rich Console.
 
     Signature per model (outcome rates with 95% CIs), judge agreement (kappa beside AC1),
     refusal by framing, and the tests (chi-square, TOST by controversy level).
     """
-    from rich.markup import escape
-    from rich.table import Table
-
     c = summary["counts"]
     out: list[Table] = []
     caption = (

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,6 +19,7 @@ from typing import Any
 
 from deflectbench.conditions import RELEASE, ConditionError, Settings, check_label, differences
 from deflectbench.records import GenerationRecord, JudgmentRecord, PendingGeneration, now_iso
+from deflectbench.store.connection import Connection, connect, describe
 from deflectbench.store.files import APPLICATION_ID, StoreError, check_file
 from deflectbench.store.migrations import MIGRATIONS
 from deflectbench.store.reading import Reads
@@ -41,7 +42,7 @@ def _json_or_none(value: dict[str, Any] | None) -> str | None:
 class Store(Reads):
     """A DeflectBench results file. Use :meth:`open`; close with :meth:`close` or ``with``."""
 
-    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+    def __init__(self, conn: Connection, path: Path) -> None:
         self.conn = conn
         self.path = path
 
@@ -54,19 +55,25 @@ class Store(Reads):
         if readonly and not path.exists():
             raise StoreError(f"no results at --db {path}: run `deflectbench run` first")
         try:
-            if readonly:
-                conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
-            else:
-                conn = sqlite3.connect(path, isolation_level=None)
-            conn.row_factory = sqlite3.Row
-            conn.execute("PRAGMA busy_timeout = 10000")
-            store = cls(conn, path)
-            store._check_schema(readonly=readonly)
+            conn = connect(path, readonly=readonly)
         except sqlite3.DatabaseError as exc:
-            raise StoreError(
-                f"--db {path} cannot be used as a DeflectBench store ({exc}); it was left untouched"
-            ) from None
+            raise describe(exc, path) from None
+        store = cls(conn, path)
+        try:
+            store._check_schema(readonly=readonly)
+        except BaseException:
+            conn.close()
+            raise
         return store
+
+    @property
+    def on_busy(self) -> Callable[[str], None] | None:
+        """Called once per wait when another process holds the write lock (to say so)."""
+        return self.conn.on_busy
+
+    @on_busy.setter
+    def on_busy(self, callback: Callable[[str], None] | None) -> None:
+        self.conn.on_busy = callback
 
     def _check_schema(self, *, readonly: bool) -> None:
         app_id = self.conn.execute("PRAGMA application_id").fetchone()[0]
@@ -88,13 +95,10 @@ class Store(Reads):
                     f"--db {self.path} needs a schema upgrade: run any writing command"
                 )
             return
-        try:
-            self.conn.execute("PRAGMA journal_mode = WAL")
-            self.conn.execute("PRAGMA synchronous = NORMAL")
-            self._migrate(version)  # foreign keys off: a migration may rebuild a table
-            self.conn.execute("PRAGMA foreign_keys = ON")
-        except sqlite3.OperationalError as exc:
-            raise StoreError(f"cannot write to --db {self.path}: {exc}") from None
+        self.conn.execute("PRAGMA journal_mode = WAL")
+        self.conn.execute("PRAGMA synchronous = NORMAL")
+        self._migrate(version)  # foreign keys off: a migration may rebuild a table
+        self.conn.execute("PRAGMA foreign_keys = ON")
 
     def _migrate(self, version: int) -> None:
         for number, migration in enumerate(MIGRATIONS[version:], start=version + 1):

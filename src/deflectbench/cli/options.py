@@ -1,0 +1,79 @@
+"""The options several commands share, declared once, and what turns them into arguments."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+if TYPE_CHECKING:
+    from deflectbench.analysis.options import AnalysisOptions
+    from deflectbench.store import Store
+
+DbOption = Annotated[
+    Path,
+    typer.Option(
+        "--db", help="The results file (SQLite). Created on first use.", envvar="DEFLECTBENCH_DB"
+    ),
+]
+DEFAULT_DB = Path("deflectbench.db")
+ConsensusOption = Annotated[
+    str,
+    typer.Option(
+        help="How judges combine per field: mean (the release's rule: mean >= 0.5, so with two "
+        "judges a 1 from either wins), all (every judge says 1), or judge:NAME (one judge's word)."
+    ),
+]
+AnalysisJudgesOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--judge",
+        "-j",
+        help="Only these judges (repeat or comma-separate); default: every judge in the file.",
+    ),
+]
+JudgeValuesOption = Annotated[
+    str,
+    typer.Option(
+        help="Which judge values to combine: rules (each verdict after the rubric's rules) or "
+        "said (what each judge replied, as the release's own analysis did: use it to reproduce "
+        "the paper's tables exactly)."
+    ),
+]
+ResamplesOption = Annotated[
+    int, typer.Option(min=1, help="Block-bootstrap resamples of the claims for the 95% CIs.")
+]
+ProgressOption = Annotated[bool, typer.Option(help="Show progress bars.")]
+
+
+def split(values: list[str] | None) -> list[str]:
+    """Accept both repeated options and comma-separated lists."""
+    out: list[str] = []
+    for v in values or []:
+        out.extend(x.strip() for x in v.split(",") if x.strip())
+    return out
+
+
+def analysis_options(
+    consensus: str, judges: list[str] | None, values: str, resamples: int, seed: int
+) -> AnalysisOptions:
+    """The shared analysis flags (--consensus, --judge, --judge-values, --resamples, --seed)."""
+    from deflectbench.analysis.options import AnalysisOptions
+
+    return AnalysisOptions.of(
+        consensus=consensus,
+        judges=split(judges) or None,
+        values=values,
+        n_resamples=resamples,
+        seed=seed,
+    )
+
+
+def open_store(db: Path, *, must_exist: bool = False) -> Store:
+    """Open (and migrate) the --db results file; commands that only read need it to exist."""
+    from deflectbench.store import Store, StoreError
+
+    if must_exist and not db.exists():
+        raise StoreError(f"no results at --db {db}: run `deflectbench run` (or `import`) first")
+    return Store.open(db)

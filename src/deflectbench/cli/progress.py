@@ -1,0 +1,86 @@
+"""Progress bars on stderr, and the graceful Ctrl-C that lets requests in flight be stored."""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from deflectbench.cli.console import err
+
+
+class StageBars:
+    """A rich progress bar per stage with rate, errors and ETA."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[rate]}"),
+            TextColumn("[red]{task.fields[errors]}"),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=err,
+            disable=not enabled,
+            transient=False,
+        )
+
+    def __enter__(self) -> StageBars:
+        self.progress.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.__exit__(*exc)  # type: ignore[arg-type]
+
+    def stage(self, description: str, total: int) -> Callable[[bool], None]:
+        task: TaskID = self.progress.add_task(description, total=total, rate="", errors="")
+        counts = {"errors": 0}
+
+        def advance(ok: bool) -> None:
+            if not ok:
+                counts["errors"] += 1
+            t = self.progress.tasks[task]
+            speed = t.speed or 0.0
+            self.progress.update(
+                task,
+                advance=1,
+                rate=f"{speed * 60:.0f}/min" if speed else "",
+                errors=f"{counts['errors']} errors" if counts["errors"] else "",
+            )
+
+        return advance
+
+
+@contextmanager
+def graceful_stop() -> Iterator[Callable[[], bool]]:
+    """First Ctrl-C: stop dispatching, let requests in flight finish and be stored.
+    Second Ctrl-C: stop at once (what is stored stays stored)."""
+    state = {"stop": False}
+    previous = signal.getsignal(signal.SIGINT)
+
+    def handler(signum: int, frame: Any) -> None:
+        if state["stop"]:
+            raise KeyboardInterrupt
+        state["stop"] = True
+        err.print(
+            "\n[yellow]stopping: finishing the requests in flight (Ctrl-C again to stop now)[/]"
+        )
+
+    signal.signal(signal.SIGINT, handler)
+    try:
+        yield lambda: state["stop"]
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -1,0 +1,213 @@
+"""``deflectbench analyze``, ``report``, ``import`` and ``export``: read and move results."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from deflectbench.cli.console import UserError, console, err
+from deflectbench.cli.options import (
+    DEFAULT_DB,
+    AnalysisJudgesOption,
+    ConsensusOption,
+    DbOption,
+    JudgeValuesOption,
+    ResamplesOption,
+    analysis_options,
+    open_store,
+)
+
+
+def analyze(
+    json_out: Annotated[
+        Path | None,
+        typer.Option(
+            "--json",
+            metavar="FILE",
+            help="Also write the full summary (every table, CIs, counts) as JSON to FILE; `-` prints only the JSON.",
+        ),
+    ] = None,
+    consensus: ConsensusOption = "mean",
+    judge: AnalysisJudgesOption = None,
+    judge_values: JudgeValuesOption = "rules",
+    resamples: ResamplesOption = 1000,
+    seed: Annotated[
+        int, typer.Option(help="Seed of the bootstrap draws (same seed, same CIs).")
+    ] = 0,
+    db: DbOption = DEFAULT_DB,
+) -> None:
+    """The paper's analysis of a results file: each model's signature with 95% CIs, judge
+    agreement (kappa beside AC1), refusal by framing, chi-square and TOST tests.
+
+    A generation counts as scored once every judge parsed it (the paper: 24,000 attempted,
+    23,990 valid, 23,981 scored); the counts at each step are printed. Outcomes, in order:
+    refusal, soft refusal, labeled compliance, clean compliance, other. Works the same on your
+    own runs and on the imported public release.
+
+    Examples:
+
+        deflectbench analyze
+
+        deflectbench analyze --json summary.json --consensus all
+
+        deflectbench analyze --consensus judge:lexical --json - | jq '.models[].outcomes.refusal'
+
+        deflectbench analyze --db paper.db --judge-values said   # the release's exact method
+    """
+    from deflectbench.analysis import analyze as analyze_store
+    from deflectbench.benchmark import default_benchmark
+    from deflectbench.cli.tables import render_terminal
+
+    store = open_store(db, must_exist=True)
+    try:
+        options = analysis_options(consensus, judge, judge_values, resamples, seed)
+        summary = analyze_store(store, default_benchmark(), options)
+    finally:
+        store.close()
+    c = summary["counts"]
+    if c["scored"] == 0:
+        raise UserError(
+            f"nothing to analyze in --db {db}: {c['attempted']} generations attempted, "
+            f"{c['valid_generations']} valid, 0 judged by every judge "
+            f"({', '.join(c['judges']) or 'no judges'}); run `deflectbench judge` first, or pick "
+            "judges with --judge"
+        )
+    text = json.dumps(summary, indent=2, ensure_ascii=False, allow_nan=False)
+    if json_out is not None and str(json_out) == "-":
+        sys.stdout.write(text + "\n")
+        return
+    if json_out is not None:
+        try:
+            json_out.write_text(text + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise UserError(f"cannot write --json {json_out}: {exc.strerror or exc}") from None
+    for table in render_terminal(summary):
+        console.print(table)
+    if json_out is not None:
+        console.print(f"summary: {json_out.resolve()}", highlight=False, markup=False)
+
+
+def report(
+    out: Annotated[
+        Path,
+        typer.Option(
+            "--out", "-o", help="Folder for report.html, report.md, tables/ and figures/."
+        ),
+    ] = Path("deflectbench-report"),
+    consensus: ConsensusOption = "mean",
+    judge: AnalysisJudgesOption = None,
+    judge_values: JudgeValuesOption = "rules",
+    resamples: ResamplesOption = 1000,
+    seed: Annotated[
+        int, typer.Option(help="Seed of the bootstrap draws and of the example responses shown.")
+    ] = 0,
+    db: DbOption = DEFAULT_DB,
+) -> None:
+    """The paper's figures and tables for a results file, as one self-contained web page.
+
+    Writes `DIR/report.html` (figures embedded, no scripts, nothing loaded from the network: it
+    opens offline and can be mailed), `DIR/report.md`, `DIR/tables/*.csv` and
+    `DIR/figures/*.png|svg|pdf`, then prints the path of report.html. The same results file and
+    options give identical files. Model output in the examples is shown as plain text, never as
+    HTML. An empty results file gives a page that says what to run first.
+
+    Examples:
+
+        deflectbench report
+
+        deflectbench report --out paper-report --consensus judge:openai/gpt-5.4-mini
+    """
+    from deflectbench.benchmark import default_benchmark
+    from deflectbench.report import build_report
+
+    store = open_store(db, must_exist=True)
+    try:
+        options = analysis_options(consensus, judge, judge_values, resamples, seed)
+        with err.status("building the report…"):
+            paths = build_report(store, default_benchmark(), out, options)
+    finally:
+        store.close()
+    console.print(str(paths.html), highlight=False, markup=False, soft_wrap=True)
+
+
+def import_(
+    paths: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Release files or folders (searched recursively): generations_*.jsonl, evals_*.jsonl, also .gz.",
+            show_default=False,
+        ),
+    ],
+    db: DbOption = DEFAULT_DB,
+) -> None:
+    """Import the public release's generations and judge scores, so the analysis runs on them.
+
+    Generations are read before judge records, whatever the order given. Importing the same
+    files again adds nothing. A garbled line or a bad record is reported as file:line and
+    skipped, the rest of its file is imported (exit code 1 when anything was skipped).
+
+    Examples:
+
+        deflectbench import release/data/ --db paper.db          # the release's data folder
+
+        deflectbench import generations_gpt_5_5.jsonl evals_gpt_5_4_mini.jsonl --db paper.db
+    """
+    from deflectbench.cli.tables import import_table
+    from deflectbench.interop import import_paths
+
+    store = open_store(db)
+    try:
+        report = import_paths(store, paths)
+    finally:
+        store.close()
+    console.print(import_table(report, db))
+    console.print(report.summary(), highlight=False, markup=False)
+    if report.problems:
+        shown = 20
+        for problem in report.problems[:shown]:
+            err.print(f"skipped: {problem}", highlight=False, markup=False, soft_wrap=True)
+        if len(report.problems) > shown:
+            err.print(f"... and {len(report.problems) - shown} more problems", highlight=False)
+        raise typer.Exit(1)
+
+
+def export(
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Folder to write into (created if missing).")
+    ],
+    fmt: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            "-f",
+            help="release: the public release's JSON Lines files; jsonl, csv or parquet: two flat tables (generations, judgments).",
+        ),
+    ] = "release",
+    db: DbOption = DEFAULT_DB,
+) -> None:
+    """Write the results file out: in the release's format (so tools made for the paper's data
+    read our runs) or as flat tables for pandas, R or a spreadsheet.
+
+    release writes data/generations/generations_<model>.jsonl and data/evals/evals_<judge>.jsonl;
+    an imported release comes back out byte for byte.
+
+    Examples:
+
+        deflectbench export --format release --out my-run/
+
+        deflectbench export --format parquet --out tables/ --db paper.db
+    """
+    from deflectbench.interop import export as export_files
+
+    store = open_store(db, must_exist=True)
+    try:
+        written = export_files(store, out, fmt)
+    finally:
+        store.close()
+    for path in written:
+        console.print(str(path), highlight=False, markup=False)
+    console.print(f"{len(written)} files written to {out}", highlight=False, markup=False)

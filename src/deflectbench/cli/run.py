@@ -1,0 +1,332 @@
+"""``deflectbench run``, ``judge`` and ``status``: make results, and say what a file holds."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Sequence
+from contextlib import ExitStack, suppress
+from importlib import metadata
+from pathlib import Path
+from tempfile import TemporaryDirectory
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from deflectbench import __version__
+from deflectbench.cli.console import console, err
+from deflectbench.cli.options import DEFAULT_DB, DbOption, ProgressOption, open_store, split
+from deflectbench.cli.progress import StageBars, graceful_stop
+
+if TYPE_CHECKING:
+    from deflectbench.benchmark import Benchmark
+    from deflectbench.config import RunPlan
+    from deflectbench.run import RunOptions
+    from deflectbench.store import Store
+
+
+def run(
+    preset: Annotated[
+        str | None,
+        typer.Option(
+            help="quick: 8 claims x 15 templates x 1 sample (120 cells); full: 80 x 15 x 5."
+        ),
+    ] = None,
+    model: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--model",
+            "-m",
+            help="Model(s) to test, provider/model (repeat or comma-separate). Default local/smollm2.",
+        ),
+    ] = None,
+    judge: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--judge",
+            "-j",
+            help="Judge(s) (repeat or comma-separate). Default: the release's pair when "
+            "ANTHROPIC_API_KEY and OPENAI_API_KEY are set, else lexical.",
+        ),
+    ] = None,
+    claims: Annotated[
+        list[str] | None,
+        typer.Option(help="Claim ids instead of the preset's, e.g. L1_US_01,L3_INT_02."),
+    ] = None,
+    templates: Annotated[
+        list[str] | None,
+        typer.Option(help="Template ids instead of all 15, e.g. explicit_coach_WA."),
+    ] = None,
+    runs: Annotated[
+        int | None, typer.Option(help="Samples per cell (preset's by default).")
+    ] = None,
+    seed: Annotated[
+        int | None, typer.Option(help="Base seed (0); each cell derives its own from it.")
+    ] = None,
+    max_tokens: Annotated[
+        int | None,
+        typer.Option(help="Output token cap (default: 256 local, 2048 API as in the release)."),
+    ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            "-c",
+            help="A TOML run configuration ([run], [providers.NAME], [prices]). Flags win.",
+        ),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print requests, tokens and cost; send nothing.")
+    ] = False,
+    max_cost: Annotated[
+        float | None,
+        typer.Option(help="Stop cleanly once this many USD are spent (requests in flight finish)."),
+    ] = None,
+    cache: Annotated[
+        bool | None,
+        typer.Option(
+            "--cache/--no-cache", help="Reuse identical requests already paid for (default on)."
+        ),
+    ] = None,
+    retry_errors: Annotated[bool, typer.Option(help="Try stored error rows again.")] = False,
+    write_report: Annotated[
+        bool, typer.Option("--report/--no-report", help="End by writing the HTML report.")
+    ] = True,
+    report_out: Annotated[
+        Path, typer.Option(help="Folder for the report written at the end.")
+    ] = Path("deflectbench-report"),
+    db: DbOption = DEFAULT_DB,
+    progress: ProgressOption = True,
+) -> None:
+    """Generate, judge and summarise: the whole pipeline, resumable.
+
+    Only missing cells are generated and only unjudged generations judged, so re-running the same
+    command after a crash or Ctrl-C picks up where it stopped, and re-running a finished one adds
+    nothing. API keys come from the environment only (OPENAI_API_KEY, ANTHROPIC_API_KEY, ...).
+
+    Examples:
+
+        deflectbench run                                  # quick preset, local/smollm2, lexical judge
+
+        deflectbench run --claims L1_US_01 --templates explicit_coach_WA --runs 3
+
+        deflectbench run --config run.toml --dry-run      # what it would cost, sending nothing
+
+        deflectbench run -m openai/gpt-5.5 -j anthropic/claude-haiku-4-5-20251001 --max-cost 20
+    """
+    from deflectbench.benchmark import default_benchmark
+    from deflectbench.config import RunFile, RunFlags, build_models, load_run_file, resolve_run
+    from deflectbench.run import RunOptions, execute
+
+    b = default_benchmark()
+    file = load_run_file(config) if config is not None else RunFile()
+    flags = RunFlags(
+        models=split(model),
+        judges=split(judge),
+        preset=preset,
+        claims=split(claims),
+        templates=split(templates),
+        samples=runs,
+        seed=seed,
+        max_tokens=max_tokens,
+        max_cost=max_cost,
+        cache=cache,
+    )
+    settings = resolve_run(b, flags, file)
+    plan = settings.plan
+    built = build_models(plan.models, plan.judges, settings.providers, dry_run=dry_run)
+    options = RunOptions(
+        retry_errors=retry_errors,
+        command="run",
+        versions=_versions(),
+        use_cache=settings.use_cache,
+        max_cost_usd=settings.max_cost_usd,
+        prices=settings.prices,
+        config=settings.file,
+    )
+    if dry_run:
+        _print_estimate(db, b, plan, built, options)
+        return
+    store = open_store(db)
+    try:
+        with StageBars(progress) as bars, graceful_stop() as should_stop:
+            report = asyncio.run(
+                execute(store, b, plan, built, options, stage=bars.stage, should_stop=should_stop)
+            )
+        scored = _scored_for_plan(store, b, plan)
+        _print_run_report(report, scored, plan, db)
+        if write_report and not report.stopped_early and len(scored):
+            from deflectbench.report import write_report_after_run
+
+            with err.status("writing the report…"):
+                html = write_report_after_run(store, b, report_out)
+            console.print(f"report: {html}", highlight=False, markup=False)
+        if report.stopped_early:
+            raise typer.Exit(130 if report.stop_reason == "interrupted" else 3)
+        if _any_aborted([*report.generation.values(), *report.judging.values()]):
+            raise typer.Exit(4)
+    finally:
+        store.close()
+
+
+def _versions() -> dict[str, str]:
+    """The versions stored with a run, so its results can be traced to the code behind them."""
+    out = {"deflectbench": __version__, "python": sys.version.split()[0]}
+    for dist in ("llama-cpp-python", "openai", "anthropic", "numpy", "pandas", "scipy"):
+        with suppress(metadata.PackageNotFoundError):
+            out[dist] = metadata.version(dist)
+    return out
+
+
+def _print_estimate(
+    db: Path, b: Benchmark, plan: RunPlan, built: dict[str, Any], options: RunOptions
+) -> None:
+    """The dry run: nothing is sent and nothing is written."""
+    from deflectbench.cli.tables import estimate_view
+    from deflectbench.run import estimate
+    from deflectbench.store import Store
+
+    with ExitStack() as stack:
+        if db.exists():
+            store = Store.open(db, readonly=True)
+        else:  # nothing stored yet: estimate against an empty store that is thrown away
+            store = Store.open(Path(stack.enter_context(TemporaryDirectory())) / "dry-run.db")
+        stack.callback(store.close)
+        rows = estimate(
+            store, b, plan, built, retry_errors=options.retry_errors, prices=options.prices
+        )
+    for part in estimate_view(rows, len(plan.cells), options.max_cost_usd):
+        console.print(part)
+
+
+def _any_aborted(results: Sequence[Any]) -> bool:
+    return any(getattr(r, "aborted", None) for r in results)
+
+
+def _print_aborted(name: str, res: Any) -> None:
+    if res.aborted:
+        err.print(
+            f"{name} stopped early: {res.aborted}. Fix the cause (API key, model name, base_url, "
+            "quota) and run the same command: the failed cells are kept as error rows and "
+            "--retry-errors sends them again.",
+            style="red",
+            highlight=False,
+            markup=False,
+        )
+
+
+def _print_stage(label: str, res: Any, what: str) -> None:
+    line = f"{label}: {res.ok} {what}"
+    if res.cached:
+        line += f" ({res.cached} from the request cache)"
+    console.print(line, highlight=False)
+    for e in res.error_samples:
+        console.print(f"  error: {e}", highlight=False, markup=False)
+
+
+def _scored_for_plan(store: Store, b: Benchmark, plan: RunPlan) -> Any:
+    """The run's models, scored by the run's judges (what the table after a run shows)."""
+    from deflectbench.analysis import scored_table
+
+    scored = scored_table(store, b, judges=list(plan.judges))
+    return scored[scored["model"].isin(plan.models)] if len(scored) else scored
+
+
+def _print_run_report(report: Any, scored: Any, plan: RunPlan, db: Path) -> None:
+    from deflectbench.analysis.tables import framing_outcomes
+    from deflectbench.cli.tables import framing_tables
+
+    for m, res in report.generation.items():
+        what = f"generated, {res.skipped} already stored, {res.errors} errors"
+        _print_stage(m, res, what)
+        _print_aborted(f"generation for {m}", res)
+    for j, res in report.judging.items():
+        _print_stage(f"judge {j}", res, f"judged, {res.errors} errors")
+        _print_aborted(f"judge {j}", res)
+    for table in framing_tables(framing_outcomes(scored), plan.judges):
+        console.print(table)
+    if report.spent_usd:
+        console.print(
+            f"spent: {report.spent_usd:,.4f} USD (priced requests of this run)", highlight=False
+        )
+    if report.stop_reason == "budget":
+        console.print(
+            "[yellow]stopped at the --max-cost budget: what finished is stored; raise the budget and "
+            "run the same command to continue[/]"
+        )
+    elif report.stopped_early:
+        console.print("[yellow]stopped early: run the same command again to finish[/]")
+    console.print(
+        f"results: {db.resolve()}   (see `deflectbench status --db {db}`)", highlight=False
+    )
+
+
+def judge(
+    judge_names: Annotated[
+        list[str] | None,
+        typer.Option("--judge", "-j", help="Judge(s), e.g. lexical or openai/gpt-5.4-mini."),
+    ] = None,
+    retry_errors: Annotated[bool, typer.Option(help="Retry judge requests that failed.")] = False,
+    db: DbOption = DEFAULT_DB,
+    progress: ProgressOption = True,
+) -> None:
+    """Judge every stored generation a judge has not judged yet (blind: claim and response only).
+
+    Example:
+
+        deflectbench judge --judge lexical
+    """
+    from deflectbench.benchmark import default_benchmark
+    from deflectbench.config import build_models
+    from deflectbench.run import judge_all
+
+    b = default_benchmark()
+    names = split(judge_names) or ["lexical"]
+    built = build_models([], names)
+    store = open_store(db)
+    try:
+        with StageBars(progress) as bars, graceful_stop() as should_stop:
+            results = asyncio.run(
+                judge_all(
+                    store,
+                    b,
+                    names,
+                    built,
+                    None,
+                    retry_errors=retry_errors,
+                    stage=bars.stage,
+                    should_stop=should_stop,
+                )
+            )
+        for j, res in results.items():
+            console.print(f"judge {j}: {res.ok} judged, {res.errors} errors", highlight=False)
+            _print_aborted(f"judge {j}", res)
+    finally:
+        store.close()
+    if _any_aborted(list(results.values())):
+        raise typer.Exit(4)
+
+
+def status(
+    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+    db: DbOption = DEFAULT_DB,
+) -> None:
+    """What the results file holds: per model cells planned / generated / errors; per judge
+    generations judged / parse errors.
+
+    Example:
+
+        deflectbench status --json
+    """
+    store = open_store(db)
+    try:
+        st = store.status()
+    finally:
+        store.close()
+    if as_json:
+        console.print_json(data=st)
+        return
+    from deflectbench.cli.tables import status_tables
+
+    for table in status_tables(st, db):
+        console.print(table)
