@@ -112,9 +112,19 @@ def test_unwritable_db_location(tmp_path):
 
 
 def test_status_json_shape_on_empty_store(tmp_path):
+    from deflectbench.store import Store
+
+    Store.open(tmp_path / "x.db").close()
     p = cli("status", "--json", db=tmp_path / "x.db")
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout) == {"models": {}, "judges": {}, "spent_usd": 0.0}
+
+
+def test_status_on_a_mistyped_path_creates_nothing(tmp_path):
+    p = cli("status", db=tmp_path / "typo.db")
+    assert p.returncode == 2
+    assert "no results at --db" in p.stderr and len(p.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "typo.db").exists()
 
 
 def test_release_import_analyze_export_report_through_the_cli(tmp_path):

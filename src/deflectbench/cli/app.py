@@ -50,6 +50,7 @@ def _root(
 def _user_errors() -> tuple[type[BaseException], ...]:
     """Errors the user can fix (a bad name, key, file or option): one line, exit code 2."""
     from deflectbench.benchmark import BenchmarkError
+    from deflectbench.conditions import ConditionError
     from deflectbench.errors import ConfigError
     from deflectbench.interop import InteropError
     from deflectbench.judging.judges import UnknownJudgeError
@@ -62,6 +63,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     return (
         UserError,
         BenchmarkError,
+        ConditionError,
         ConfigError,
         ConsensusError,
         UnknownJudgeError,

@@ -71,9 +71,14 @@ def analysis_options(
 
 
 def open_store(db: Path, *, must_exist: bool = False) -> Store:
-    """Open (and migrate) the --db results file; commands that only read need it to exist."""
+    """Open (and migrate) the --db results file; commands that only read need it to exist, so
+    a mistyped path is an error, never a new empty store. A wait for another process's write
+    lock is announced on stderr."""
+    from deflectbench.cli.console import err
     from deflectbench.store import Store, StoreError
 
     if must_exist and not db.exists():
         raise StoreError(f"no results at --db {db}: run `deflectbench run` (or `import`) first")
-    return Store.open(db)
+    store = Store.open(db)
+    store.on_busy = lambda message: err.print(f"[yellow]{message}[/]", highlight=False)
+    return store

@@ -66,21 +66,26 @@ class StageBars:
 
 @contextmanager
 def graceful_stop() -> Iterator[Callable[[], bool]]:
-    """First Ctrl-C: stop dispatching, let requests in flight finish and be stored.
-    Second Ctrl-C: stop at once (what is stored stays stored)."""
+    """First Ctrl-C (or SIGTERM, as sent by ``kill``, systemd or a batch scheduler): stop
+    dispatching, let requests in flight finish and be stored. A second one: stop at once (what
+    is stored stays stored)."""
     state = {"stop": False}
-    previous = signal.getsignal(signal.SIGINT)
+    signals = [signal.SIGINT, signal.SIGTERM]
+    previous = {s: signal.getsignal(s) for s in signals}
 
     def handler(signum: int, frame: Any) -> None:
         if state["stop"]:
             raise KeyboardInterrupt
         state["stop"] = True
+        what = "Ctrl-C" if signum == signal.SIGINT else "SIGTERM"
         err.print(
-            "\n[yellow]stopping: finishing the requests in flight (Ctrl-C again to stop now)[/]"
+            f"\n[yellow]{what}: stopping, finishing the requests in flight (again to stop now)[/]"
         )
 
-    signal.signal(signal.SIGINT, handler)
+    for s in signals:
+        signal.signal(s, handler)
     try:
         yield lambda: state["stop"]
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for s in signals:
+            signal.signal(s, previous[s])

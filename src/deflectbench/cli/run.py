@@ -301,8 +301,12 @@ def judge(
         for j, res in results.items():
             console.print(f"judge {j}: {res.ok} judged, {res.errors} errors", highlight=False)
             _print_aborted(f"judge {j}", res)
+        interrupted = should_stop()
     finally:
         store.close()
+    if interrupted:
+        err.print("interrupted: what was judged is stored; run the same command to continue")
+        raise typer.Exit(130)
     if _any_aborted(list(results.values())):
         raise typer.Exit(4)
 
@@ -318,7 +322,7 @@ def status(
 
         deflectbench status --json
     """
-    store = open_store(db)
+    store = open_store(db, must_exist=True)
     try:
         st = store.status()
     finally:

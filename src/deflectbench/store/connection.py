@@ -7,6 +7,7 @@ prints one line and nothing stored is damaged.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterable
@@ -15,7 +16,8 @@ from typing import Any
 
 from deflectbench.store.files import StoreError
 
-#: How long a write waits for another process's lock before giving up.
+#: How long a write waits for another process's lock before giving up (seconds;
+#: ``DEFLECTBENCH_LOCK_WAIT`` overrides it).
 LOCK_WAIT_S = 60.0
 #: SQLite's own wait per attempt; between attempts the wait may be announced.
 _ATTEMPT_MS = 1000
@@ -84,6 +86,19 @@ class Connection(sqlite3.Connection):
         return self._retry(lambda: super(Connection, self).executemany(sql, rows))
 
 
+def _lock_wait() -> float:
+    raw = os.environ.get("DEFLECTBENCH_LOCK_WAIT")
+    if raw is None:
+        return LOCK_WAIT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not (0 <= value <= 86_400):
+        raise StoreError(f"DEFLECTBENCH_LOCK_WAIT={raw!r}: give seconds from 0 to 86400 (a day)")
+    return value
+
+
 def connect(path: Path, *, readonly: bool) -> Connection:
     target = f"file:{path}?mode=ro" if readonly else str(path)
     conn = sqlite3.connect(
@@ -91,6 +106,7 @@ def connect(path: Path, *, readonly: bool) -> Connection:
     )
     assert isinstance(conn, Connection)
     conn.path = path
+    conn.lock_wait_s = _lock_wait()
     conn.row_factory = sqlite3.Row
     conn.execute(f"PRAGMA busy_timeout = {_ATTEMPT_MS}")
     return conn
