@@ -4,16 +4,19 @@
 
 from __future__ import annotations
 
+import math
 import os
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from deflectbench.benchmark import Benchmark, Claim
+from deflectbench.conditions import check_label
 from deflectbench.cost import Price
 from deflectbench.errors import ConfigError
 
@@ -77,6 +80,34 @@ class RunPlan:
         return d
 
 
+#: Bounds on what a flag or the run file may ask for, so no value can exhaust memory or hang.
+MAX_RUNS = 100
+MAX_TOKENS = 200_000
+MAX_SEED = 2**63 - 1
+MAX_NAMES = 64
+MAX_COST_USD = 1_000_000.0
+MAX_CONFIG_BYTES = 1_000_000
+
+
+def within(name: str, value: float, low: float, high: float) -> float:
+    """``value`` if ``low <= value <= high`` (and a real number); else a one-line ConfigError."""
+    if (isinstance(value, float) and not math.isfinite(value)) or not low <= value <= high:
+        raise ConfigError(f"{name} must be from {low:g} to {high:g}, got {value!r}")
+    return value
+
+
+def check_budget(max_cost: float | None) -> float | None:
+    """A budget is a finite amount of USD above zero (nan, inf, 0 and negatives are refused)."""
+    if max_cost is None:
+        return None
+    if not math.isfinite(max_cost) or max_cost <= 0:
+        raise ConfigError(
+            f"--max-cost must be a positive number of USD, got {max_cost!r} (leave it out for no "
+            "budget)"
+        )
+    return within("--max-cost", max_cost, 0.0, MAX_COST_USD)
+
+
 def resolve_plan(
     benchmark: Benchmark,
     *,
@@ -117,8 +148,16 @@ def resolve_plan(
     n_runs = default_runs if runs is None else runs
     if n_runs < 1:
         raise ConfigError(f"runs must be at least 1, got {n_runs}")
+    within("runs", n_runs, 1, MAX_RUNS)
     if max_tokens is not None and max_tokens < 1:
         raise ConfigError(f"max_tokens must be at least 1, got {max_tokens}")
+    if max_tokens is not None:
+        within("max_tokens", max_tokens, 1, MAX_TOKENS)
+    within("seed", seed, 0, MAX_SEED)
+    if temperature is not None:
+        within("temperature", temperature, 0.0, 2.0)
+    within("models", len(models), 0, MAX_NAMES)
+    within("judges", len(judges), 0, MAX_NAMES)
     if not models:
         raise ConfigError("no model given: pass --model, e.g. --model local/smollm2")
     return RunPlan(
@@ -150,16 +189,20 @@ class RunSection(BaseModel):
     runs: int | None = Field(default=None, ge=1)
     seed: int | None = None
     max_tokens: int | None = Field(default=None, ge=1)
-    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
-    max_cost: float | None = Field(default=None, ge=0.0)
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0, allow_inf_nan=False)
+    max_cost: float | None = None  # checked by check_budget: finite, > 0
+    #: A name for this condition (the settings); default: derived from the settings.
+    label: str | None = None
+    #: Run with a budget even where a model or judge has no known price.
+    allow_unpriced: bool | None = None
     cache: bool | None = None
 
 
 class PriceEntry(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    input_per_mtok: float = Field(ge=0.0)
-    output_per_mtok: float = Field(ge=0.0)
+    input_per_mtok: float = Field(ge=0.0, le=10_000.0, allow_inf_nan=False)
+    output_per_mtok: float = Field(ge=0.0, le=10_000.0, allow_inf_nan=False)
 
 
 class RunFile(BaseModel):
@@ -183,6 +226,11 @@ def load_run_file(path: str | Path) -> RunFile:
     """Read and validate a TOML run configuration; errors name the key and what is allowed."""
     path = Path(path)
     try:
+        if path.stat().st_size > MAX_CONFIG_BYTES:
+            raise ConfigError(
+                f"--config {path}: larger than {MAX_CONFIG_BYTES:,} bytes; a run file is a few "
+                "lines of TOML"
+            )
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ConfigError(f"cannot read --config {path}: {exc.strerror}") from None
@@ -245,6 +293,8 @@ class RunFlags:
     max_tokens: int | None = None
     max_cost: float | None = None
     cache: bool | None = None
+    label: str | None = None
+    allow_unpriced: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -254,6 +304,9 @@ class RunSettings:
     plan: RunPlan
     use_cache: bool
     max_cost_usd: float | None
+    #: The condition's name (None: derived from the settings).
+    label: str | None
+    allow_unpriced: bool
     prices: dict[str, Price]
     #: ``[providers.NAME]`` sections, for building the models.
     providers: dict[str, dict[str, Any]]
@@ -301,11 +354,44 @@ def resolve_run(
     return RunSettings(
         plan=plan,
         use_cache=_pick(flags.cache, r.cache, True),
-        max_cost_usd=_pick(flags.max_cost, r.max_cost, None),
+        max_cost_usd=check_budget(_pick(flags.max_cost, r.max_cost, None)),
+        label=_label(_pick(flags.label, r.label, None)),
+        allow_unpriced=bool(_pick(flags.allow_unpriced, r.allow_unpriced, False)),
         prices={k: Price(v.input_per_mtok, v.output_per_mtok) for k, v in file.prices.items()},
         providers=file.providers,
-        file=file.model_dump(mode="json"),
+        file=redacted(file.model_dump(mode="json")),
     )
+
+
+def _label(label: str | None) -> str | None:
+    return None if label is None else check_label(label)
+
+
+def _strip_userinfo(url: str) -> str:
+    """A URL without ``user:password@`` (credentials never reach the store)."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    host = parts.netloc.rsplit("@", 1)[1]
+    return urlunsplit(parts._replace(netloc=f"[redacted]@{host}"))
+
+
+def redacted(file: dict[str, Any]) -> dict[str, Any]:
+    """The run file as stored with the run: anything that can hold a credential reduced to
+    what is safe to keep (URLs without userinfo; header and extra_body names, not values)."""
+    out = dict(file)
+    providers = {}
+    for name, section in (file.get("providers") or {}).items():
+        section = dict(section)
+        for key in ("base_url",):
+            if isinstance(section.get(key), str):
+                section[key] = _strip_userinfo(section[key])
+        for key in ("headers", "extra_body"):
+            if isinstance(section.get(key), dict):
+                section[key] = sorted(section[key])
+        providers[name] = section
+    out["providers"] = providers
+    return out
 
 
 def build_models(

@@ -88,6 +88,21 @@ def run(
             "--cache/--no-cache", help="Reuse identical requests already paid for (default on)."
         ),
     ] = None,
+    label: Annotated[
+        str | None,
+        typer.Option(
+            help="Name these settings (a condition), e.g. temp07. Default: derived from the "
+            "settings (temp1-max256-seed0). Other settings are stored beside, never mixed."
+        ),
+    ] = None,
+    allow_unpriced: Annotated[
+        bool,
+        typer.Option(
+            "--allow-unpriced",
+            help="Run with --max-cost even where a model or judge has no known price (its "
+            "spending is then not counted).",
+        ),
+    ] = False,
     retry_errors: Annotated[bool, typer.Option(help="Try stored error rows again.")] = False,
     write_report: Annotated[
         bool, typer.Option("--report/--no-report", help="End by writing the HTML report.")
@@ -131,6 +146,8 @@ def run(
         max_tokens=max_tokens,
         max_cost=max_cost,
         cache=cache,
+        label=label,
+        allow_unpriced=allow_unpriced or None,
     )
     settings = resolve_run(b, flags, file)
     plan = settings.plan
