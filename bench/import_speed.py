@@ -11,13 +11,17 @@ less), then a second import of the same files (which must add nothing). Bounded:
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-from deflectbench.interop import import_paths
-from deflectbench.store import Store
-from support.fixtures import write_release_fixture
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "src"), str(ROOT / "tests")]
+
+from deflectbench.interop import import_paths  # noqa: E402
+from deflectbench.store import Store  # noqa: E402
+from support.fixtures import write_release_fixture  # noqa: E402
 
 TARGET_S = 5.0
 

@@ -23,7 +23,8 @@ from deflectbench.interop import (
     iter_release_records,
     model_slug,
 )
-from deflectbench.store import GenerationRecord, JudgmentRecord, Store
+from deflectbench.records import GenerationRecord, JudgmentRecord
+from deflectbench.store import Store
 from deflectbench.vocab import FIELDS, OUTCOMES, apply_rules
 from support.fixtures import write_release_fixture
 
@@ -401,7 +402,7 @@ def own_run_store(path: Path, benchmark) -> Store:
             )
         )
     store.add_generations(recs)
-    ids = store.generation_ids(benchmark.key)
+    ids = store.generation_ids(benchmark.key, "default")
     judgments = []
     for i, (claim_id, prompt_id, sample) in enumerate(cells):
         if i == 3:

@@ -278,7 +278,9 @@ class Store(Reads):
                 params_json = excluded.params_json, run_id = excluded.run_id,
                 source = excluded.source, created_at = excluded.created_at,
                 extra_json = excluded.extra_json,
-                cost_usd = coalesce(generations.cost_usd, 0) + coalesce(excluded.cost_usd, 0)
+                cost_usd = coalesce(
+                    generations.cost_usd + excluded.cost_usd, generations.cost_usd, excluded.cost_usd
+                )
             WHERE generations.error IS NOT NULL
             """,
             (
@@ -380,7 +382,9 @@ class Store(Reads):
                 latency_s = excluded.latency_s, run_id = excluded.run_id,
                 source = excluded.source, created_at = excluded.created_at,
                 extra_json = excluded.extra_json,
-                cost_usd = coalesce(judgments.cost_usd, 0) + coalesce(excluded.cost_usd, 0)
+                cost_usd = coalesce(
+                    judgments.cost_usd + excluded.cost_usd, judgments.cost_usd, excluded.cost_usd
+                )
             WHERE judgments.error IS NOT NULL
             """,
             (

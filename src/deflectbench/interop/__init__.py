@@ -1,0 +1,48 @@
+"""The public release's file format (JSON Lines) in and out, and flat CSV / JSONL / Parquet tables.
+
+Import reads ``generations_*.jsonl`` and ``evals_*.jsonl`` (files or folders, any layout) into the
+store, so the paper's analysis runs on the release exactly as on our own runs. Export writes the
+same format back: an imported release comes out record for record, key order and bytes included,
+and our own runs come out in the same schema, so tools written for the release read them too.
+
+- :mod:`.release`: the format: record keys, ids, and one record as the release writes it;
+- :mod:`.fidelity`: what export cannot derive, remembered at import (the faithful round trip);
+- :mod:`.decode`: one release line into a store record, every field checked;
+- :mod:`.importer`: files and folders into the store, bad lines reported and skipped;
+- :mod:`.exporter`: the store out as release files; :mod:`.tables`: as flat tables.
+"""
+
+from __future__ import annotations
+
+from deflectbench.interop.exporter import FORMATS, export
+from deflectbench.interop.importer import (
+    FileReport,
+    ImportReport,
+    import_paths,
+    iter_release_records,
+)
+from deflectbench.interop.release import (
+    EVAL_KEYS,
+    GEN_KEYS,
+    InteropError,
+    eval_id,
+    gen_id,
+    model_slug,
+)
+from deflectbench.vocab import FALLACY_NAMES
+
+__all__ = [
+    "EVAL_KEYS",
+    "FALLACY_NAMES",
+    "FORMATS",
+    "GEN_KEYS",
+    "FileReport",
+    "ImportReport",
+    "InteropError",
+    "eval_id",
+    "export",
+    "gen_id",
+    "import_paths",
+    "iter_release_records",
+    "model_slug",
+]

@@ -1,0 +1,97 @@
+"""The store's results out: the public release's files, or flat tables.
+
+An imported release comes out record for record, key order and bytes included (the fields
+import remembered are laid back over the derived record); our own runs come out in the same
+schema, so tools written for the release read them too.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from deflectbench.benchmark import Benchmark, default_benchmark
+from deflectbench.interop.fidelity import dumps, restore
+from deflectbench.interop.release import (
+    Catalog,
+    InteropError,
+    Origin,
+    RecordError,
+    encode_eval,
+    encode_generation,
+    gen_id,
+    model_slug,
+)
+from deflectbench.interop.tables import write_flat, write_text
+from deflectbench.store import Store
+from deflectbench.vocab import FIELDS
+
+FORMATS: tuple[str, ...] = ("release", "jsonl", "csv", "parquet")
+
+
+def export(
+    store: Store,
+    out_dir: Path | str,
+    fmt: str = "release",
+    benchmark: Benchmark | None = None,
+) -> list[Path]:
+    """Write the store's results to ``out_dir`` and return the files written.
+
+    ``release``: ``data/generations/generations_<slug>.jsonl`` per generating model and
+    ``data/evals/evals_<slug>.jsonl`` per judge, the public release's layout and schema (only
+    ``benchmark``'s generations; judge requests that failed are not verdicts and are left out).
+    ``jsonl`` / ``csv`` / ``parquet``: ``generations.<ext>`` and ``judgments.<ext>``, the store's
+    columns as flat tables (judgments carry their generation's model, claim, template, sample).
+    """
+    if fmt not in FORMATS:
+        raise InteropError(f"unknown export format {fmt!r}: use one of {', '.join(FORMATS)}")
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise InteropError(f"--out {out} is a file; give a folder")
+    if fmt == "release":
+        return _export_release(store, out, benchmark or default_benchmark())
+    return write_flat(store, out, fmt)
+
+
+def _loads(text: str | None) -> dict[str, Any] | None:
+    return None if text is None else json.loads(text)
+
+
+def _export_release(store: Store, out: Path, b: Benchmark) -> list[Path]:
+    rows = [r for r in store.generation_rows() if r["benchmark"] == b.key]
+    if not rows:
+        raise InteropError(f"--db {store.path} holds no generations of {b.key}: nothing to export")
+    catalog = Catalog(b)
+    files: dict[Path, list[str]] = {}
+    # store gen_id -> (row, origin, release gen_id)
+    gens: dict[int, tuple[dict[str, Any], Origin, str]] = {}
+    for r in rows:
+        try:
+            origin = catalog.origin(r["claim_id"], r["prompt_id"])
+        except RecordError as exc:
+            raise InteropError(f"generation {r['gen_id']} in --db {store.path}: {exc}") from None
+        extra = _loads(r["extra_json"])
+        rec = restore(encode_generation(origin, r), extra)
+        release_id = rec.get("gen_id") or gen_id(
+            r["claim_id"], r["prompt_id"], r["model"], r["sample"]
+        )
+        gens[r["gen_id"]] = (r, origin, release_id)
+        path = out / "data" / "generations" / f"generations_{model_slug(r['model'])}.jsonl"
+        files.setdefault(path, []).append(dumps(rec, extra))
+    for j in store.judgment_rows():
+        if j["error"] is not None or j["gen_id"] not in gens:
+            continue
+        g, origin, release_id = gens[j["gen_id"]]
+        extra = _loads(j["extra_json"])
+        said = _loads(j["said_json"])
+        if said is None and not j["parse_error"]:
+            said = {f: j[f] for f in FIELDS}
+        derived = encode_eval(
+            origin, j, generation_id=release_id, gen_model=g["model"], sample=g["sample"], said=said
+        )
+        path = out / "data" / "evals" / f"evals_{model_slug(j['judge'])}.jsonl"
+        files.setdefault(path, []).append(dumps(restore(derived, extra), extra))
+    for path, lines in files.items():
+        write_text(path, "".join(line + "\n" for line in lines))
+    return list(files)
