@@ -21,6 +21,7 @@ FLOORS: dict[str, int] = {
     "errors": 0,
     "secrets": 0,
     "conditions": 0,
+    "escaping": 0,
     "benchmark": 1,
     "store": 1,
     "models": 1,

@@ -30,8 +30,14 @@ _SCORE_VALUES = frozenset({-1, 0, 1})
 _MISSING: Any = object()
 
 
+#: A release record is a few KB; a line longer than this is not one (and would cost memory).
+MAX_LINE_CHARS = 10_000_000
+
+
 def decode_line(line: str) -> dict[str, Any]:
     """The JSON object on one line."""
+    if len(line) > MAX_LINE_CHARS:
+        raise RecordError(f"line of {len(line):,} characters, over the limit of {MAX_LINE_CHARS:,}")
     try:
         obj = json.loads(line)
     except json.JSONDecodeError as exc:
@@ -39,6 +45,10 @@ def decode_line(line: str) -> dict[str, Any]:
             f"not valid JSON, garbled or truncated line ({exc.msg}"
             f"{' ' if exc.msg.endswith(' at') else ' at '}column {exc.colno})"
         ) from None
+    except RecursionError:
+        raise RecordError("JSON nested too deeply to be a record") from None
+    except ValueError as exc:  # e.g. an integer of more digits than Python reads
+        raise RecordError(f"not a readable JSON record ({exc})") from None
     if not isinstance(obj, dict):
         raise RecordError(f"expected a JSON object, got {type(obj).__name__}")
     return obj

@@ -8,7 +8,8 @@ if the process dies, not at all: nothing is ever half-written.
 
 from __future__ import annotations
 
-import gzip
+import sqlite3
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -101,12 +102,11 @@ def _lines(path: Path) -> list[Line]:
     line only."""
     try:
         data = path.read_bytes()
-        if path.name.endswith(".gz"):
-            data = gzip.decompress(data)
-    except (OSError, EOFError) as exc:
-        raise InteropError(
-            f"{path}: cannot read ({getattr(exc, 'strerror', None) or exc})"
-        ) from None
+    except OSError as exc:
+        raise InteropError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    truncated = None
+    if path.name.endswith(".gz"):
+        data, truncated = _gunzip(path, data)
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     out: list[Line] = []
@@ -123,11 +123,45 @@ def _lines(path: Path) -> list[Line]:
                 continue
             if line.strip():
                 out.append((i, line.rstrip("\r"), None))
-        return out
+        return _mark_truncated(out, truncated, data.endswith(b"\n"))
     for i, line in enumerate(text.split("\n"), start=1):
         if line.strip():
             out.append((i, line.rstrip("\r"), None))
-    return out
+    return _mark_truncated(out, truncated, data.endswith(b"\n"))
+
+
+#: The most a compressed file may expand to (a release file is tens of MB).
+MAX_GUNZIPPED_BYTES = 4 * 1024**3
+
+
+def _gunzip(path: Path, data: bytes) -> tuple[bytes, str | None]:
+    """The decompressed bytes, as far as they go: a truncated or damaged archive keeps every
+    complete line before the damage (the last, partial one is reported, not lost silently)."""
+    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    try:
+        out = inflater.decompress(data, MAX_GUNZIPPED_BYTES)
+    except zlib.error as exc:
+        return b"", f"not a readable gzip file ({exc})"
+    if inflater.unconsumed_tail:
+        raise InteropError(
+            f"{path}: expands to more than {MAX_GUNZIPPED_BYTES:,} bytes; not a release file"
+        )
+    if not inflater.eof:
+        return out, "the gzip file is truncated"
+    return out, None
+
+
+def _mark_truncated(lines: list[Line], truncated: str | None, whole_lines: bool) -> list[Line]:
+    """When the archive ended early, a partial last line is a problem, not a record; the
+    truncation itself is reported either way."""
+    if truncated is None:
+        return lines
+    if not lines:
+        return [(1, None, truncated)]
+    last = lines[-1][0]
+    if whole_lines:
+        return [*lines, (last + 1, None, truncated)]
+    return [*lines[:-1], (last, None, f"{truncated}: the last line is incomplete")]
 
 
 def _kind_of(path: Path, lines: list[Line] | None) -> Kind | None:
@@ -211,6 +245,13 @@ def import_paths(
     return report
 
 
+def _identity(kind: Kind, rec: Any) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """A record's key in the store and the content a duplicate must repeat exactly."""
+    if kind == "generations":
+        return (rec.model, rec.claim_id, rec.prompt_id, rec.sample), (rec.response, rec.error)
+    return (rec.gen_id, rec.judge), (rec.raw, rec.error)
+
+
 def _import_file(
     store: Store,
     path: Path,
@@ -221,23 +262,93 @@ def _import_file(
 ) -> None:
     fr = FileReport(path=path, kind=kind)
     report.files.append(fr)
-    records = []
+    decoded: list[tuple[int, Any, str]] = []
+    id_key = "gen_id" if kind == "generations" else "eval_id"
     for lineno, line, problem in lines if lines is not None else _lines(path):
         fr.read += 1
         try:
             if line is None:
                 raise RecordError(problem or "unreadable line")
-            records.append(decode(decode_line(line), line))
+            obj = decode_line(line)
+            decoded.append((lineno, decode(obj, line), str(obj.get(id_key))))
         except RecordError as exc:
             fr.skipped += 1
             report.problems.append(f"{path}:{lineno}: {exc}")
-    if not records:
+    if not decoded:
         return
+    records = _without_conflicts(store, path, kind, decoded, fr, report)
     counter = "generations" if kind == "generations" else "judgments"
     before = store.counts()[counter]
-    if kind == "generations":
-        store.add_generations(records)
-    else:
-        store.add_judgments(records)
+    _write(store, path, kind, records, fr, report)
     fr.imported = store.counts()[counter] - before
     fr.already_present = len(records) - fr.imported
+
+
+def _without_conflicts(
+    store: Store,
+    path: Path,
+    kind: Kind,
+    decoded: list[tuple[int, Any, str]],
+    fr: FileReport,
+    report: ImportReport,
+) -> list[tuple[int, Any]]:
+    """Drop (and report, line by line with both ids) records whose id is already taken by a
+    record with other content, in the store or earlier in the same file: a conflicting
+    duplicate never replaces a stored result, and never passes for "already present"."""
+    if kind == "generations":
+        first = decoded[0][1]
+        stored: dict[Any, tuple[int, Any, Any]] = store.generation_contents(
+            first.benchmark, first.condition
+        )
+    else:
+        stored = store.judgment_contents()
+    seen: dict[Any, tuple[int, Any]] = {}
+    kept = []
+    what = "gen_id" if kind == "generations" else "eval_id"
+    for lineno, rec, rid in decoded:
+        key, content = _identity(kind, rec)
+        label = repr(rid)
+        earlier = seen.get(key)
+        if earlier is not None and earlier[1] != content:
+            fr.skipped += 1
+            report.problems.append(
+                f"{path}:{lineno}: conflicting duplicate: {what} {label} is also at line "
+                f"{earlier[0]} with other content; kept line {earlier[0]}, skipped this one"
+            )
+            continue
+        old = stored.get(key)
+        if old is not None and old[2] is None and (old[1], old[2]) != content:
+            fr.skipped += 1
+            report.problems.append(
+                f"{path}:{lineno}: conflicting duplicate: {what} {label} is already stored "
+                f"(store id {old[0]}) with other content; kept the stored one, skipped this line"
+            )
+            continue
+        seen.setdefault(key, (lineno, content))
+        kept.append((lineno, rec))
+    return kept
+
+
+def _write(
+    store: Store,
+    path: Path,
+    kind: Kind,
+    records: list[tuple[int, Any]],
+    fr: FileReport,
+    report: ImportReport,
+) -> None:
+    """One transaction for the file; if the store refuses a record, record by record, so one
+    bad record costs its own line and never the file."""
+    add_many = store.add_generations if kind == "generations" else store.add_judgments
+    add_one = store.add_generation if kind == "generations" else store.add_judgment
+    try:
+        add_many(rec for _, rec in records)
+        return
+    except (ValueError, sqlite3.IntegrityError):
+        pass
+    for lineno, rec in records:
+        try:
+            add_one(rec)
+        except (ValueError, sqlite3.IntegrityError) as exc:
+            fr.skipped += 1
+            report.problems.append(f"{path}:{lineno}: not stored ({exc})")

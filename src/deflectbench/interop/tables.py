@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from deflectbench.escaping import csv_safe
 from deflectbench.interop.release import InteropError
 from deflectbench.store import Store
 from deflectbench.vocab import FIELDS
@@ -90,6 +91,7 @@ def _write_table(path: Path, rows: list[dict[str, Any]], fmt: str) -> None:
         if c in df.columns:
             df[c] = df[c].astype("Int64")
     if fmt == "csv":
-        write_whole(path, lambda tmp: df.to_csv(tmp, index=False))
+        safe = csv_safe(df)
+        write_whole(path, lambda tmp: safe.to_csv(tmp, index=False))
     else:
         write_whole(path, lambda tmp: df.to_parquet(tmp, index=False, engine="pyarrow"))

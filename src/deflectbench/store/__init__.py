@@ -468,6 +468,29 @@ class Store(Reads):
             )
         }
 
+    def generation_contents(
+        self, benchmark: str, condition: str = RELEASE
+    ) -> dict[tuple[str, str, str, int], tuple[int, str | None, str | None]]:
+        """(model, claim_id, prompt_id, sample) -> (gen_id, response, error): what an import
+        compares a record with, to tell a repeat from a conflicting duplicate."""
+        return {
+            (r[0], r[1], r[2], int(r[3])): (int(r[4]), r[5], r[6])
+            for r in self.conn.execute(
+                "SELECT model, claim_id, prompt_id, sample, gen_id, response, error "
+                "FROM generations WHERE benchmark = ? AND condition = ?",
+                (benchmark, condition),
+            )
+        }
+
+    def judgment_contents(self) -> dict[tuple[int, str], tuple[int, str | None, str | None]]:
+        """(gen_id, judge) -> (judgment_id, raw reply, error), for the same comparison."""
+        return {
+            (int(r[0]), r[1]): (int(r[2]), r[3], r[4])
+            for r in self.conn.execute(
+                "SELECT gen_id, judge, judgment_id, raw, error FROM judgments"
+            )
+        }
+
     # -- spending ------------------------------------------------------------------------------
 
     def spent_usd(self) -> float:

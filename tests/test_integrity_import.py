@@ -1,0 +1,161 @@
+"""Hostile import files: conflicting duplicates, truncated archives, monsters on one line, CSV
+formulas. A bad line is reported (file:line) and skipped; the rest of the file is imported;
+exit 1 through the CLI; nothing stored is replaced."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from deflectbench.interop import export, import_paths
+from deflectbench.store import Store
+from support.fixtures import write_release_fixture
+
+MODELS = ("gpt-5.5",)
+JUDGES = ("claude-haiku-4-5-20251001", "gpt-5.4-mini")
+
+
+def release(root: Path, benchmark) -> Path:
+    write_release_fixture(
+        root,
+        models=MODELS,
+        judges=JUDGES,
+        claims=[c.claim_id for c in benchmark.claims[::40]],
+        runs=1,
+        seed=3,
+        error_rate=0.0,
+        parse_error_rate=0.0,
+    )
+    return root
+
+
+def gen_file(root: Path) -> Path:
+    return next(root.rglob("generations_*.jsonl"))
+
+
+def eval_file(root: Path) -> Path:
+    return next(root.rglob("evals_*.jsonl"))
+
+
+def test_a_conflicting_duplicate_in_the_same_file_is_reported_with_both_lines(tmp_path, benchmark):
+    rel = release(tmp_path / "rel", benchmark)
+    path = gen_file(rel)
+    lines = path.read_text().splitlines()
+    twin = json.loads(lines[0])
+    twin["response"] = "A different reply under the same id."
+    lines.append(json.dumps(twin))
+    path.write_text("\n".join(lines) + "\n")
+    with Store.open(tmp_path / "x.db") as store:
+        report = import_paths(store, [path])
+        rows = store.generation_rows()
+    n = len(lines)
+    conflict = [p for p in report.problems if "conflicting duplicate" in p]
+    assert len(conflict) == 1
+    assert f"{path}:{n}:" in conflict[0] and repr(twin["gen_id"]) in conflict[0]
+    assert "also at line 1" in conflict[0]
+    assert len(rows) == n - 1
+    kept = next(
+        r for r in rows if r["claim_id"] == twin["claim_id"] and r["prompt_id"] == twin["prompt_id"]
+    )
+    assert kept["response"] != twin["response"]
+
+
+def test_a_conflicting_duplicate_of_a_stored_record_never_replaces_it(tmp_path, benchmark):
+    rel = release(tmp_path / "rel", benchmark)
+    with Store.open(tmp_path / "x.db") as store:
+        import_paths(store, [rel])
+        before = store.generation_rows(), store.judgment_rows()
+        changed = tmp_path / "changed"
+        changed.mkdir()
+        g = json.loads(gen_file(rel).read_text().splitlines()[2])
+        g["response"] = "Rewritten after the fact."
+        e = json.loads(eval_file(rel).read_text().splitlines()[4])
+        e["raw_judge_response"] = '{"refusal": 1}'
+        (changed / "generations_x.jsonl").write_text(json.dumps(g) + "\n")
+        (changed / "evals_x.jsonl").write_text(json.dumps(e) + "\n")
+        report = import_paths(store, [changed])
+        after = store.generation_rows(), store.judgment_rows()
+    assert after == before
+    conflicts = [p for p in report.problems if "conflicting duplicate" in p]
+    assert len(conflicts) == 2
+    assert repr(g["gen_id"]) in conflicts[0] and "already stored (store id" in conflicts[0]
+    assert repr(e["eval_id"]) in conflicts[1]
+    # an exact repeat is not a conflict
+    again = import_paths(Store.open(tmp_path / "x.db"), [rel])
+    assert not again.problems
+
+
+def test_a_truncated_gzip_keeps_every_whole_line(tmp_path, benchmark):
+    rel = release(tmp_path / "rel", benchmark)
+    path = gen_file(rel)
+    n = len(path.read_text().splitlines())
+    packed = gzip.compress(path.read_bytes())
+    gz = tmp_path / "generations_cut.jsonl.gz"
+    gz.write_bytes(packed[: len(packed) * 2 // 3])
+    with Store.open(tmp_path / "x.db") as store:
+        report = import_paths(store, [gz])
+        stored = store.counts()["generations"]
+    assert 0 < stored < n
+    assert any("truncated" in p and str(gz) in p for p in report.problems)
+
+
+def test_monster_lines_cost_their_own_line_only(tmp_path, benchmark):
+    rel = release(tmp_path / "rel", benchmark)
+    path = gen_file(rel)
+    lines = path.read_text().splitlines()
+    n = len(lines)
+    lines[1] = "[" * 100_000 + "]" * 100_000  # nested too deeply for a parser's stack
+    lines[2] = '{"gen_id": ' + "9" * 5000 + "}"  # an integer longer than Python reads
+    lines[3] = '"just a string"'
+    path.write_text("\n".join(lines) + "\n")
+    with Store.open(tmp_path / "x.db") as store:
+        report = import_paths(store, [path])
+        assert store.counts()["generations"] == n - 3
+    problems = "\n".join(report.problems)
+    assert f"{path}:2: JSON nested too deeply" in problems
+    assert f"{path}:3: not a readable JSON record" in problems
+    assert f"{path}:4: expected a JSON object" in problems
+
+
+def test_import_with_a_bad_line_exits_1_and_lists_it(tmp_path, benchmark):
+    rel = release(tmp_path / "rel", benchmark)
+    path = gen_file(rel)
+    with path.open("a") as fh:
+        fh.write("{not json\n")
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    p = subprocess.run(
+        [sys.executable, "-m", "deflectbench", "import", str(rel), "--db", str(tmp_path / "x.db")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert p.returncode == 1, p.stderr
+    assert f"{path}:" in p.stdout + p.stderr and "not valid JSON" in p.stdout + p.stderr
+
+
+def test_csv_export_neutralises_formula_cells(tmp_path, benchmark):
+    rel = release(tmp_path / "rel", benchmark)
+    path = gen_file(rel)
+    lines = path.read_text().splitlines()
+    rec = json.loads(lines[0])
+    rec["response"] = '=HYPERLINK("http://evil.example","click")'
+    lines[0] = json.dumps(rec)
+    rec2 = json.loads(lines[1])
+    rec2["response"] = "@SUM(1+1)"
+    lines[1] = json.dumps(rec2)
+    path.write_text("\n".join(lines) + "\n")
+    with Store.open(tmp_path / "x.db") as store:
+        import_paths(store, [rel])
+        export(store, tmp_path / "out", "csv")
+    df = pd.read_csv(tmp_path / "out" / "generations.csv")
+    texts = set(df["response"].astype(str))
+    assert "'" + rec["response"] in texts and "'" + rec2["response"] in texts
+    assert not any(t.startswith(("=", "+", "@")) for t in texts)
+    assert (df["output_tokens"] >= 0).all()  # numbers stay numbers
