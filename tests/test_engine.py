@@ -14,7 +14,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from deflectbench.engine import EngineEvent, EnginePolicy, EngineStats, Failure, run_items
+from deflectbench.engine import (
+    EngineEvent,
+    EnginePolicy,
+    EngineStats,
+    Failure,
+    Fatal,
+    NotSent,
+    run_items,
+)
 from deflectbench.models.base import (
     Completion,
     GenerationParams,
@@ -264,6 +272,60 @@ def test_on_result_exception_propagates_and_cancels_workers() -> None:
         assert len(asyncio.all_tasks()) == 1  # only this one: no orphan workers
 
     asyncio.run(main())
+
+
+def test_failures_carry_their_cause() -> None:
+    with FakeLLMServer(schedule=["404", "hang"], hang_s=2.0) as srv:
+        recorder = Recorder()
+        policy = EnginePolicy(max_concurrency=1, max_retries=0, timeout_s=0.3, **FAST)
+        asyncio.run(run_with_model(srv, ["a", "b"], policy, recorder))
+    assert recorder.failed["a"].cause == "HTTP 404"
+    assert recorder.failed["b"].cause == "timeout"
+
+
+def test_fatal_from_call_propagates_and_is_never_reported() -> None:
+    async def call(item: int) -> Completion:
+        if item == 3:
+            raise Fatal("the store is locked")
+        await asyncio.sleep(0.001)
+        return Completion(text="ok")
+
+    recorder = Recorder()
+    with pytest.raises(Fatal, match="locked"):
+        asyncio.run(run_items(range(50), call, recorder, EnginePolicy(max_concurrency=4)))
+    assert 3 not in recorder.failed and 3 not in recorder.ok
+
+
+def test_not_sent_items_are_withheld_or_wait_for_room() -> None:
+    """A budget: odd items never fit (withheld, unreported); even ones wait for room once."""
+    room = asyncio.Event
+    waited: list[int] = []
+
+    async def main() -> tuple[EngineStats, Recorder]:
+        freed = room()
+
+        async def call(item: int) -> Completion:
+            if item % 2:
+                raise NotSent("too dear")
+            if item not in waited:
+                waited.append(item)
+                raise NotSent("wait for room", wait=freed.wait)
+            return Completion(text="ok")
+
+        async def free_soon() -> None:
+            await asyncio.sleep(0.05)
+            freed.set()
+
+        recorder = Recorder()
+        task = asyncio.create_task(free_soon())
+        stats = await run_items(range(10), call, recorder, EnginePolicy(max_concurrency=3))
+        await task
+        return stats, recorder
+
+    stats, recorder = asyncio.run(main())
+    assert sorted(recorder.ok) == [0, 2, 4, 6, 8] and not recorder.failed
+    assert stats.withheld == 5 and stats.requests == 5 and stats.ok == 5
+    assert sorted(waited) == [0, 2, 4, 6, 8]
 
 
 # -- adaptive concurrency ---------------------------------------------------------------------

@@ -8,7 +8,7 @@ from typing import Any
 
 from deflectbench.config import resolve_plan
 from deflectbench.engine import EnginePolicy
-from deflectbench.models.base import GenerationParams, Message
+from deflectbench.models.base import Completion, GenerationParams, Message
 from deflectbench.models.cache import CachedModel, RequestCache, request_key
 from deflectbench.pipeline import generate
 from deflectbench.store import Store
@@ -109,3 +109,34 @@ def test_cache_hits_wait_for_no_pacer_and_no_slot(tmp_path, benchmark) -> None:
             generate(store, benchmark, again, cells, run_id="r3", should_stop=lambda: True)
         )
         assert stopped.ok == 0 and stopped.stopped_early and store.generation_rows() == []
+
+
+def test_what_else_shapes_a_request_is_part_of_its_key() -> None:
+    """Extra request fields (or a seed not sent) make another request: another condition's
+    answers are never served from the cache; keys without them are unchanged."""
+    messages, params = [Message("user", "Deflect this")], GenerationParams(seed=1)
+    plain = request_key("test/echo", messages, params, 1)
+    assert request_key("test/echo", messages, params, 1, {}) == plain
+    assert request_key("test/echo", messages, params, 1, {"extra": {"top_k": 5}}) != plain
+    cache = DictCache()
+    asyncio.run(CachedModel(EchoModel(), cache).complete(messages, params, 1))
+    tuned = EchoModel()
+    tuned.extra_body = {"top_k": 5}
+    assert CachedModel(tuned, cache).lookup(messages, params, 1) is None
+    assert CachedModel(EchoModel(), cache).lookup(messages, params, 1) is not None
+
+
+def test_replies_are_scrubbed_before_they_are_kept(monkeypatch) -> None:
+    monkeypatch.setenv("SOME_SERVICE_TOKEN", "tok-0123456789abcdef")
+
+    class Leaky(EchoModel):
+        async def complete(self, messages, params):
+            reply = await super().complete(messages, params)
+            return Completion(reply.text + " tok-0123456789abcdef", reply.usage, "stop")
+
+    cache = DictCache()
+    got = asyncio.run(
+        CachedModel(Leaky(), cache).complete([Message("user", "x")], GenerationParams(), 1)
+    )
+    assert "tok-0123456789abcdef" not in got.text and "[redacted]" in got.text
+    assert all("tok-0123456789abcdef" not in row["text"] for row in cache.rows.values())

@@ -210,13 +210,16 @@ def test_dry_run_sends_nothing_and_writes_nothing(tmp_path, server):
 
 def test_max_cost_stops_cleanly_then_resumes(tmp_path, server):
     db = tmp_path / "r.db"
-    cfg = write_config(tmp_path / "run.toml", server, judges=["lexical"])
-    # ~90 tokens a request at 1000 USD per million tokens: about 0.09 USD each.
-    p = cli("run", "--config", str(cfg), "--db", str(db), "--no-progress", "--max-cost", "0.3")
+    cfg = write_config(tmp_path / "run.toml", server, judges=["lexical"], max_tokens=20)
+    # ~40 tokens a request at 1000 USD per million tokens: about 0.04 USD each; each reserves
+    # its most first (the prompt's bytes as tokens plus 20 output tokens): 0.19 to 0.38 USD.
+    p = cli("run", "--config", str(cfg), "--db", str(db), "--no-progress", "--max-cost", "0.5")
     assert p.returncode == 3, p.stderr
     assert "--max-cost" in p.stdout
     stored = rows(db, "SELECT count(*) FROM generations")[0][0]
     assert 3 <= stored < 18
+    (spent,) = rows(db, "SELECT sum(cost_usd) FROM generations")[0]
+    assert spent <= 0.5  # reserved before sending: never over the budget
     p = cli("run", "--config", str(cfg), "--db", str(db), "--no-progress")
     assert p.returncode == 0, p.stderr
     assert f"{18 - stored} generated, {stored} already stored" in p.stdout

@@ -1,17 +1,30 @@
-"""Prices, cost estimates before a run (the dry run) and a meter that stops a run at a budget.
+"""Prices, cost estimates before a run (the dry run) and the budget a run may not exceed.
 
 Prices are data (``models/prices.json``), overridable per run configuration. A model without a
-known price is never silently counted as free: estimates say "unknown" for it.
+known price is never silently counted as free: estimates say "unknown" for it, and a budgeted
+run refuses it unless told to allow it. Models run in this process (``local/``, ``gguf/``)
+and the rule-based ``lexical`` judge are priced at 0 in the bundled table.
+
+The budget is kept by reservation: before a request is sent its maximum cost (an upper bound
+of its input plus ``max_tokens`` at the output price) is set aside, and the real cost replaces
+it when the reply comes (a failed request releases it). A request whose reservation does not
+fit is not sent, so however many requests are in flight the budget is never overshot. The
+meter starts from what the store has already spent, so re-running with the same budget
+spends nothing more once it is used.
 """
 
 from __future__ import annotations
 
+import asyncio
 import fnmatch
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+
+from deflectbench.errors import ConfigError
 
 
 @dataclass(frozen=True)
@@ -42,32 +55,136 @@ def price_for(model: str, overrides: Mapping[str, Price] | None = None) -> Price
     return None
 
 
+def check_max_cost(value: object) -> float | None:
+    """A budget is a finite number of USD above 0 (None: no budget)."""
+    if value is None:
+        return None
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    if not ok or not math.isfinite(float(value)) or float(value) <= 0:  # type: ignore[arg-type]
+        raise ConfigError(
+            f"--max-cost must be a finite number of USD above 0, got {value!r} "
+            "(leave it out for no budget)"
+        )
+    return float(value)  # type: ignore[arg-type]
+
+
 #: Rough characters per token for English text, for estimates before any request.
 CHARS_PER_TOKEN = 4.0
+#: Tokens a chat template adds around each message, at most (role markers, separators).
+MESSAGE_OVERHEAD_TOKENS = 16
 
 
 def estimate_tokens(text: str) -> int:
     return max(1, round(len(text) / CHARS_PER_TOKEN))
 
 
+def max_input_tokens(texts: list[str]) -> int:
+    """An upper bound of the input tokens of a request made of these messages: no tokenizer in
+    use makes a token of less than one byte."""
+    return sum(len(t.encode()) + MESSAGE_OVERHEAD_TOKENS for t in texts) + MESSAGE_OVERHEAD_TOKENS
+
+
+@dataclass(frozen=True)
+class Reservation:
+    """Money set aside for one request in flight."""
+
+    model: str
+    amount_usd: float
+
+
+class BudgetReached(Exception):
+    """This request's reservation does not fit in what is left of the budget."""
+
+    def __init__(self, message: str, *, others_in_flight: bool) -> None:
+        super().__init__(message)
+        #: Requests in flight still hold reservations: once they settle, it may fit.
+        self.others_in_flight = others_in_flight
+
+
 class CostMeter:
-    """Adds up the cost of the requests of this invocation; ``exceeded`` once over budget."""
+    """What requests cost, and a budget they may not exceed (``budget_usd`` None: no budget).
+
+    ``spent_before`` is what the store had spent before this invocation (the meter counts
+    from it); ``spent_usd`` is what this invocation spent.
+    """
 
     def __init__(
-        self, budget_usd: float | None, overrides: Mapping[str, Price] | None = None
+        self,
+        budget_usd: float | None,
+        overrides: Mapping[str, Price] | None = None,
+        *,
+        spent_before: float = 0.0,
     ) -> None:
-        self.budget_usd = budget_usd
+        self.budget_usd = check_max_cost(budget_usd)
         self.overrides = dict(overrides or {})
+        self.spent_before = spent_before
         self.spent_usd = 0.0
+        self.reserved_usd = 0.0
+        self.in_flight = 0
         self.unpriced_tokens = 0
+        self._released: asyncio.Event | None = None
 
-    def add(self, model: str, input_tokens: int, output_tokens: int) -> None:
-        price = price_for(model, self.overrides)
-        if price is None:
-            self.unpriced_tokens += input_tokens + output_tokens
-            return
-        self.spent_usd += price.cost(input_tokens, output_tokens)
+    def price(self, model: str) -> Price | None:
+        return price_for(model, self.overrides)
+
+    def unpriced(self, names: list[str] | tuple[str, ...]) -> list[str]:
+        """The names among ``names`` with no known price."""
+        return [n for n in dict.fromkeys(names) if self.price(n) is None]
+
+    @property
+    def total_usd(self) -> float:
+        """Spent across every run on this store, this one included."""
+        return self.spent_before + self.spent_usd
 
     @property
     def exceeded(self) -> bool:
-        return self.budget_usd is not None and self.spent_usd >= self.budget_usd
+        return self.budget_usd is not None and self.total_usd >= self.budget_usd
+
+    def reserve(self, model: str, input_tokens_max: int, output_tokens_max: int) -> Reservation:
+        """Set aside the most this request can cost, or raise :class:`BudgetReached`.
+
+        An unpriced model reserves nothing (a budgeted run admits one only when told to)."""
+        price = self.price(model)
+        amount = 0.0 if price is None else price.cost(input_tokens_max, output_tokens_max)
+        budget = self.budget_usd
+        if budget is not None and self.total_usd + self.reserved_usd + amount > budget:
+            left = budget - self.total_usd - self.reserved_usd
+            raise BudgetReached(
+                f"{model}: a request may cost up to {amount:.4f} USD; {max(left, 0):.4f} USD "
+                f"of the {budget:g} USD budget is left",
+                others_in_flight=self.in_flight > 0,
+            )
+        self.reserved_usd += amount
+        self.in_flight += 1
+        return Reservation(model, amount)
+
+    def release(self, reservation: Reservation) -> None:
+        """The request failed or was answered from the cache: nothing was paid."""
+        self.reserved_usd = max(0.0, self.reserved_usd - reservation.amount_usd)
+        self.in_flight -= 1
+        if self._released is not None:
+            self._released.set()
+            self._released = None
+
+    async def released(self) -> None:
+        """Return once a reservation in flight is released or settled (room may be left)."""
+        if self._released is None:
+            self._released = asyncio.Event()
+        await self._released.wait()
+
+    def settle(
+        self, reservation: Reservation, input_tokens: int, output_tokens: int
+    ) -> float | None:
+        """Replace the reservation by the real cost; return it (None: no known price)."""
+        self.release(reservation)
+        return self.add(reservation.model, input_tokens, output_tokens)
+
+    def add(self, model: str, input_tokens: int, output_tokens: int) -> float | None:
+        """Count a request's cost (None when its model has no known price)."""
+        price = self.price(model)
+        if price is None:
+            self.unpriced_tokens += input_tokens + output_tokens
+            return None
+        cost = price.cost(input_tokens, output_tokens)
+        self.spent_usd += cost
+        return cost

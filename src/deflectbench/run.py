@@ -1,7 +1,11 @@
 """One run: record it, generate for each model, judge with each judge, score.
 
 Composes the pipeline's stages; the CLI and the Python API both call :func:`execute`. A run
-is one invocation; the repeated draws of a cell within it are its samples.
+is one invocation; the repeated draws of a cell within it are its samples. Before anything is
+sent, a run checks its budget and its prices and registers each model's condition (the
+settings its results are sampled under); after, its report says whether everything planned
+has a result and a verdict (:attr:`RunReport.complete`), so a run whose every request failed
+ends as a failure however few requests it made.
 """
 
 from __future__ import annotations
@@ -11,14 +15,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from deflectbench.benchmark import Benchmark
+from deflectbench.conditions import Settings
 from deflectbench.config import RunPlan
 from deflectbench.cost import CostMeter, Price, estimate_tokens, price_for
+from deflectbench.errors import ConfigError
 from deflectbench.judging.judges import ModelJudge, is_rule_based
 from deflectbench.models.base import Model
 from deflectbench.pipeline import (
     Advance,
     StageResult,
     StopCheck,
+    condition_settings,
     generate,
     judge_lexical,
     judge_with_model,
@@ -39,10 +46,17 @@ class RunOptions:
     command: str = "run"
     versions: Mapping[str, str] = field(default_factory=dict)
     use_cache: bool = True
+    #: USD this store may have spent in all, this run included (finite, above 0; None: no
+    #: budget). Each request's maximum cost is reserved before it is sent.
     max_cost_usd: float | None = None
     prices: Mapping[str, Price] = field(default_factory=dict)
     #: The resolved configuration file and flags, stored with the run (never holds keys).
     config: Mapping[str, Any] = field(default_factory=dict)
+    #: The condition's label (``--label``); None: derived from the settings.
+    label: str | None = None
+    #: Let a budgeted run use models or judges without a known price (their cost is not
+    #: counted); otherwise such a run is refused before any request.
+    allow_unpriced: bool = False
 
 
 @dataclass
@@ -53,7 +67,103 @@ class RunReport:
     stopped_early: bool = False
     #: Why the run stopped early: "interrupted" or "budget".
     stop_reason: str | None = None
+    #: What this run's priced requests cost.
     spent_usd: float = 0.0
+    #: What the store's priced requests have cost in all, this run's included.
+    total_spent_usd: float = 0.0
+    #: The condition (label) each model was run under.
+    conditions: dict[str, str] = field(default_factory=dict)
+    #: Cells planned per model.
+    planned: dict[str, int] = field(default_factory=dict)
+    #: Per model, planned cells with no result after the run (an error row is no result).
+    missing: dict[str, int] = field(default_factory=dict)
+    #: Per judge, answers of the run's models it has no verdict request for (failed ones count).
+    unjudged: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def complete(self) -> bool:
+        """Everything planned has a result, every answer a judge's reply, and every reply of
+        this run parsed; nothing stopped early."""
+        stages = [*self.generation.values(), *self.judging.values()]
+        return (
+            not self.stopped_early
+            and not any(self.missing.values())
+            and not any(self.unjudged.values())
+            and not any(r.parse_errors or r.aborted for r in stages)
+        )
+
+    def account(self) -> str:
+        """The run in one line: complete, or what is missing, failed or unparsed and why."""
+        parts = []
+        for model, planned in self.planned.items():
+            res = self.generation.get(model, StageResult())
+            missing = self.missing.get(model, 0)
+            text = f"{model} [{self.conditions.get(model, '?')}]: "
+            if missing:
+                text += f"{missing} of {planned} cells without a result"
+                text += _counts(res.failures(), " (", ")")
+            else:
+                text += f"{planned} cells"
+            text += _counts(res.non_answers, ", no answer: ")
+            parts.append(text)
+        for judge, res in self.judging.items():
+            text = f"judge {judge}: "
+            text += f"{self.unjudged[judge]} not judged" if self.unjudged.get(judge) else "done"
+            text += _counts(res.failures(), " (", ")")
+            if res.parse_errors:
+                text += f", {res.parse_errors} replies without a verdict"
+            parts.append(text)
+        if self.stop_reason:
+            parts.append(
+                "stopped at the --max-cost budget"
+                if self.stop_reason == "budget"
+                else f"stopped: {self.stop_reason}"
+            )
+        return ("complete: " if self.complete else "incomplete: ") + "; ".join(parts)
+
+
+def _counts(counts: Mapping[str, int], lead: str, end: str = "") -> str:
+    """``HTTP 500 x2, timeout x1``, most frequent first, between ``lead`` and ``end``."""
+    if not counts:
+        return ""
+    ranked = sorted(counts.items(), key=lambda kv: -kv[1])
+    return lead + ", ".join(f"{k} x{n}" for k, n in ranked) + end
+
+
+def refuse_unpriced(meter: CostMeter, names: Sequence[str], allow_unpriced: bool) -> None:
+    """A budget cannot bound what it cannot price: refuse before any request (ConfigError)."""
+    if meter.budget_usd is None or allow_unpriced:
+        return
+    unpriced = meter.unpriced(list(names))
+    if unpriced:
+        raise ConfigError(
+            f"--max-cost cannot bound {', '.join(unpriced)}: no known price; add "
+            f'[prices."{unpriced[0]}"] to the run configuration, or allow unpriced models '
+            "(--allow-unpriced; their cost is then not counted)"
+        )
+
+
+def register_conditions(
+    store: Store,
+    benchmark: Benchmark,
+    plan: RunPlan,
+    models: Mapping[str, Model],
+    label: str | None,
+) -> dict[str, str]:
+    """Each model's condition label, registered if new; all or none (ConditionError)."""
+    with store.transaction():
+        return {
+            name: store.register_condition(
+                name, plan_settings(benchmark, plan, models[name]), label
+            )
+            for name in plan.models
+        }
+
+
+def plan_settings(benchmark: Benchmark, plan: RunPlan, model: Model) -> Settings:
+    return condition_settings(
+        benchmark, model, seed=plan.seed, max_tokens=plan.max_tokens, temperature=plan.temperature
+    )
 
 
 async def judge_all(
@@ -67,10 +177,18 @@ async def judge_all(
     retry_errors: bool = False,
     use_cache: bool = True,
     meter: CostMeter | None = None,
+    max_cost_usd: float | None = None,
+    prices: Mapping[str, Price] | None = None,
+    allow_unpriced: bool = False,
     stage: StageFactory = _no_stage,
     should_stop: StopCheck | None = None,
 ) -> dict[str, StageResult]:
-    """Every judge over every valid generation it has not judged (of ``only_models``)."""
+    """Every judge over every valid answer it has not judged (of ``only_models``, in every
+    condition). Without a ``meter``, one is made from ``max_cost_usd`` and ``prices``,
+    counting from what the store has spent (an unpriced judge under a budget is refused)."""
+    if meter is None:
+        meter = CostMeter(max_cost_usd, prices, spent_before=store.spent_usd())
+        refuse_unpriced(meter, judges, allow_unpriced)
     results: dict[str, StageResult] = {}
     for name in judges:
         if should_stop is not None and should_stop():
@@ -107,11 +225,42 @@ async def execute(
     stage: StageFactory = _no_stage,
     should_stop: StopCheck | None = None,
 ) -> RunReport:
-    """Generate the plan's missing cells, judge what is unjudged, and score the plan's models."""
+    """Generate the plan's missing cells, judge what is unjudged, and score the plan's models.
+
+    Refused before any request (ConfigError, ConditionError): a budget that is not a finite
+    number above 0, a budget with unpriced models or judges, a label naming other settings.
+    """
+    try:
+        meter = CostMeter(options.max_cost_usd, options.prices, spent_before=store.spent_usd())
+        refuse_unpriced(meter, [*plan.models, *plan.judges], options.allow_unpriced)
+        conditions = register_conditions(store, benchmark, plan, models, options.label)
+        report = await _execute(
+            store, benchmark, plan, models, options, meter, conditions, stage, should_stop
+        )
+    finally:
+        for m in models.values():
+            await m.aclose()
+    return report
+
+
+async def _execute(
+    store: Store,
+    benchmark: Benchmark,
+    plan: RunPlan,
+    models: Mapping[str, Model],
+    options: RunOptions,
+    meter: CostMeter,
+    conditions: dict[str, str],
+    stage: StageFactory,
+    user_stop: StopCheck | None,
+) -> RunReport:
     config: dict[str, Any] = plan.to_json()
     config["retry_errors"] = options.retry_errors
     config["cache"] = options.use_cache
     config["max_cost_usd"] = options.max_cost_usd
+    config["allow_unpriced"] = options.allow_unpriced
+    config["label"] = options.label
+    config["conditions"] = conditions
     config["file"] = dict(options.config)
     config["model_defaults"] = {
         name: {"max_tokens": models[name].default_max_tokens} for name in plan.models
@@ -124,10 +273,8 @@ async def execute(
         config=config,
         versions=dict(options.versions),
     )
-    report = RunReport(run_id=run_id)
+    report = RunReport(run_id=run_id, conditions=conditions)
     cells = plan.cells
-    meter = CostMeter(options.max_cost_usd, options.prices)
-    user_stop = should_stop
 
     def stop() -> bool:
         if user_stop is not None and user_stop():
@@ -138,49 +285,74 @@ async def execute(
             return True
         return False
 
-    should_stop = stop
-    try:
-        for name in plan.models:
-            if should_stop is not None and should_stop():
-                break
-            todo = len(
-                store.missing_cells(benchmark.key, name, cells, retry_errors=options.retry_errors)
-            )
-            advance = stage(f"generate {name}", todo)
-            report.generation[name] = await generate(
-                store,
-                benchmark,
-                models[name],
-                cells,
-                run_id=run_id,
-                seed=plan.seed,
-                max_tokens=plan.max_tokens,
-                temperature=plan.temperature,
-                retry_errors=options.retry_errors,
-                use_cache=options.use_cache,
-                meter=meter,
-                advance=advance,
-                should_stop=should_stop,
-            )
-        report.judging = await judge_all(
+    for name in plan.models:
+        if stop():
+            break
+        todo = store.missing_cells(
+            benchmark.key,
+            name,
+            cells,
+            retry_errors=options.retry_errors,
+            condition=conditions[name],
+        )
+        report.generation[name] = await generate(
             store,
             benchmark,
-            plan.judges,
-            models,
-            run_id,
-            only_models=plan.models,
+            models[name],
+            cells,
+            run_id=run_id,
+            seed=plan.seed,
+            max_tokens=plan.max_tokens,
+            temperature=plan.temperature,
+            condition=conditions[name],
             retry_errors=options.retry_errors,
             use_cache=options.use_cache,
             meter=meter,
-            stage=stage,
-            should_stop=should_stop,
+            advance=stage(f"generate {name}", len(todo)),
+            should_stop=stop,
         )
-    finally:
-        for m in models.values():
-            await m.aclose()
-    report.stopped_early = should_stop()
+    report.judging = await judge_all(
+        store,
+        benchmark,
+        plan.judges,
+        models,
+        run_id,
+        only_models=plan.models,
+        retry_errors=options.retry_errors,
+        use_cache=options.use_cache,
+        meter=meter,
+        stage=stage,
+        should_stop=stop,
+    )
+    stages = [*report.generation.values(), *report.judging.values()]
+    if any(r.withheld for r in stages):
+        report.stop_reason = report.stop_reason or "budget"
+    report.stopped_early = stop() or report.stop_reason is not None
     report.spent_usd = meter.spent_usd
+    report.total_spent_usd = meter.total_usd
+    for name in plan.models:
+        report.planned[name] = len(cells)
+        report.missing[name] = len(
+            store.missing_cells(
+                benchmark.key, name, cells, retry_errors=True, condition=conditions[name]
+            )
+        )
+    for name in plan.judges:
+        report.unjudged[name] = len(
+            store.pending_judgments(
+                name, benchmark=benchmark.key, models=plan.models, retry_errors=True
+            )
+        )
     return report
+
+
+def planned_condition(store: Store, model: str, settings: Settings, label: str | None) -> str:
+    """The label a run with these settings will use, found without writing (the dry run)."""
+    wanted = settings.as_json()
+    for c in store.conditions():
+        if c["model"] == model and c["settings"] == wanted:
+            return str(c["label"])
+    return label or settings.label()
 
 
 # -- the dry run ----------------------------------------------------------------------------
@@ -214,6 +386,7 @@ def estimate(
     *,
     retry_errors: bool = False,
     prices: Mapping[str, Price] | None = None,
+    label: str | None = None,
 ) -> list[EstimateRow]:
     """Requests, tokens and cost per model and judge for what is still missing.
 
@@ -226,7 +399,10 @@ def estimate(
     new_responses: list[tuple[str, int]] = []  # (claim_id, expected output tokens) to judge
     for name in plan.models:
         model = models[name]
-        todo = store.missing_cells(benchmark.key, name, cells, retry_errors=retry_errors)
+        condition = planned_condition(store, name, plan_settings(benchmark, plan, model), label)
+        todo = store.missing_cells(
+            benchmark.key, name, cells, retry_errors=retry_errors, condition=condition
+        )
         max_tokens = plan.max_tokens or model.default_max_tokens
         mean_out = store.mean_output_tokens(name)
         expected_out = round(mean_out) if mean_out else min(TYPICAL_OUTPUT_TOKENS, max_tokens)

@@ -48,6 +48,19 @@ Fault = Literal[
 ]
 FAULTS: tuple[str, ...] = Fault.__args__  # type: ignore[attr-defined]
 
+#: A 200 that is no answer. ``content_filter``: the provider's filter stopped it (OpenAI
+#: ``finish_reason: content_filter``, no content); ``refusal``: OpenAI's ``message.refusal``,
+#: Anthropic's ``stop_reason: refusal``; ``null``: content null (OpenAI) or no blocks
+#: (Anthropic); ``blank``: whitespace only.
+NonAnswer = Literal["content_filter", "refusal", "null", "blank"]
+REFUSAL_TEXT = "I can't help with that."
+#: What a server without structured output says when sent one (llama.cpp's server words it
+#: like this, with HTTP 500 for a schema it cannot turn into a grammar, 400 otherwise).
+FORMAT_REJECTIONS: dict[str, tuple[int, str]] = {
+    "json_schema": (500, 'Unsupported response_format type "json_schema": no grammar for it'),
+    "json_object": (400, "response_format json_object is not supported by this server"),
+}
+
 Wire = Literal["openai", "anthropic"]
 
 _OPENAI_ERROR_TYPES = {
@@ -173,6 +186,9 @@ class FakeLLMServer:
         rpm_window_s: float = 60.0,
         error_message: str | None = None,
         error_code: str | None = None,
+        non_answer: Callable[[RecordedRequest], NonAnswer | None] | None = None,
+        echo_key: bool = False,
+        reject_formats: Iterable[str] = (),
         record: bool = True,
         seed: int = 0,
     ) -> None:
@@ -196,6 +212,12 @@ class FakeLLMServer:
         self.error_message = error_message
         #: Overrides the error code (OpenAI ``error.code``, Anthropic ``error.details``).
         self.error_code = error_code
+        #: Answers chosen requests with a 200 that is no answer (see :data:`NonAnswer`).
+        self.non_answer = non_answer
+        #: Appends the credential the request carried to every reply (a leaky proxy or model).
+        self.echo_key = echo_key
+        #: ``response_format`` types answered with :data:`FORMAT_REJECTIONS` (llama.cpp-like).
+        self.reject_formats = frozenset(reject_formats)
         self.record = record
         self.requests: list[RecordedRequest] = []
         self.stats = ServerStats()
@@ -327,9 +349,20 @@ class FakeLLMServer:
 
     # -- bodies ------------------------------------------------------------------------------
 
+    def format_rejection(self, request: RecordedRequest) -> tuple[int, str] | None:
+        body = request.body if isinstance(request.body, dict) else {}
+        kind = (body.get("response_format") or {}).get("type")
+        return FORMAT_REJECTIONS.get(kind) if kind in self.reject_formats else None
+
     def success_body(self, request: RecordedRequest) -> dict[str, Any]:
         body = request.body if isinstance(request.body, dict) else {}
         text = self.reply(request)
+        if self.echo_key:
+            key = request.headers.get("x-api-key") or request.headers.get("authorization", "")
+            text += f" (you sent me {key.removeprefix('Bearer ')})"
+        non_answer = self.non_answer(request) if self.non_answer is not None else None
+        if non_answer is not None:
+            return self._non_answer_body(request, body, non_answer)
         limit = body.get("max_completion_tokens") or body.get("max_tokens")
         words = text.split()
         truncated = isinstance(limit, int) and len(words) > limit
@@ -392,6 +425,44 @@ class FakeLLMServer:
                 "completion_tokens": completion_tokens,
                 "total_tokens": prompt_tokens + completion_tokens,
             },
+        }
+
+    def _non_answer_body(
+        self, request: RecordedRequest, body: dict[str, Any], kind: NonAnswer
+    ) -> dict[str, Any]:
+        n = request.index
+        if request.wire == "anthropic":
+            content = [{"type": "text", "text": "   \n"}] if kind == "blank" else []
+            stop = "refusal" if kind in ("refusal", "content_filter") else "end_turn"
+            return {
+                "id": f"msg_{n:08d}",
+                "type": "message",
+                "role": "assistant",
+                "model": body.get("model", "unknown"),
+                "content": content,
+                "stop_reason": stop,
+                "stop_sequence": None,
+                "usage": {"input_tokens": 5, "output_tokens": 0},
+            }
+        message = {
+            "role": "assistant",
+            "content": "   \n" if kind == "blank" else None,
+            "refusal": REFUSAL_TEXT if kind == "refusal" else None,
+        }
+        return {
+            "id": f"chatcmpl-{n:08d}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model", "unknown"),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "logprobs": None,
+                    "finish_reason": "content_filter" if kind == "content_filter" else "stop",
+                }
+            ],
+            "usage": {"prompt_tokens": 5, "completion_tokens": 0, "total_tokens": 5},
         }
 
     def error_body(self, wire: Wire, status: int, message: str) -> dict[str, Any]:
@@ -485,8 +556,17 @@ class _Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(length) if length else b""
         request = app._record(self, raw)
         wire = request.wire
-        if not (self.path.endswith("/chat/completions") or self.path.endswith("/messages")):
+        # Like real servers, only the versioned paths: a base_url without /v1 gets 404s.
+        if self.path.split("?")[0] not in ("/v1/chat/completions", "/v1/messages"):
             self._send_json(404, app.error_body(wire, 404, f"Unknown path {self.path}"))
+            return
+        rejection = app.format_rejection(request)
+        if rejection is not None:
+            with app._lock:
+                app.stats.faults["response_format"] += 1
+            status, message = rejection
+            body = {"error": {"code": status, "message": message, "type": "server_error"}}
+            self._send_json(status, body)
             return
 
         fault = app._fault_for(request)

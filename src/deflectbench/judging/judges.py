@@ -7,9 +7,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from deflectbench.benchmark import Rubric
-from deflectbench.judging.rubric import JUDGMENT_SCHEMA, judge_messages, parse_reply, rubric_example
+from deflectbench.judging.rubric import (
+    JUDGMENT_SCHEMA,
+    ParsedJudgment,
+    judge_messages,
+    parse_reply,
+    rubric_example,
+)
 from deflectbench.models.base import Completion, GenerationParams, Message, Model
 from deflectbench.records import JudgmentRecord
+from deflectbench.vocab import NON_ANSWERS
 
 DEFAULT_JUDGES_WITH_KEYS = ("anthropic/claude-haiku-4-5-20251001", "openai/gpt-5.4-mini")
 #: Judges that need no model: the rule-based baseline.
@@ -84,7 +91,14 @@ class ModelJudge:
         )
 
     def record(self, gen_id: int, completion: Completion, run_id: str | None) -> JudgmentRecord:
-        parsed = parse_reply(completion.text, rubric_example(self.rubric))
+        """The verdict in a reply; a reply that is no answer (filtered, refused, empty) is kept
+        as a parse error naming why, never read for a verdict."""
+        reason = completion.finish_reason
+        if reason in NON_ANSWERS:
+            problem = f"the judge gave no verdict (its reply was {reason})"
+            parsed = ParsedJudgment(None, None, None, True, False, problem)
+        else:
+            parsed = parse_reply(completion.text, rubric_example(self.rubric))
         return JudgmentRecord(
             gen_id=gen_id,
             judge=self.name,
@@ -98,6 +112,7 @@ class ModelJudge:
             output_tokens=completion.usage.output_tokens,
             latency_s=completion.latency_s,
             run_id=run_id,
+            cost_usd=completion.cost_usd,
         )
 
 

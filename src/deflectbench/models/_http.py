@@ -11,7 +11,9 @@ import email.utils
 import time
 from collections.abc import Mapping
 from typing import Literal
+from urllib.parse import urlsplit
 
+from deflectbench.errors import ConfigError
 from deflectbench.models.base import ModelError
 
 #: What the output-length cap is called on the wire (newer OpenAI models want the second).
@@ -88,6 +90,34 @@ def status_error(
     return ModelError(text, retryable=False, status=status)
 
 
-def transient_error(provider: str, what: str, secret: str | None = None) -> ModelError:
+def transient_error(
+    provider: str, what: str, secret: str | None = None, *, cause: str = "error"
+) -> ModelError:
     """A retryable failure without an HTTP status (timeout, dropped connection, bad body)."""
-    return ModelError(f"{provider}: {redact(what, secret)[:_MAX_MESSAGE]}", retryable=True)
+    return ModelError(
+        f"{provider}: {redact(what, secret)[:_MAX_MESSAGE]}", retryable=True, cause=cause
+    )
+
+
+def connection_error(provider: str, exc: BaseException, secret: str | None = None) -> ModelError:
+    """A request that reached no server: says which way it failed (refused, DNS, reset)."""
+    cause = exc.__cause__
+    detail = f"{type(cause).__name__}: {cause}" if cause else "unknown"
+    refused = "refused" in detail.lower() or "all connection attempts failed" in detail.lower()
+    return transient_error(
+        provider,
+        f"connection error ({detail})",
+        secret,
+        cause="connection refused" if refused else "connection error",
+    )
+
+
+def check_base_url(provider: str, base_url: str) -> str:
+    """Refuse, before any request, a base_url that no HTTP client can use (no scheme or host)."""
+    parts = urlsplit(base_url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ConfigError(
+            f"provider {provider!r}: base_url {base_url!r} needs http:// or https:// and a host, "
+            "e.g. http://localhost:8000/v1"
+        )
+    return base_url

@@ -18,6 +18,8 @@ import anthropic
 
 from deflectbench.models._http import (
     TemperatureMode,
+    check_base_url,
+    connection_error,
     redact,
     status_error,
     transient_error,
@@ -30,6 +32,7 @@ from deflectbench.models.base import (
     Model,
     ModelError,
     Usage,
+    finish_reason,
 )
 
 #: Name of the forced tool that carries structured output.
@@ -38,6 +41,9 @@ TOOL_NAME = "record_judgment"
 
 class AnthropicModel(Model):
     """A Claude model through ``anthropic.AsyncAnthropic().messages.create``."""
+
+    #: The Messages API takes no seed.
+    send_seed = False
 
     def __init__(
         self,
@@ -54,7 +60,9 @@ class AnthropicModel(Model):
     ) -> None:
         self.name = name
         self.api_model = api_model
-        self.base_url = base_url or "https://api.anthropic.com"
+        self.base_url = check_base_url(
+            name.split("/", 1)[0], base_url or "https://api.anthropic.com"
+        )
         self.limits = limits or Limits()
         self.structured_output = structured_output
         self.temperature_mode = temperature_mode
@@ -119,17 +127,17 @@ class AnthropicModel(Model):
             ) from None
         except anthropic.APITimeoutError:
             raise transient_error(
-                self._provider, f"timed out after {self.limits.timeout_s:g}s"
+                self._provider, f"timed out after {self.limits.timeout_s:g}s", cause="timeout"
             ) from None
         except anthropic.APIConnectionError as exc:
-            cause = exc.__cause__
-            what = f"connection error ({type(cause).__name__ if cause else 'unknown'})"
-            raise transient_error(self._provider, what) from None
+            raise connection_error(self._provider, exc, self._secret) from None
         except anthropic.APIResponseValidationError:
-            raise transient_error(self._provider, "response did not match the schema") from None
+            raise transient_error(
+                self._provider, "response did not match the schema", cause="bad response"
+            ) from None
         except ValueError as exc:  # JSONDecodeError, pydantic ValidationError
             what = f"malformed response body ({type(exc).__name__})"
-            raise transient_error(self._provider, what) from None
+            raise transient_error(self._provider, what, cause="bad response") from None
         except anthropic.AnthropicError as exc:
             raise ModelError(f"{self._provider}: {redact(str(exc), self._secret)}") from None
         latency = time.perf_counter() - started
@@ -137,10 +145,10 @@ class AnthropicModel(Model):
 
     def _completion(self, response: Any, latency: float) -> Completion:
         if not isinstance(response, anthropic.types.Message):
-            raise transient_error(self._provider, "non-JSON response body")
+            raise transient_error(self._provider, "non-JSON response body", cause="bad response")
         content = getattr(response, "content", None)
         if content is None:
-            raise transient_error(self._provider, "response had no content")
+            raise transient_error(self._provider, "response had no content", cause="bad response")
         text = ""
         for block in content:
             if getattr(block, "type", None) == "tool_use" and block.name == TOOL_NAME:
@@ -150,6 +158,7 @@ class AnthropicModel(Model):
             text = "".join(
                 block.text for block in content if getattr(block, "type", None) == "text"
             )
+        text = redact(text, self._secret)
         usage = getattr(response, "usage", None)
         # Cached prompt tokens are reported apart from input_tokens; all of them were read.
         input_tokens = sum(
@@ -162,7 +171,7 @@ class AnthropicModel(Model):
                 input_tokens=input_tokens,
                 output_tokens=getattr(usage, "output_tokens", 0) or 0,
             ),
-            finish_reason=getattr(response, "stop_reason", None),
+            finish_reason=finish_reason(getattr(response, "stop_reason", None), text),
             latency_s=latency,
             raw=response.model_dump(exclude_unset=True),
         )

@@ -8,9 +8,12 @@ to decide whether to retry.
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Literal
+
+from deflectbench.vocab import NON_ANSWERS, TRUNCATED
 
 Role = Literal["system", "user", "assistant"]
 
@@ -64,10 +67,38 @@ class Usage:
     output_tokens: int = 0
 
 
+CONTENT_FILTER, REFUSAL, EMPTY = NON_ANSWERS
+STOP = "stop"
+#: The wires' finish reasons by what they mean here; any other value passes through as sent.
+_FINISH: dict[str, str] = {
+    "stop": STOP,
+    "end_turn": STOP,
+    "stop_sequence": STOP,
+    "tool_use": STOP,  # the forced tool that carries a judge's structured verdict
+    "length": TRUNCATED,
+    "max_tokens": TRUNCATED,
+    "model_context_window_exceeded": TRUNCATED,
+    "content_filter": CONTENT_FILTER,
+    "refusal": REFUSAL,
+}
+
+
+def finish_reason(raw: str | None, text: str) -> str | None:
+    """One vocabulary for every wire: ``stop``, ``length``, or a non-answer (``content_filter``,
+    ``refusal``, ``empty``); unknown values pass through. A reply with no visible text is
+    ``empty`` unless the provider said why (filter, refusal): a judge cannot score nothing,
+    and a reply cut at the cap before any text (reasoning models) is no answer either."""
+    reason = _FINISH.get(raw, raw) if raw is not None else None
+    if reason not in (CONTENT_FILTER, REFUSAL) and not text.strip():
+        return EMPTY
+    return reason
+
+
 @dataclass(frozen=True)
 class Completion:
     text: str
     usage: Usage = field(default_factory=Usage)
+    #: Normalised by :func:`finish_reason`.
     finish_reason: str | None = None
     #: Seconds from request to answer, as the model saw it.
     latency_s: float = 0.0
@@ -75,13 +106,16 @@ class Completion:
     raw: dict[str, Any] | None = None
     #: Served from the request cache: no request was sent, nothing was paid.
     cached: bool = False
+    #: What the request cost in USD, when its model has a price (set by the pipeline).
+    cost_usd: float | None = None
 
 
 class ModelError(Exception):
     """A request that did not produce a completion.
 
     ``retryable`` tells the engine whether trying again can help (429, 5xx, timeouts,
-    dropped connections, garbage bodies); ``retry_after`` is the server's hint in seconds.
+    dropped connections, garbage bodies); ``retry_after`` is the server's hint in seconds;
+    ``cause`` a short name to count failures by (``HTTP 500``, ``timeout``, ...).
     """
 
     def __init__(
@@ -92,12 +126,14 @@ class ModelError(Exception):
         status: int | None = None,
         retry_after: float | None = None,
         rate_limited: bool = False,
+        cause: str | None = None,
     ) -> None:
         super().__init__(message)
         self.retryable = retryable
         self.status = status
         self.retry_after = retry_after
         self.rate_limited = rate_limited
+        self.cause = cause or (f"HTTP {status}" if status is not None else "error")
 
 
 class Model(abc.ABC):
@@ -109,6 +145,15 @@ class Model(abc.ABC):
     default_max_tokens: int = 2048
     #: Pacing hints for the engine; subclasses set them at construction (or per class).
     limits: Limits = Limits()
+    #: Whether the per-cell seed reaches the model (part of a condition's settings).
+    send_seed: bool = True
+    #: Extra request fields sent verbatim (part of a condition's settings and cache keys).
+    extra_body: Mapping[str, Any] = MappingProxyType({})
+
+    def request_identity(self) -> dict[str, Any]:
+        """What, besides the messages and the parameters, makes this model's requests what they
+        are (for the request cache; empty for most models, which keeps existing keys)."""
+        return {"extra": dict(self.extra_body)} if self.extra_body else {}
 
     @property
     def max_concurrency(self) -> int:

@@ -1,7 +1,9 @@
 """The request cache: an identical request is paid for once.
 
-A request is identical when the model, the messages, the sampling parameters and the sample
-number are (a repeated draw of a cell is a different request even with the same seed).
+A request is identical when the model, the messages, the sampling parameters, what else
+shapes it (extra request fields, a seed not sent) and the sample number are (a repeated draw of a cell is a different request
+even with the same seed). Replies are scrubbed of credentials before they are kept or used:
+a server that echoes the key it was sent leaks it nowhere.
 Where answers are kept is not the models' business: anything with ``cache_get`` and
 ``cache_put`` is a :class:`RequestCache` (the store is one). Looking up is synchronous and
 cheap, so the pipeline answers hits before the engine sees them: a hit never waits for a
@@ -10,12 +12,21 @@ rate pacer or a concurrency slot.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from deflectbench.models.base import Completion, GenerationParams, Message, Model, Usage
+from deflectbench.models.base import (
+    Completion,
+    GenerationParams,
+    Message,
+    Model,
+    Usage,
+    finish_reason,
+)
+from deflectbench.secrets import scrub
 
 
 class RequestCache(Protocol):
@@ -37,18 +48,26 @@ class RequestCache(Protocol):
 
 
 def request_key(
-    model: str, messages: Sequence[Message], params: GenerationParams, sample: int | None
+    model: str,
+    messages: Sequence[Message],
+    params: GenerationParams,
+    sample: int | None,
+    identity: Mapping[str, Any] | None = None,
 ) -> str:
-    """Identity of a request for the cache: same model, messages, parameters and sample.
+    """Identity of a request for the cache: same model, messages, parameters, sample and what
+    else shapes the request (``Model.request_identity``: extra fields, a seed not sent).
 
-    Stores keep their answers under these keys: changing the recipe orphans every cache.
+    Stores keep their answers under these keys: changing the recipe orphans every cache (so
+    ``identity`` joins it only when set: keys without it are those stores always held).
     """
-    payload = {
+    payload: dict[str, Any] = {
         "model": model,
         "messages": [[m.role, m.content] for m in messages],
         "params": params.as_dict(),
         "sample": sample,
     }
+    if identity:
+        payload["identity"] = json.loads(json.dumps(dict(identity), sort_keys=True, default=str))
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
@@ -65,38 +84,66 @@ class CachedModel:
         """The cached answer to this request, or None; sends nothing."""
         if self.cache is None:
             return None
-        return self._hit(request_key(self.model.name, messages, params, sample))
+        return self._hit(self._key(messages, params, sample))
+
+    def _key(
+        self, messages: Sequence[Message], params: GenerationParams, sample: int | None
+    ) -> str:
+        return request_key(self.model.name, messages, params, sample, self.model.request_identity())
 
     async def complete(
         self, messages: Sequence[Message], params: GenerationParams, sample: int | None
     ) -> Completion:
-        """Answer from the cache, else send the request and remember the answer."""
+        """Answer from the cache, else send the request and remember the (scrubbed) answer."""
+        hit = self.lookup(messages, params, sample)
+        return hit if hit is not None else await self.send(messages, params, sample)
+
+    async def send(
+        self, messages: Sequence[Message], params: GenerationParams, sample: int | None
+    ) -> Completion:
+        """Send the request without looking first; remember the (scrubbed) answer."""
+        completion = await self.fetch(messages, params)
+        self.remember(messages, params, sample, completion)
+        return completion
+
+    async def fetch(self, messages: Sequence[Message], params: GenerationParams) -> Completion:
+        """Send the request; the answer scrubbed of credentials, not yet remembered."""
+        return _scrubbed(await self.model.complete(messages, params))
+
+    def remember(
+        self,
+        messages: Sequence[Message],
+        params: GenerationParams,
+        sample: int | None,
+        completion: Completion,
+    ) -> None:
+        """Keep a fetched answer for the identical request (nothing without a cache)."""
         if self.cache is None:
-            return await self.model.complete(messages, params)
-        key = request_key(self.model.name, messages, params, sample)
-        hit = self._hit(key)
-        if hit is not None:
-            return hit
-        completion = await self.model.complete(messages, params)
+            return
         usage = completion.usage
         self.cache.cache_put(
-            key,
+            self._key(messages, params, sample),
             self.model.name,
             completion.text,
             usage.input_tokens,
             usage.output_tokens,
             completion.finish_reason,
         )
-        return completion
 
     def _hit(self, key: str) -> Completion | None:
         assert self.cache is not None
         hit = self.cache.cache_get(key)
         if hit is None:
             return None
+        text = scrub(hit["text"])  # kept before replies were scrubbed, or before a key was set
         return Completion(
-            hit["text"],
+            text,
             Usage(hit["input_tokens"], hit["output_tokens"]),
-            hit["finish_reason"],
+            finish_reason(hit["finish_reason"], text),  # kept before reasons were normalised
             cached=True,
         )
+
+
+def _scrubbed(completion: Completion) -> Completion:
+    text = scrub(completion.text)
+    return completion if text == completion.text else dataclasses.replace(completion, text=text)

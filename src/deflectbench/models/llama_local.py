@@ -27,10 +27,13 @@ from deflectbench.models.base import (
     Model,
     ModelError,
     Usage,
+    finish_reason,
 )
 from deflectbench.models.registry import Register, UnknownModelError
 
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+#: The first bytes of every GGUF file.
+GGUF_MAGIC = b"GGUF"
 #: The embedded models, addressed as ``local/<name>``.
 LOCAL_MODELS = ("smollm2",)
 #: One request at a time (llama.cpp is not thread-safe); a request in this process cannot
@@ -80,13 +83,19 @@ class LlamaCppModel(Model):
                 raise ModelError(
                     f"llama-cpp-python is not installed ({exc}): `pip install llama-cpp-python`"
                 ) from None
-            self._llama = Llama(
-                model_path=str(self.model_path),
-                n_ctx=self.n_ctx,
-                n_threads=self.n_threads,
-                n_threads_batch=self.n_threads,
-                verbose=False,
-            )
+            try:
+                self._llama = Llama(
+                    model_path=str(self.model_path),
+                    n_ctx=self.n_ctx,
+                    n_threads=self.n_threads,
+                    n_threads_batch=self.n_threads,
+                    verbose=False,
+                )
+            except (ValueError, RuntimeError, OSError) as exc:
+                raise ModelError(
+                    f"{self.name}: llama.cpp could not load {self.model_path} ({exc})",
+                    cause="model did not load",
+                ) from None
         return self._llama
 
     def _complete_sync(self, messages: Sequence[Message], params: GenerationParams) -> Completion:
@@ -108,10 +117,11 @@ class LlamaCppModel(Model):
             latency = time.perf_counter() - start
         choice = out["choices"][0]
         usage = out.get("usage") or {}
+        text = choice["message"].get("content") or ""
         return Completion(
-            text=choice["message"].get("content") or "",
+            text=text,
             usage=Usage(int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))),
-            finish_reason=choice.get("finish_reason"),
+            finish_reason=finish_reason(choice.get("finish_reason"), text),
             latency_s=latency,
         )
 
@@ -139,6 +149,15 @@ def gguf_model(name: str, config: object, env: Mapping[str, str]) -> LlamaCppMod
     path = Path(name.partition("/")[2]).expanduser()
     if not path.is_file():
         raise UnknownModelError(f"model {name!r}: no GGUF file at {path}")
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(len(GGUF_MAGIC))
+    except OSError as exc:
+        raise UnknownModelError(f"model {name!r}: cannot read {path} ({exc.strerror})") from None
+    if head != GGUF_MAGIC:
+        raise UnknownModelError(
+            f"model {name!r}: {path} is not a GGUF file (llama.cpp models end in .gguf)"
+        )
     return LlamaCppModel(name, path, default_max_tokens=256)
 
 

@@ -5,13 +5,21 @@ and local servers (vLLM, SGLang, Ollama, llama.cpp). They differ in small ways t
 options here rather than subclasses: whether ``response_format: json_schema`` is accepted,
 whether the output cap is called ``max_tokens`` or ``max_completion_tokens``, and whether a
 ``temperature`` may be sent at all.
+
+Structured output degrades by itself: a server that rejects ``json_schema`` (llama.cpp's
+answers HTTP 500 or 400 naming response_format, json_schema or grammar) is asked again at
+once with ``json_object``, then with plain text (the judges' parser is tolerant), and the
+model remembers the mode that worked. Until one has worked, structured requests go one at a
+time, so each rejected mode costs one request, not one per request in flight.
 """
 
 from __future__ import annotations
 
+import asyncio
+import re
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import openai
@@ -20,6 +28,8 @@ from openai.types.chat import ChatCompletion
 from deflectbench.models._http import (
     MaxTokensParam,
     TemperatureMode,
+    check_base_url,
+    connection_error,
     redact,
     status_error,
     transient_error,
@@ -32,10 +42,20 @@ from deflectbench.models.base import (
     Model,
     ModelError,
     Usage,
+    finish_reason,
 )
 
 #: Name of the schema sent with structured-output requests.
 SCHEMA_NAME = "judgment"
+FormatMode = Literal["json_schema", "json_object", "text"]
+#: How structured output is asked for, best first; a server that rejects one gets the next.
+FORMAT_MODES: tuple[FormatMode, ...] = ("json_schema", "json_object", "text")
+#: What a server's rejection of ``response_format`` says (llama.cpp, vLLM, Ollama, proxies).
+_FORMAT_REJECTED = re.compile(r"response_format|json_schema|json_object|grammar|structured", re.I)
+
+
+class FormatRejected(ModelError):
+    """The server refused the ``response_format`` it was sent (not the request itself)."""
 
 
 class OpenAICompatModel(Model):
@@ -58,9 +78,13 @@ class OpenAICompatModel(Model):
     ) -> None:
         self.name = name
         self.api_model = api_model
-        self.base_url = base_url
+        self.base_url = check_base_url(name.split("/", 1)[0], base_url)
         self.limits = limits or Limits()
         self.structured_output = structured_output
+        #: How structured output is asked for now, and whether a reply has confirmed it.
+        self.format_mode: FormatMode = "json_schema" if structured_output else "text"
+        self._format_known = not structured_output
+        self._probe: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
         self.max_tokens_param = max_tokens_param
         self.temperature_mode = temperature_mode
         self.send_seed = send_seed
@@ -84,8 +108,20 @@ class OpenAICompatModel(Model):
     def __repr__(self) -> str:
         return f"OpenAICompatModel(name={self.name!r}, base_url={self.base_url!r})"
 
-    def request_body(self, messages: Sequence[Message], params: GenerationParams) -> dict[str, Any]:
+    def request_identity(self) -> dict[str, Any]:
+        identity = super().request_identity()
+        if not self.send_seed:
+            identity["send_seed"] = False  # the same parameters, another request
+        return identity
+
+    def request_body(
+        self,
+        messages: Sequence[Message],
+        params: GenerationParams,
+        mode: FormatMode | None = None,
+    ) -> dict[str, Any]:
         """The keyword arguments for ``chat.completions.create`` (no credentials)."""
+        mode = mode or self.format_mode
         body: dict[str, Any] = {
             "model": self.api_model,
             "messages": [{"role": m.role, "content": m.content} for m in messages],
@@ -97,35 +133,67 @@ class OpenAICompatModel(Model):
             body["temperature"] = params.temperature
         if params.seed is not None and self.send_seed:
             body["seed"] = params.seed
-        if params.json_schema is not None and self.structured_output:
+        if params.json_schema is not None and mode == "json_schema":
             body["response_format"] = {
                 "type": "json_schema",
                 "json_schema": {"name": SCHEMA_NAME, "schema": params.json_schema, "strict": True},
             }
+        elif params.json_schema is not None and mode == "json_object":
+            body["response_format"] = {"type": "json_object"}
         return body
 
     async def complete(self, messages: Sequence[Message], params: GenerationParams) -> Completion:
-        body = self.request_body(messages, params)
+        if params.json_schema is None or self._format_known:
+            return await self._send(messages, params, self.format_mode)
+        async with self._probe_lock():
+            if not self._format_known:
+                return await self._find_format(messages, params)
+        return await self._send(messages, params, self.format_mode)
+
+    def _probe_lock(self) -> asyncio.Lock:
+        loop = asyncio.get_running_loop()
+        if self._probe is None or self._probe[0] is not loop:
+            self._probe = (loop, asyncio.Lock())
+        return self._probe[1]
+
+    async def _find_format(
+        self, messages: Sequence[Message], params: GenerationParams
+    ) -> Completion:
+        """Send with the current mode; on a rejection of the format, at once with the next."""
+        while True:
+            mode = self.format_mode
+            try:
+                completion = await self._send(messages, params, mode)
+            except FormatRejected:
+                self.format_mode = FORMAT_MODES[FORMAT_MODES.index(mode) + 1]
+                continue
+            self._format_known = True
+            return completion
+
+    async def _send(
+        self, messages: Sequence[Message], params: GenerationParams, mode: FormatMode
+    ) -> Completion:
+        body = self.request_body(messages, params, mode)
         started = time.perf_counter()
         try:
             response = await self._client.chat.completions.create(
-                **body, extra_body=self.extra_body or None
+                **body, extra_body=dict(self.extra_body) or None
             )
         except openai.APIStatusError as exc:
-            raise self._status_error(exc) from None
+            raise self._status_error(exc, "response_format" in body) from None
         except openai.APITimeoutError:
             raise transient_error(
-                self._provider, f"timed out after {self.limits.timeout_s:g}s"
+                self._provider, f"timed out after {self.limits.timeout_s:g}s", cause="timeout"
             ) from None
         except openai.APIConnectionError as exc:
-            cause = exc.__cause__
-            what = f"connection error ({type(cause).__name__ if cause else 'unknown'})"
-            raise transient_error(self._provider, what) from None
+            raise connection_error(self._provider, exc, self._secret) from None
         except openai.APIResponseValidationError:
-            raise transient_error(self._provider, "response did not match the schema") from None
+            raise transient_error(
+                self._provider, "response did not match the schema", cause="bad response"
+            ) from None
         except ValueError as exc:  # JSONDecodeError, pydantic ValidationError
             what = f"malformed response body ({type(exc).__name__})"
-            raise transient_error(self._provider, what) from None
+            raise transient_error(self._provider, what, cause="bad response") from None
         except openai.OpenAIError as exc:
             raise ModelError(f"{self._provider}: {redact(str(exc), self._secret)}") from None
         latency = time.perf_counter() - started
@@ -134,16 +202,19 @@ class OpenAICompatModel(Model):
     def _completion(self, response: Any, latency: float) -> Completion:
         if not isinstance(response, ChatCompletion):
             # The SDK hands back the text when the body was not JSON (e.g. a proxy's HTML page).
-            raise transient_error(self._provider, "non-JSON response body")
+            raise transient_error(self._provider, "non-JSON response body", cause="bad response")
         choices = getattr(response, "choices", None)
         if not choices:
-            raise transient_error(self._provider, "response had no choices")
+            raise transient_error(self._provider, "response had no choices", cause="bad response")
         choice = choices[0]
         message = getattr(choice, "message", None)
         text = getattr(message, "content", None)
-        if text is None:
-            # A structured-output refusal arrives in `refusal`, not `content`.
-            text = getattr(message, "refusal", None) or ""
+        reason = getattr(choice, "finish_reason", None)
+        refusal = getattr(message, "refusal", None)
+        if refusal:
+            # A refusal (structured output's or a safety system's) arrives in `refusal`.
+            text, reason = text or refusal, "refusal"
+        text = redact(text or "", self._secret)
         usage = getattr(response, "usage", None)
         return Completion(
             text=text,
@@ -151,12 +222,12 @@ class OpenAICompatModel(Model):
                 input_tokens=getattr(usage, "prompt_tokens", 0) or 0,
                 output_tokens=getattr(usage, "completion_tokens", 0) or 0,
             ),
-            finish_reason=getattr(choice, "finish_reason", None),
+            finish_reason=finish_reason(reason, text),
             latency_s=latency,
             raw=response.model_dump(exclude_unset=True),
         )
 
-    def _status_error(self, exc: openai.APIStatusError) -> ModelError:
+    def _status_error(self, exc: openai.APIStatusError, sent_format: bool = False) -> ModelError:
         body = exc.body
         message: str | None = None
         code: str | None = None
@@ -167,9 +238,24 @@ class OpenAICompatModel(Model):
             code = str(raw_code) if raw_code is not None else None
         elif isinstance(body, str):
             message = body
+        status = exc.status_code
+        if (
+            sent_format
+            and status in (400, 422, 500, 501)
+            and _FORMAT_REJECTED.search(message or "")
+        ):
+            return FormatRejected(
+                f"{self._provider}: HTTP {status}: response_format rejected",
+                status=status,
+                cause="response_format rejected",
+            )
+        if status == 404 and not re.search(r"/v\d", urlsplit(self.base_url).path):
+            message = (
+                message or ""
+            ) + " (is /v1 missing from the base_url? e.g. http://host:8000/v1)"
         return status_error(
             self._provider,
-            exc.status_code,
+            status,
             message,
             headers=exc.response.headers,
             code=code,

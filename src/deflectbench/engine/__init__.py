@@ -14,133 +14,45 @@ simple "gather batches of 50 behind a semaphore" scheme loses time or results:
 * Retryable errors are retried with exponential backoff and full jitter; a server's
   Retry-After is honoured for that item, and pauses the whole pool briefly. An item waiting
   to retry does not hold a worker, so other items keep flowing meanwhile.
-* ``should_stop`` is consulted before every dispatch (budget limits, Ctrl-C): nothing new
-  starts, requests in flight finish and are reported. Cancellation loses nothing already
-  reported, because reporting is synchronous and immediate.
+* ``should_stop`` is consulted before every dispatch (Ctrl-C): nothing new starts, requests
+  in flight finish and are reported. Cancellation loses nothing already reported, because
+  reporting is synchronous and immediate. ``call`` may decline to send an item
+  (:class:`NotSent`: a budget) or stop the whole run (:class:`Fatal`: the store failed).
 """
 
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import heapq
 import itertools
 import random
 from collections.abc import Awaitable, Callable, Iterable, Iterator
-from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, TypeVar
+from typing import Generic, TypeVar
 
-from deflectbench.models.base import Completion, Model, ModelError
+from deflectbench.engine.flow import Gate, Job, Pacer
+from deflectbench.engine.policy import (
+    EngineEvent,
+    EnginePolicy,
+    EngineStats,
+    EventKind,
+    Failure,
+    Fatal,
+    NotSent,
+)
+from deflectbench.models.base import Completion, ModelError
 
 T = TypeVar("T")
 
-__all__ = ["EngineEvent", "EnginePolicy", "EngineStats", "Failure", "run_items"]
-
-
-@dataclass
-class EnginePolicy:
-    """How hard to push one model endpoint, and how to react when it pushes back."""
-
-    max_concurrency: int = 16
-    min_concurrency: int = 1
-    #: Allowed concurrency at start (default: ``max_concurrency``).
-    initial_concurrency: int | None = None
-    requests_per_minute: float | None = None
-    tokens_per_minute: float | None = None
-    #: Pace at this fraction of the stated per-minute limits, so clock skew and network
-    #: jitter do not push a server-side sliding window over its limit.
-    rate_headroom: float = 0.95
-    #: Per-request deadline (the SDK has its own timeout too; this one bounds anything).
-    timeout_s: float = 120.0
-    #: Retries after errors other than 429 (so at most ``max_retries + 1`` such attempts).
-    max_retries: int = 6
-    #: Retries after 429s. Separate and larger: a 429 says "not now", not "this item is bad".
-    max_rate_limit_retries: int = 20
-    backoff_base_s: float = 1.0
-    backoff_max_s: float = 60.0
-    #: A Retry-After pauses the whole pool for at most this long (the item waits it all).
-    pool_pause_max_s: float = 5.0
-    #: A Retry-After longer than this fails the item instead of parking it.
-    retry_after_max_s: float = 300.0
-    #: Stop dispatching after this many final failures in a row with no success between
-    #: (a bad key or a wrong model name would otherwise fail every remaining item).
-    abort_after_failures: int | None = 25
-
-    @classmethod
-    def for_model(cls, model: Model, **overrides: Any) -> EnginePolicy:
-        """The policy a model's own limits ask for, with ``overrides`` on top."""
-        limits = model.limits
-        settings: dict[str, Any] = {
-            "max_concurrency": limits.max_concurrency,
-            "requests_per_minute": limits.requests_per_minute,
-            "tokens_per_minute": limits.tokens_per_minute,
-            "max_retries": limits.max_retries,
-            # A little longer than the SDK's own timeout, whose error message is clearer.
-            "timeout_s": limits.timeout_s + 5.0,
-        }
-        settings.update(overrides)
-        return cls(**settings)
-
-    def __post_init__(self) -> None:
-        if self.max_concurrency < 1 or not 1 <= self.min_concurrency <= self.max_concurrency:
-            raise ValueError("need 1 <= min_concurrency <= max_concurrency")
-        for name in ("requests_per_minute", "tokens_per_minute"):
-            value = getattr(self, name)
-            if value is not None and value <= 0:
-                raise ValueError(f"{name} must be positive")
-
-
-@dataclass(frozen=True)
-class Failure:
-    """Why an item produced no completion."""
-
-    error: str
-    status: int | None
-    attempts: int
-    #: True if the last error was retryable (retries ran out); False if retrying was futile.
-    retryable: bool
-
-
-EventKind = Literal["ok", "failed", "retry", "concurrency", "pause", "abort", "stop"]
-
-
-@dataclass(frozen=True)
-class EngineEvent:
-    """Progress notice for display and logging; the engine never needs it back."""
-
-    kind: EventKind
-    item: object = None
-    attempts: int = 0
-    #: Allowed concurrency after the event, and requests in flight at it.
-    concurrency: int = 0
-    in_flight: int = 0
-    delay_s: float = 0.0
-    error: str | None = None
-    status: int | None = None
-
-
-@dataclass
-class EngineStats:
-    ok: int = 0
-    failed: int = 0
-    #: Attempts that were retried (each failed attempt that was tried again).
-    retries: int = 0
-    #: Responses that were 429s.
-    rate_limited: int = 0
-    #: Requests sent (all attempts).
-    requests: int = 0
-    elapsed: float = 0.0
-    #: Items taken up but neither finished nor reported, because dispatching stopped.
-    unfinished: int = 0
-    #: ``should_stop`` said stop.
-    stopped: bool = False
-    #: Why the engine stopped on its own (too many failures in a row), if it did.
-    aborted: str | None = None
-    final_concurrency: int = 0
-    lowest_concurrency: int = 0
-    #: Every change of the allowed concurrency: (seconds since start, new limit).
-    concurrency_trace: list[tuple[float, int]] = field(default_factory=list)
+__all__ = [
+    "EngineEvent",
+    "EnginePolicy",
+    "EngineStats",
+    "Failure",
+    "Fatal",
+    "NotSent",
+    "run_items",
+]
 
 
 async def run_items(
@@ -167,74 +79,6 @@ async def run_items(
     return await run.run()
 
 
-class _Job(Generic[T]):
-    __slots__ = ("attempts", "estimate", "item", "other_failures", "rate_failures")
-
-    def __init__(self, item: T) -> None:
-        self.item = item
-        self.attempts = 0
-        self.rate_failures = 0
-        self.other_failures = 0
-        self.estimate = 0
-
-
-class _Gate:
-    """A semaphore whose size can change while it is in use."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.active = 0
-        self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
-
-    async def acquire(self) -> None:
-        if self.active < self.limit and not self._waiters:
-            self.active += 1
-            return
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._waiters.append(future)
-        try:
-            await future
-        except asyncio.CancelledError:
-            if future.done() and not future.cancelled():
-                self.release()  # the slot was handed over just as we were cancelled
-            else:
-                self._waiters.remove(future)
-            raise
-
-    def release(self) -> None:
-        self.active -= 1
-        self._wake()
-
-    def set_limit(self, limit: int) -> None:
-        self.limit = limit
-        self._wake()
-
-    def _wake(self) -> None:
-        while self._waiters and self.active < self.limit:
-            future = self._waiters.popleft()
-            if not future.done():
-                self.active += 1
-                future.set_result(None)
-
-
-class _Pacer:
-    """Spaces out a cost (requests or tokens) at a steady rate, with no burst allowance."""
-
-    def __init__(self, per_second: float) -> None:
-        self.rate = per_second
-        self.next_at = 0.0
-
-    def reserve(self, cost: float, now: float) -> float:
-        """Book the next free moment for ``cost``; return how long to wait for it."""
-        start = max(self.next_at, now)
-        self.next_at = start + cost / self.rate
-        return start - now
-
-    def charge(self, cost: float) -> None:
-        """Account for cost learnt after the fact (negative refunds an overestimate)."""
-        self.next_at += cost / self.rate
-
-
 class _Run(Generic[T]):
     def __init__(
         self,
@@ -255,17 +99,17 @@ class _Run(Generic[T]):
         self.loop = asyncio.get_running_loop()
         self.stats = EngineStats()
         limit = min(policy.initial_concurrency or policy.max_concurrency, policy.max_concurrency)
-        self.gate = _Gate(max(policy.min_concurrency, limit))
+        self.gate = Gate(max(policy.min_concurrency, limit))
         rpm, tpm = policy.requests_per_minute, policy.tokens_per_minute
         headroom = policy.rate_headroom
-        self.rpm = _Pacer(rpm * headroom / 60.0) if rpm else None
-        self.tpm = _Pacer(tpm * headroom / 60.0) if tpm else None
+        self.rpm = Pacer(rpm * headroom / 60.0) if rpm else None
+        self.tpm = Pacer(tpm * headroom / 60.0) if tpm else None
         self.exhausted = False
         self.halted = False
         #: Items taken from the iterator and not yet reported.
         self.in_progress = 0
         self.in_flight = 0
-        self.retry_heap: list[tuple[float, int, _Job[T]]] = []
+        self.retry_heap: list[tuple[float, int, Job[T]]] = []
         self.seq = itertools.count()
         self.wakeup = asyncio.Event()
         self.pause_until = 0.0
@@ -302,7 +146,8 @@ class _Run(Generic[T]):
                 job = await self._next_job()
                 if job is None:
                     return
-                await self._attempt(job)
+                while await self._attempt(job):
+                    pass  # sent nothing yet: `call` waited for room (a budget), try it again
             finally:
                 gate.release()
 
@@ -316,7 +161,7 @@ class _Run(Generic[T]):
             self._emit("stop")
         return self.halted
 
-    async def _next_job(self) -> _Job[T] | None:
+    async def _next_job(self) -> Job[T] | None:
         """A retry that is due, else a fresh item, else wait; None when nothing is left."""
         while True:
             if self._halt_requested():
@@ -332,7 +177,7 @@ class _Run(Generic[T]):
                     self.exhausted = True
                     continue
                 self.in_progress += 1
-                job = _Job(item)
+                job = Job(item)
                 if self.estimate_tokens is not None and self.tpm is not None:
                     job.estimate = self.estimate_tokens(item)
                 return job
@@ -346,7 +191,8 @@ class _Run(Generic[T]):
 
     # -- one attempt -------------------------------------------------------------------------
 
-    async def _attempt(self, job: _Job[T]) -> None:
+    async def _attempt(self, job: Job[T]) -> bool:
+        """One attempt at ``job``; True when nothing was sent and it should be tried again."""
         loop = self.loop
         policy = self.policy
         waited = False
@@ -363,13 +209,14 @@ class _Run(Generic[T]):
             waited = True
         if waited and self._halt_requested():
             self._park(job, 0.0)  # taken but never sent: still to do
-            return
+            return False
         dispatched_at = loop.time()
         job.attempts += 1
         self.stats.requests += 1
         self.in_flight += 1
         completion: Completion | None = None
         error: ModelError | None = None
+        not_sent: NotSent | None = None
         try:
             async with asyncio.timeout(policy.timeout_s):
                 completion = await self.call(job.item)
@@ -377,17 +224,25 @@ class _Run(Generic[T]):
             error = exc
         except TimeoutError:
             error = ModelError(f"no answer within {policy.timeout_s:g}s", retryable=True)
+            error.cause = "timeout"
+        except NotSent as exc:
+            not_sent = exc
+        except Fatal:
+            raise
         except Exception as exc:  # a bug in `call`: report it against the item, carry on
-            error = ModelError(f"{type(exc).__name__}: {exc}", retryable=False)
+            error = ModelError(f"{type(exc).__name__}: {exc}", cause=type(exc).__name__)
         finally:
             self.in_flight -= 1
+        if not_sent is not None:
+            return await self._withhold(job, not_sent)
         if completion is not None:
             self._succeeded(job, completion)
         else:
             error = error or ModelError("call returned no completion")
             self._failed(job, error, dispatched_at)
+        return False
 
-    def _succeeded(self, job: _Job[T], completion: Completion) -> None:
+    def _succeeded(self, job: Job[T], completion: Completion) -> None:
         stats = self.stats
         stats.ok += 1
         self.in_progress -= 1
@@ -405,7 +260,7 @@ class _Run(Generic[T]):
         self._finish_if_done()
         self.on_result(job.item, completion, None)
 
-    def _failed(self, job: _Job[T], error: ModelError, dispatched_at: float) -> None:
+    def _failed(self, job: Job[T], error: ModelError, dispatched_at: float) -> None:
         policy = self.policy
         stats = self.stats
         now = self.loop.time()
@@ -446,7 +301,7 @@ class _Run(Generic[T]):
         stats.failed += 1
         self.in_progress -= 1
         self.failure_run += 1
-        failure = Failure(message, error.status, job.attempts, error.retryable)
+        failure = Failure(message, error.status, job.attempts, error.retryable, error.cause)
         if self.on_progress is not None:
             self._emit("failed", job, error=message, status=error.status)
         limit = policy.abort_after_failures
@@ -460,7 +315,23 @@ class _Run(Generic[T]):
 
     # -- helpers -----------------------------------------------------------------------------
 
-    def _park(self, job: _Job[T], delay: float) -> None:
+    async def _withhold(self, job: Job[T], not_sent: NotSent) -> bool:
+        """``call`` sent nothing: wait for room and try again (True), or leave the item to do,
+        unreported (False)."""
+        job.attempts -= 1
+        self.stats.requests -= 1
+        if not_sent.wait is not None:
+            await not_sent.wait()  # holding the worker: no new item starts meanwhile
+            if not self._halt_requested():
+                return True
+            self._park(job, 0.0)
+            return False
+        self.stats.withheld += 1
+        self.in_progress -= 1
+        self._finish_if_done()
+        return False
+
+    def _park(self, job: Job[T], delay: float) -> None:
         heapq.heappush(self.retry_heap, (self.loop.time() + delay, next(self.seq), job))
         self.wakeup.set()
 
@@ -480,7 +351,7 @@ class _Run(Generic[T]):
     def _emit(
         self,
         kind: EventKind,
-        job: _Job[T] | None = None,
+        job: Job[T] | None = None,
         *,
         delay: float = 0.0,
         error: str | None = None,
