@@ -107,7 +107,7 @@ def test_corrupt_db_is_a_clear_error_and_untouched(tmp_path):
 
 
 def test_unwritable_db_location(tmp_path):
-    line = one_line_error(cli("status", db=tmp_path / "missing-dir" / "x.db"))
+    line = one_line_error(cli("judge", "--judge", "lexical", db=tmp_path / "missing-dir" / "x.db"))
     assert "does not exist" in line
 
 

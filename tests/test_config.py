@@ -114,10 +114,10 @@ def test_flags_win_over_the_run_file_over_the_defaults(benchmark, tmp_path):
     assert (s.plan.runs, s.plan.seed, s.plan.temperature) == (2, 7, 0.5)
     assert s.use_cache is True and s.max_cost_usd == 3.0
     assert s.prices == {"a/b": Price(1.0, 2.0)} and s.file["run"]["models"] == ["a/b"]
-    flags = RunFlags(models=["c/d"], samples=1, seed=0, cache=False, max_cost=0.0)
+    flags = RunFlags(models=["c/d"], samples=1, seed=0, cache=False, max_cost=0.5)
     s = resolve_run(benchmark, flags, file)
     assert s.plan.models == ("c/d",) and s.plan.runs == 1 and s.plan.seed == 0
-    assert s.use_cache is False and s.max_cost_usd == 0.0
+    assert s.use_cache is False and s.max_cost_usd == 0.5
 
 
 def test_run_defaults_without_a_file(benchmark):

@@ -160,6 +160,8 @@ def run(
         max_cost_usd=settings.max_cost_usd,
         prices=settings.prices,
         config=settings.file,
+        label=settings.label,
+        allow_unpriced=settings.allow_unpriced,
     )
     if dry_run:
         _print_estimate(db, b, plan, built, options)
@@ -178,12 +180,52 @@ def run(
             with err.status("writing the report…"):
                 html = write_report_after_run(store, b, report_out)
             console.print(f"report: {html}", highlight=False, markup=False)
-        if report.stopped_early:
-            raise typer.Exit(130 if report.stop_reason == "interrupted" else 3)
-        if _any_aborted([*report.generation.values(), *report.judging.values()]):
-            raise typer.Exit(4)
+        _print_account(report.account(), report.complete)
     finally:
         store.close()
+    raise typer.Exit(
+        _exit_code(
+            stop_reason=report.stop_reason if report.stopped_early else None,
+            aborted=_any_aborted([*report.generation.values(), *report.judging.values()]),
+            complete=report.complete,
+        )
+    )
+
+
+#: Exit codes (the README's table says the same): done; an import skipped lines (results.py);
+#: bad input; budget reached; a model or judge failed every request; finished but incomplete;
+#: interrupted.
+EXIT_OK, EXIT_BAD_INPUT, EXIT_BUDGET, EXIT_ABORTED, EXIT_INCOMPLETE, EXIT_INTERRUPTED = (
+    0,
+    2,
+    3,
+    4,
+    5,
+    130,
+)
+
+
+def _exit_code(*, stop_reason: str | None, aborted: bool, complete: bool) -> int:
+    if stop_reason == "interrupted":
+        return EXIT_INTERRUPTED
+    if stop_reason == "budget":
+        return EXIT_BUDGET
+    if aborted:
+        return EXIT_ABORTED
+    return EXIT_OK if complete else EXIT_INCOMPLETE
+
+
+def _print_account(line: str, complete: bool) -> None:
+    """The one line every run and judge ends with: done, or what is missing and why."""
+    if complete:
+        console.print(line, highlight=False, markup=False)
+    else:
+        err.print(line, style="yellow", highlight=False, markup=False)
+        err.print(
+            "run the same command again to continue; --retry-errors sends failed requests again",
+            style="yellow",
+            highlight=False,
+        )
 
 
 def _versions() -> dict[str, str]:
@@ -210,7 +252,13 @@ def _print_estimate(
             store = Store.open(Path(stack.enter_context(TemporaryDirectory())) / "dry-run.db")
         stack.callback(store.close)
         rows = estimate(
-            store, b, plan, built, retry_errors=options.retry_errors, prices=options.prices
+            store,
+            b,
+            plan,
+            built,
+            retry_errors=options.retry_errors,
+            prices=options.prices,
+            label=options.label,
         )
     for part in estimate_view(rows, len(plan.cells), options.max_cost_usd):
         console.print(part)
@@ -236,9 +284,22 @@ def _print_stage(label: str, res: Any, what: str) -> None:
     line = f"{label}: {res.ok} {what}"
     if res.cached:
         line += f" ({res.cached} from the request cache)"
-    console.print(line, highlight=False)
-    for e in res.error_samples:
-        console.print(f"  error: {e}", highlight=False, markup=False)
+    if res.non_answers:
+        line += ", no answer: " + ", ".join(f"{n} {k}" for k, n in sorted(res.non_answers.items()))
+    if res.truncated:
+        line += f", {res.truncated} cut at max_tokens"
+    if res.parse_errors:
+        line += f", {res.parse_errors} replies without a verdict"
+    console.print(line, highlight=False, markup=False)
+    for cause, n in sorted(res.errors_by_cause.items(), key=lambda kv: -kv[1]):
+        example = res.error_examples.get(cause, "")
+        console.print(f"  {n} x {cause}: {example}", highlight=False, markup=False)
+    if res.parse_errors and res.parse_error_example:
+        console.print(
+            f"  first reply without a verdict: {res.parse_error_example}",
+            highlight=False,
+            markup=False,
+        )
 
 
 def _scored_for_plan(store: Store, b: Benchmark, plan: RunPlan) -> Any:
@@ -283,23 +344,48 @@ def judge(
         list[str] | None,
         typer.Option("--judge", "-j", help="Judge(s), e.g. lexical or openai/gpt-5.4-mini."),
     ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            "-c",
+            help="A TOML run configuration: its [providers.NAME] and [prices] apply (and its "
+            "[run] judges and max_cost, unless given as flags).",
+        ),
+    ] = None,
+    max_cost: Annotated[
+        float | None,
+        typer.Option(
+            help="Stop cleanly once the store's spending reaches this many USD (all runs)."
+        ),
+    ] = None,
+    allow_unpriced: Annotated[
+        bool,
+        typer.Option("--allow-unpriced", help="Judge with --max-cost even without a known price."),
+    ] = False,
     retry_errors: Annotated[bool, typer.Option(help="Retry judge requests that failed.")] = False,
     db: DbOption = DEFAULT_DB,
     progress: ProgressOption = True,
 ) -> None:
     """Judge every stored generation a judge has not judged yet (blind: claim and response only).
 
+    Ends with one line: done, or what is left unjudged and why (exit 5 when anything is left).
+
     Example:
 
         deflectbench judge --judge lexical
     """
     from deflectbench.benchmark import default_benchmark
-    from deflectbench.config import build_models
+    from deflectbench.config import RunFile, build_models, check_budget, load_run_file
+    from deflectbench.cost import Price
     from deflectbench.run import judge_all
 
     b = default_benchmark()
-    names = split(judge_names) or ["lexical"]
-    built = build_models([], names)
+    file = load_run_file(config) if config is not None else RunFile()
+    names = split(judge_names) or list(file.run.judges or []) or ["lexical"]
+    budget = check_budget(max_cost if max_cost is not None else file.run.max_cost)
+    prices = {k: Price(v.input_per_mtok, v.output_per_mtok) for k, v in file.prices.items()}
+    built = build_models([], names, file.providers)
     store = open_store(db)
     try:
         with StageBars(progress) as bars, graceful_stop() as should_stop:
@@ -311,21 +397,46 @@ def judge(
                     built,
                     None,
                     retry_errors=retry_errors,
+                    max_cost_usd=budget,
+                    prices=prices,
+                    allow_unpriced=allow_unpriced or bool(file.run.allow_unpriced),
                     stage=bars.stage,
                     should_stop=should_stop,
                 )
             )
         for j, res in results.items():
-            console.print(f"judge {j}: {res.ok} judged, {res.errors} errors", highlight=False)
+            _print_stage(f"judge {j}", res, f"judged, {res.errors} errors")
             _print_aborted(f"judge {j}", res)
         interrupted = should_stop()
+        left = {
+            j: len(store.pending_judgments(j, benchmark=b.key, retry_errors=True)) for j in names
+        }
     finally:
         store.close()
-    if interrupted:
-        err.print("interrupted: what was judged is stored; run the same command to continue")
-        raise typer.Exit(130)
-    if _any_aborted(list(results.values())):
-        raise typer.Exit(4)
+    budget_hit = any(r.withheld for r in results.values())
+    parts = [
+        f"judge {j}: "
+        + (f"{left[j]} not judged" if left[j] else "done")
+        + (
+            f", {results[j].parse_errors} replies without a verdict"
+            if j in results and results[j].parse_errors
+            else ""
+        )
+        for j in names
+    ]
+    complete = (
+        not interrupted
+        and not any(left.values())
+        and not any(r.parse_errors for r in results.values())
+    )
+    _print_account(("complete: " if complete else "incomplete: ") + "; ".join(parts), complete)
+    raise typer.Exit(
+        _exit_code(
+            stop_reason="interrupted" if interrupted else ("budget" if budget_hit else None),
+            aborted=_any_aborted(list(results.values())),
+            complete=complete,
+        )
+    )
 
 
 def status(
