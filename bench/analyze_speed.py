@@ -31,7 +31,7 @@ sys.path[:0] = [str(ROOT / "src"), str(ROOT / "tests")]
 
 from paper_store import ensure_paper_store  # noqa: E402
 
-from deflectbench.analysis import analyze, tables  # noqa: E402
+from deflectbench.analysis import AnalysisOptions, analyze, tables  # noqa: E402
 from deflectbench.analysis.scored import (  # noqa: E402
     generation_frame,
     judgment_frame,
@@ -83,7 +83,7 @@ def main() -> None:
         for _ in range(max(1, args.repeat)):
             t0, c0 = time.perf_counter(), time.process_time()
             with Store.open(path, readonly=True) as store:
-                summary = analyze(store, b, n_resamples=1000, seed=0)
+                summary = analyze(store, b, AnalysisOptions(n_resamples=1000, seed=0))
             times.append(time.perf_counter() - t0)
             cpu.append(time.process_time() - c0)
         assert summary is not None

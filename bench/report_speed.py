@@ -32,11 +32,11 @@ sys.path[:0] = [str(ROOT / "src"), str(ROOT / "tests")]
 
 from paper_store import ensure_paper_store  # noqa: E402
 
+from deflectbench.analysis import summarize  # noqa: E402
 from deflectbench.benchmark import Benchmark, default_benchmark  # noqa: E402
 from deflectbench.report import build as report_build  # noqa: E402
 from deflectbench.report import build_report  # noqa: E402
 from deflectbench.report import figures as report_figures  # noqa: E402
-from deflectbench.report.data import collect  # noqa: E402
 from deflectbench.store import Store  # noqa: E402
 
 TARGET_S = 20.0
@@ -47,10 +47,10 @@ def phases(path: Path, b: Benchmark, out: Path) -> dict[str, float]:
     t: dict[str, float] = {}
     t0 = time.perf_counter()
     with Store.open(path, readonly=True) as store:
-        d = collect(store, b)
+        s = summarize(store, b, detail=True)
     t["read store + analysis (1,000 resamples)"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    charts = report_build._charts(d)
+    charts = report_build.charts(s)
     t["draw 7 figures"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     for chart in charts:

@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from deflectbench.analysis import (
+    AnalysisOptions,
     analyze,
     consensus_fields,
     generation_frame,
@@ -247,7 +248,7 @@ def test_a_field_a_judge_left_at_minus_one_is_left_out_of_its_mean():
 def test_analyze_shape_and_json(small_store, benchmark):
     path, _ = small_store
     with Store.open(path, readonly=True) as store:
-        summary = analyze(store, benchmark, n_resamples=100)
+        summary = analyze(store, benchmark, AnalysisOptions(n_resamples=100))
     text = json.dumps(summary, allow_nan=False)  # no NaN, no numpy types
     assert json.loads(text) == summary
     assert summary["counts"]["attempted"] == 7 and summary["counts"]["scored"] == 3
@@ -288,7 +289,7 @@ def test_agreement_is_computed_from_each_judges_own_verdicts(small_store, benchm
     path, ids = small_store
     with Store.open(path, readonly=True) as store:
         verdicts = verdict_table(store, benchmark)
-        summary = analyze(store, benchmark, n_resamples=50)
+        summary = analyze(store, benchmark, AnalysisOptions(n_resamples=50))
     both = verdicts.groupby("gen_id")["judge"].nunique()
     assert set(both[both == 2].index) == {ids["either"], ids["both"], ids["ok_m2"]}
     # both judges parsed 3 generations; they disagree on refusal only for "either"
@@ -348,7 +349,7 @@ def test_planted_rates_are_recovered_within_their_cis(tmp_path, benchmark):
     )
     with Store.open(tmp_path / "p.db") as store:
         import_paths(store, [tmp_path / "f"], benchmark)
-        summary = analyze(store, benchmark, n_resamples=1000)
+        summary = analyze(store, benchmark, AnalysisOptions(n_resamples=1000))
     inside, total = 0, 0
     for model in truth.models:
         planted = np.zeros(len(OUTCOMES))
@@ -385,11 +386,11 @@ def test_pipeline_run_is_analysed_exactly_like_its_release_export(tmp_path, benc
         res = asyncio.run(generate(store, b, model, cells, run_id=None))
         assert res.ok > 0
         judge_lexical(store, b, pending_for_judge(store, "lexical", b), run_id=None)
-        ours = analyze(store, b, n_resamples=200)
+        ours = analyze(store, b, AnalysisOptions(n_resamples=200))
         export(store, tmp_path / "out", "release", b)
     with Store.open(tmp_path / "imported.db") as store:
         import_paths(store, [tmp_path / "out"], b)
-        theirs = analyze(store, b, n_resamples=200)
+        theirs = analyze(store, b, AnalysisOptions(n_resamples=200))
     assert ours["counts"]["models"] == ["local/smollm2"] and ours["counts"]["judges"] == ["lexical"]
     assert ours["counts"]["scored"] == ours["counts"]["valid_generations"] > 0
     assert ours == theirs
@@ -400,7 +401,7 @@ def test_terminal_tables_render(release_store, benchmark):
 
     path, _ = release_store
     with Store.open(path, readonly=True) as store:
-        summary = analyze(store, benchmark, n_resamples=100)
+        summary = analyze(store, benchmark, AnalysisOptions(n_resamples=100))
     console = Console(record=True, width=160)
     for table in render_terminal(summary):
         console.print(table)
@@ -412,7 +413,7 @@ def test_terminal_tables_render(release_store, benchmark):
 
 def test_empty_store_gives_an_empty_summary(tmp_path, benchmark):
     with Store.open(tmp_path / "e.db") as store:
-        summary = analyze(store, benchmark, n_resamples=10)
+        summary = analyze(store, benchmark, AnalysisOptions(n_resamples=10))
     assert summary["counts"]["attempted"] == 0 and summary["models"] == {}
     json.dumps(summary, allow_nan=False)
     assert Path(tmp_path / "e.db").exists()

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from deflectbench.analysis import analyze, scored_table, verdict_table
+from deflectbench.analysis import AnalysisOptions, analyze, scored_table, verdict_table
 from deflectbench.judging.rubric import parse_reply
 from deflectbench.report import build_report
 from deflectbench.store import GenerationRecord, JudgmentRecord, Store
@@ -77,15 +77,19 @@ def test_rules_and_said_differ_only_on_the_flagged_reply(store, benchmark):
 
 
 def test_analyze_and_report_take_values(store, benchmark, tmp_path):
-    a = analyze(store, benchmark, n_resamples=50, values="said")
-    b = analyze(store, benchmark, n_resamples=50)
+    a = analyze(store, benchmark, AnalysisOptions(n_resamples=50, values="said"))
+    b = analyze(store, benchmark, AnalysisOptions(n_resamples=50))
     assert a["judge_values"] == "said" and b["judge_values"] == "rules"
     assert a["models"]["m/x"]["rates"]["WA_present"]["rate"] == 0.25
     assert b["models"]["m/x"]["rates"]["WA_present"]["rate"] == 0.0
     with pytest.raises(ConsensusError, match="valid: rules, said"):
-        analyze(store, benchmark, values="raw")
+        analyze(store, benchmark, AnalysisOptions(values="raw"))
     paths = build_report(
-        store, benchmark, tmp_path / "rep", n_resamples=50, values="said", formats=("svg",)
+        store,
+        benchmark,
+        tmp_path / "rep",
+        AnalysisOptions(n_resamples=50, values="said"),
+        formats=("svg",),
     )
     assert paths.html.exists()
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from deflectbench.analysis import AnalysisOptions
 from deflectbench.report import ReportError, build_report, write_report_after_run
 from deflectbench.report.build import FIGURE_NAMES
 from deflectbench.store import GenerationRecord, JudgmentRecord, Store
@@ -168,7 +169,7 @@ def built(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("report")
     db = make_store(tmp / "r.db", b)
     with Store.open(db, readonly=True) as store:
-        paths = build_report(store, b, tmp / "out", n_resamples=RESAMPLES)
+        paths = build_report(store, b, tmp / "out", AnalysisOptions(n_resamples=RESAMPLES))
     return b, db, paths
 
 
@@ -250,7 +251,7 @@ def test_markdown_escapes_model_text(built):
 def test_rebuild_is_byte_identical(built, tmp_path):
     b, db, paths = built
     with Store.open(db, readonly=True) as store:
-        again = build_report(store, b, tmp_path / "again", n_resamples=RESAMPLES)
+        again = build_report(store, b, tmp_path / "again", AnalysisOptions(n_resamples=RESAMPLES))
     first = sorted(p.relative_to(paths.out_dir) for p in paths.out_dir.rglob("*") if p.is_file())
     second = sorted(p.relative_to(again.out_dir) for p in again.out_dir.rglob("*") if p.is_file())
     assert first == second
@@ -273,7 +274,9 @@ def test_one_model_one_judge_few_framings(tmp_path, benchmark):
         hostile=False,
     )
     with Store.open(db, readonly=True) as store:
-        paths = build_report(store, benchmark, tmp_path / "out", n_resamples=20, formats=("svg",))
+        paths = build_report(
+            store, benchmark, tmp_path / "out", AnalysisOptions(n_resamples=20), formats=("svg",)
+        )
     html = paths.html.read_text()
     assert "agreement needs two judges" in html
     assert "Needs at least two models." in html
@@ -288,7 +291,7 @@ def test_empty_store_says_so(tmp_path, benchmark):
     (out / "figures" / "signatures.png").write_bytes(b"stale")
     with Store.open(tmp_path / "empty.db") as store:
         html_path = write_report_after_run(store, benchmark, out)
-        paths = build_report(store, benchmark, out, n_resamples=RESAMPLES)
+        paths = build_report(store, benchmark, out, AnalysisOptions(n_resamples=RESAMPLES))
     assert html_path == paths.html
     html = paths.html.read_text()
     assert "No results yet" in html and "deflectbench run" in html

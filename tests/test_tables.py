@@ -374,7 +374,7 @@ def test_level_tost_clustered_is_nan_with_one_claim_per_level():
 # --------------------------------------------------------------------------- appendix
 
 
-def test_run_refusal_counts_per_cell():
+def test_sample_refusal_counts_per_cell():
     rows = []
     # cell 1 refuses 5/5, cell 2 0/5, cell 3 2/5, cell 4 (other model) 3 of 3 scored samples
     for s in range(1, 6):
@@ -383,7 +383,7 @@ def test_run_refusal_counts_per_cell():
         rows.append(row("a", "L2_US_01", "explicit_direct_WA", s, **(REFUSE if s <= 2 else CLEAN)))
     for s in range(1, 4):
         rows.append(row("b", "L1_US_01", "explicit_direct_WA", s, **REFUSE))
-    out = tables.run_refusal_counts(frame(rows)).set_index("model")
+    out = tables.sample_refusal_counts(frame(rows)).set_index("model")
     assert out.loc["a", ["0", "1", "2", "3", "4", "5"]].tolist() == [1, 0, 1, 0, 0, 1]
     assert out.loc["a", "cells"] == 3 and out.loc["a", "incomplete_cells"] == 0
     assert out.loc["b", "3"] == 1 and out.loc["b", "incomplete_cells"] == 1
@@ -476,7 +476,7 @@ def test_tables_accept_an_empty_scored_frame():
         tables.rates_with_ci,
         tables.fallacy_by_framing,
         tables.coach_labeling,
-        tables.run_refusal_counts,
+        tables.sample_refusal_counts,
         tables.output_tokens_by_outcome,
         tables.fallacy_density_by_model,
         tables.free_choice_preferences,

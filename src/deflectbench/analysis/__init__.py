@@ -2,7 +2,8 @@
 
 For notebooks::
 
-    from deflectbench.analysis import analyze, scored_table, rates_with_ci
+    from deflectbench.analysis import AnalysisOptions, analyze, scored_table, summarize
+    from deflectbench.analysis import rates_with_ci
     from deflectbench.benchmark import default_benchmark
     from deflectbench.store import Store
 
@@ -10,12 +11,14 @@ For notebooks::
         b = default_benchmark()
         scored = scored_table(store, b)          # one row per scored generation
         summary = analyze(store, b)              # the JSON of `deflectbench analyze --json`
+        typed = summarize(store, b, AnalysisOptions(consensus="all"))  # the same, as a Summary
     rates_with_ci(scored)                        # per model, 8 fields + 5 outcomes with 95% CIs
 
 Every table function is pure (DataFrame in, DataFrame out); the statistics are in ``stats``.
 """
 
 from deflectbench.analysis import stats
+from deflectbench.analysis.options import AnalysisOptions
 from deflectbench.analysis.scored import (
     consensus_fields,
     generation_frame,
@@ -26,7 +29,14 @@ from deflectbench.analysis.scored import (
     verdict_table,
     verdicts_from_frames,
 )
-from deflectbench.analysis.summary import analyze, analyze_frames, jsonable
+from deflectbench.analysis.summary import (
+    Summary,
+    analyze,
+    analyze_frames,
+    summarize,
+    summarize_frames,
+)
+from deflectbench.analysis.summary_json import jsonable
 from deflectbench.analysis.tables import (
     agreement_table,
     chi2_model_outcome,
@@ -45,10 +55,13 @@ from deflectbench.analysis.tables import (
     rates_with_ci,
     requested_match,
     run_refusal_counts,
+    sample_refusal_counts,
     template_table,
 )
 
 __all__ = [
+    "AnalysisOptions",
+    "Summary",
     "agreement_table",
     "analyze",
     "analyze_frames",
@@ -73,9 +86,12 @@ __all__ = [
     "rates_with_ci",
     "requested_match",
     "run_refusal_counts",
+    "sample_refusal_counts",
     "scored_from_frames",
     "scored_table",
     "stats",
+    "summarize",
+    "summarize_frames",
     "template_table",
     "verdict_table",
     "verdicts_from_frames",

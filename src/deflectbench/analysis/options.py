@@ -12,6 +12,9 @@ from dataclasses import dataclass
 
 from deflectbench.vocab import Consensus, ConsensusError
 
+#: The confidence level of every interval the analysis reports.
+CI_LEVEL = 0.95
+
 #: Which judge values the analysis combines: after the rubric's rules (the store's columns), or
 #: what each judge said (``said_json``; the release's own analysis averaged these).
 JUDGE_VALUES = ("rules", "said")

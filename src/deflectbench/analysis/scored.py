@@ -43,6 +43,7 @@ __all__ = [
     "TEMPLATE_COLUMNS",
     "consensus_fields",
     "generation_frame",
+    "in_benchmark",
     "judgment_frame",
     "outcome_by",
     "outcome_codes",
@@ -76,19 +77,27 @@ def _frame(rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
     return pd.DataFrame.from_records(rows, columns=columns)
 
 
-def generation_frame(store: Store, *, text: bool = False) -> pd.DataFrame:
-    """Every stored generation, errors included; ``text=True`` adds prompt and response."""
-    columns = [*GEN_COLUMNS, "prompt", "response"] if text else GEN_COLUMNS
+def generation_frame(
+    store: Store, *, text: bool = False, extra: Sequence[str] = ()
+) -> pd.DataFrame:
+    """Every stored generation, errors included; ``text=True`` adds prompt and response,
+    ``extra`` any other stored columns (e.g. ``created_at``)."""
+    columns = [*GEN_COLUMNS, "prompt", "response"] if text else list(GEN_COLUMNS)
+    columns += [c for c in extra if c not in columns]
     return _frame(store.generation_rows(columns=columns), columns)
 
 
-def judgment_frame(store: Store, *, text: bool = False, values: str = "rules") -> pd.DataFrame:
-    """Every stored judgment (one per generation and judge); ``text=True`` adds raw and reasoning.
+def judgment_frame(
+    store: Store, *, text: bool = False, values: str = "rules", extra: Sequence[str] = ()
+) -> pd.DataFrame:
+    """Every stored judgment (one per generation and judge); ``text=True`` adds raw and reasoning,
+    ``extra`` any other stored columns (e.g. ``input_tokens``).
 
     ``values="said"`` puts what each judge said in the 8 field columns instead of the values
     after the rubric's rules (see :func:`use_said_values`)."""
     check_values(values)
     columns = [*JUDGMENT_COLUMNS, "raw", "reasoning"] if text else list(JUDGMENT_COLUMNS)
+    columns += [c for c in extra if c not in columns]
     if values == "said":
         columns.append("said_json")
     frame = _frame(store.judgment_rows(columns=columns), columns)
@@ -161,7 +170,8 @@ def _attributes(benchmark: Benchmark) -> tuple[pd.DataFrame, pd.DataFrame]:
     return claims, templates
 
 
-def _in_benchmark(gens: pd.DataFrame, benchmark: Benchmark) -> pd.DataFrame:
+def in_benchmark(gens: pd.DataFrame, benchmark: Benchmark) -> pd.DataFrame:
+    """The generations of this benchmark: its key, one of its claims and one of its templates."""
     keep = (
         (gens["benchmark"] == benchmark.key)
         & gens["claim_id"].isin([c.claim_id for c in benchmark.claims])
@@ -173,18 +183,30 @@ def _in_benchmark(gens: pd.DataFrame, benchmark: Benchmark) -> pd.DataFrame:
 def _judge_counts(valid_ids: pd.Index, judg: pd.DataFrame, judges: Sequence[str]) -> dict[str, Any]:
     """Per judge, what became of the valid generations: parsed, parse errors, errors, missing."""
     on_valid = judg[judg["gen_id"].isin(valid_ids)]
+    failed = on_valid["error"].notna().to_numpy()
+    parse_err = ~failed & (on_valid["parse_error"].fillna(1).to_numpy() != 0)
+    parsed = ~failed & ~parse_err
+    flags = np.where(parsed, on_valid["consistency_flag"].fillna(0).to_numpy(), 0)
+    per_judge = pd.DataFrame(
+        {
+            "judge": on_valid["judge"].to_numpy(),
+            "parsed": parsed,
+            "parse_errors": parse_err,
+            "errors": failed,
+            "judged": 1,
+            "consistency_flags": flags,
+        }
+    ).groupby("judge", sort=False)
+    sums = per_judge.sum().to_dict(orient="index") if len(on_valid) else {}
     out: dict[str, Any] = {}
     for name in judges:
-        mine = on_valid[on_valid["judge"] == name]
-        failed = mine["error"].notna()
-        parse_err = ~failed & (mine["parse_error"].fillna(1) != 0)
-        parsed = ~failed & ~parse_err
+        mine = sums.get(name, {})
         out[name] = {
-            "parsed": int(parsed.sum()),
-            "parse_errors": int(parse_err.sum()),
-            "errors": int(failed.sum()),
-            "missing": int(len(valid_ids) - len(mine)),
-            "consistency_flags": int(mine.loc[parsed, "consistency_flag"].fillna(0).sum()),
+            "parsed": int(mine.get("parsed", 0)),
+            "parse_errors": int(mine.get("parse_errors", 0)),
+            "errors": int(mine.get("errors", 0)),
+            "missing": int(len(valid_ids) - mine.get("judged", 0)),
+            "consistency_flags": int(mine.get("consistency_flags", 0)),
         }
     return out
 
@@ -207,7 +229,7 @@ def scored_from_frames(
         judges = [rule.judge]
     judges = sorted(judges) if judges else all_judges
 
-    attempted = _in_benchmark(gens, benchmark)
+    attempted = in_benchmark(gens, benchmark)
     valid = attempted[attempted["error"].isna().to_numpy()]
     claims, templates = _attributes(benchmark)
     table = valid.drop(columns=["error"]).merge(claims, on="claim_id", how="left")
@@ -281,7 +303,7 @@ def verdicts_from_frames(
     One row per (gen_id, judge): gen_id, model, judge, the 8 fields (-1 / missing -> NaN).
     This is what inter-judge agreement is computed on; the consensus hides it.
     """
-    attempted = _in_benchmark(gens, benchmark)
+    attempted = in_benchmark(gens, benchmark)
     valid = attempted.loc[attempted["error"].isna().to_numpy(), ["gen_id", "model"]]
     ok = _parsed(judg)[["gen_id", "judge", *FIELDS]]
     out = ok.merge(valid, on="gen_id", how="inner")

@@ -1,276 +1,276 @@
-"""The machine-readable summary of a store (``deflectbench analyze --json``) and its terminal view.
+"""The summary of a store: every table and number any view of the results shows, computed once.
 
-:func:`analyze` loads the store once, builds the scored and verdict tables, runs every table of
-:mod:`.tables` and returns plain JSON data: rates are fractions in [0, 1], NaN becomes null, no
-numpy types; the CLI renders its headline tables from that dict alone (``cli.tables``), so the
-terminal and the JSON can never disagree.
+:func:`summarize` reads the store once (:mod:`.load`), builds the scored and verdict tables and
+runs every table of :mod:`.tables` on them, and returns a :class:`Summary`: typed, with the
+tables as DataFrames. Its :meth:`Summary.to_json` is ``deflectbench analyze --json`` (and what
+:func:`analyze` returns); the report renders the same object, so the JSON, the terminal and the
+report cannot disagree. ``summarize(..., detail=True)`` also picks example responses and the
+run's metadata, which need the texts.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from deflectbench.analysis import tables
+from deflectbench.analysis.counts import Cost, StepCounts, cost, step_counts
+from deflectbench.analysis.examples import Example, pick_examples
+from deflectbench.analysis.load import StoreFrames, StoreReader, read_store
+from deflectbench.analysis.metadata import RunMetadata, run_metadata
+from deflectbench.analysis.options import CI_LEVEL, AnalysisOptions
 from deflectbench.analysis.scored import (
-    generation_frame,
-    judgment_frame,
+    GEN_COLUMNS,
+    in_benchmark,
     scored_from_frames,
     verdicts_from_frames,
 )
+from deflectbench.analysis.summary_json import SCHEMA_VERSION, jsonable, summary_json
 from deflectbench.benchmark import Benchmark
-from deflectbench.store import Store
-from deflectbench.vocab import FIELDS, OUTCOMES
 
-__all__ = ["SCHEMA_VERSION", "analyze", "analyze_frames", "jsonable"]
-
-#: Bumped when a key of the summary changes meaning or disappears (adding keys does not).
-SCHEMA_VERSION = 1
-LEVEL = 0.95
-
-
-def jsonable(value: Any) -> Any:
-    """Plain JSON data: numpy scalars to Python, NaN/inf to None, tuples to lists, keys to str."""
-    if isinstance(value, Mapping):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple | np.ndarray):
-        return [jsonable(v) for v in value]
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if value is pd.NA or value is pd.NaT:
-        return None
-    return value
+__all__ = [
+    "SCHEMA_VERSION",
+    "Summary",
+    "analyze",
+    "analyze_frames",
+    "jsonable",
+    "summarize",
+    "summarize_frames",
+]
 
 
-def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
-    return [jsonable(r) for r in df.to_dict(orient="records")]
+@dataclass(frozen=True)
+class Summary:
+    """Everything the paper reports for one store and one set of :class:`AnalysisOptions`.
+
+    Rates are fractions in [0, 1]; tables are the DataFrames of :mod:`.tables` (documented
+    there). ``counts`` is the scored table's step counts for the JSON (judges in the consensus);
+    ``steps`` the same with every judge, for the report. ``examples`` and ``metadata`` are
+    filled by ``summarize(..., detail=True)`` only.
+    """
+
+    benchmark: Benchmark
+    options: AnalysisOptions
+    #: One row per scored generation (:func:`.scored.scored_from_frames`).
+    scored: pd.DataFrame
+    #: Each judge's parsed verdict on each valid generation.
+    verdicts: pd.DataFrame
+    counts: Mapping[str, Any]
+    models: tuple[str, ...]
+    #: Judges in the consensus (a generation needs all of them to be scored).
+    judges: tuple[str, ...]
+    #: Judges with a parsed verdict in the store, whatever the consensus.
+    judges_in_store: tuple[str, ...]
+    #: Framings present in the scored table, in the paper's order.
+    framings: tuple[str, ...]
+    #: Per model: scored generations and distinct claims.
+    model_n: Mapping[str, int]
+    model_claims: Mapping[str, int]
+    rates: pd.DataFrame
+    by_framing: pd.DataFrame
+    by_prompt: pd.DataFrame
+    by_level: pd.DataFrame
+    sample_refusal: pd.DataFrame
+    output_tokens: pd.DataFrame
+    fallacy_density: pd.DataFrame
+    cohens_h: pd.DataFrame
+    agreement_pairs: pd.DataFrame
+    agreement: pd.DataFrame
+    agreement_by_model: pd.DataFrame
+    claim_spread: pd.DataFrame
+    chi2: pd.DataFrame
+    tost: pd.DataFrame
+    templates: pd.DataFrame
+    fallacy_by_framing: pd.DataFrame
+    coach_labeling: pd.DataFrame
+    free_choice: pd.DataFrame
+    requested_match: pd.DataFrame
+    claim_refusal: pd.DataFrame
+    framing_h_refusal: Mapping[str, pd.DataFrame]
+    # --- views the report shows beside the paper's tables (the JSON's "report" key)
+    steps: StepCounts
+    cost: Cost
+    coach_outcomes: pd.DataFrame
+    tokens_by_outcome: pd.DataFrame
+    claims_by_level: pd.DataFrame
+    prevalence: Mapping[str, float]
+    #: Model x framing refusal and any-fallacy rates (the numbers of ``by_framing``).
+    refusal_matrix: pd.DataFrame
+    fallacy_matrix: pd.DataFrame
+    largest_swing: tables.FramingSwing | None
+    #: Samples per cell shown in appendix F (fewer than planned when no cell has them all).
+    samples_per_cell: int
+    tost_equivalent: int
+    # --- detail: texts and records (``summarize(..., detail=True)``)
+    examples: tuple[Example, ...] = ()
+    metadata: RunMetadata | None = None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        """No scored generation (nothing to report but the counts)."""
+        return self.scored.empty
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON data: exactly ``deflectbench analyze --json`` (NaN as null)."""
+        return summary_json(self)
 
 
-def _nested(df: pd.DataFrame, key: str, columns: Sequence[str]) -> dict[str, dict[str, Any]]:
-    """{row[key]: {column: value}} for the rows of ``df``."""
-    return {str(r[key]): {c: r[c] for c in columns} for r in df.to_dict(orient="records")}
+def summarize_frames(
+    gens: pd.DataFrame,
+    judg: pd.DataFrame,
+    benchmark: Benchmark,
+    options: AnalysisOptions = AnalysisOptions(),  # noqa: B008 (frozen, so shared safely)
+) -> Summary:
+    """:func:`summarize` on frames already loaded (``generation_frame``, ``judgment_frame``
+    with ``values=options.values``); the cost counts judge tokens when ``judg`` has them."""
+    return _summary(StoreFrames(gens, judg, options.values), benchmark, options)
 
 
-def _model_section(
-    model: str,
-    sub: pd.DataFrame,
-    ci: pd.DataFrame,
-    framing: pd.DataFrame,
-    prompt: pd.DataFrame,
-    runs: pd.DataFrame,
-    tokens: pd.DataFrame,
-    density: pd.DataFrame,
-    h: pd.DataFrame,
-    runs_per_cell: int,
+def summarize(
+    store: StoreReader,
+    benchmark: Benchmark,
+    options: AnalysisOptions = AnalysisOptions(),  # noqa: B008
+    *,
+    detail: bool = False,
+) -> Summary:
+    """Everything the paper reports, from one store, as a :class:`Summary`.
+
+    ``options.consensus`` is ``mean`` (the release's rule), ``all`` or ``judge:NAME``;
+    ``options.judges`` (default: every judge in the store) are the judges a generation needs to
+    be scored. CIs are 95% block-bootstrap percentile intervals over claims with
+    ``options.n_resamples`` draws from ``options.seed``, so the same store and options give the
+    same numbers. Agreement is always between every pair of judges in the store, whatever the
+    rule (it needs each judge's own verdicts). ``options.values``: ``rules`` (each verdict after
+    the rubric's rules) or ``said`` (what each judge said, as the release's own analysis
+    combined them). ``detail`` also reads the texts, for example responses and run metadata.
+    Raises ConsensusError for an unknown rule or judge.
+    """
+    frames = read_store(store, values=options.values, detail=detail)
+    return _summary(frames, benchmark, options)
+
+
+def analyze(
+    store: StoreReader,
+    benchmark: Benchmark,
+    options: AnalysisOptions = AnalysisOptions(),  # noqa: B008
 ) -> dict[str, Any]:
-    mine = ci[ci["model"] == model]
-    rates = {
-        r["measure"]: {"rate": r["rate"], "ci95": [r["ci_lo"], r["ci_hi"]], "n": r["n"]}
-        for r in mine[mine["kind"] == "field"].to_dict(orient="records")
-    }
-    outcomes = {
-        r["measure"]: {"rate": r["rate"], "ci95": [r["ci_lo"], r["ci_hi"]], "n": r["n"]}
-        for r in mine[mine["kind"] == "outcome"].to_dict(orient="records")
-    }
-    out_cols = list(tables.OUTCOME_COLUMNS)
-    fr = framing[framing["model"] == model]
-    pr = prompt[prompt["model"] == model]
-    run_row = runs[runs["model"] == model]
-    tok = tokens[tokens["model"] == model]
-    cohens: dict[str, dict[str, Any]] = {}
-    for r in h[h["model"] == model].to_dict(orient="records"):
-        cohens.setdefault(r["comparison"], {})[r["measure"]] = r["h"]
-    labels = [str(i) for i in range(runs_per_cell + 1)]
-    return {
-        "n": len(sub),
-        "n_claims": int(sub["claim_id"].nunique()),
-        "rates": rates,
-        "outcomes": outcomes,
-        "by_framing": _nested(fr, "framing", FIELDS),
-        "by_framing_outcomes": {
-            k: {o: v[c] for o, c in zip(OUTCOMES, out_cols, strict=True)}
-            for k, v in _nested(fr, "framing", out_cols).items()
-        },
-        "n_by_framing": {str(r["framing"]): r["n"] for r in fr.to_dict(orient="records")},
-        "by_prompt": _nested(pr, "prompt_id", FIELDS),
-        "by_prompt_outcomes": {
-            k: {o: v[c] for o, c in zip(OUTCOMES, out_cols, strict=True)}
-            for k, v in _nested(pr, "prompt_id", out_cols).items()
-        },
-        "run_refusal_counts": {k: run_row[k].iloc[0] for k in labels} if len(run_row) else {},
-        "incomplete_cells": run_row["incomplete_cells"].iloc[0] if len(run_row) else 0,
-        "mean_output_tokens": tok["all"].iloc[0] if len(tok) else math.nan,
-        "mean_output_tokens_by_outcome": (
-            {o: tok[o].iloc[0] for o in OUTCOMES} if len(tok) else {}
-        ),
-        "fallacy_density": (
-            density.loc[density["model"] == model, "fallacy_density"].iloc[0]
-            if (density["model"] == model).any()
-            else math.nan
-        ),
-        "cohens_h": cohens,
-    }
-
-
-def _agreement_section(agree: pd.DataFrame) -> dict[str, dict[str, Any]]:
-    """Per field; with 3+ judges, the mean over pairs (Light's kappa), n the smallest pair's."""
-    out: dict[str, dict[str, Any]] = {}
-    for f in FIELDS:
-        rows = agree[agree["field"] == f]
-        if rows.empty:
-            continue
-        out[f] = {
-            "kappa": float(rows["kappa"].mean()),
-            "ac1": float(rows["ac1"].mean()),
-            "disagreement": float(rows["disagreement"].mean()),
-            "n": int(rows["n"].min()),
-        }
-    return out
+    """The JSON of ``deflectbench analyze --json``: :func:`summarize` then
+    :meth:`Summary.to_json`. Rates are fractions, NaN is null, no numpy types."""
+    return summarize(store, benchmark, options).to_json()
 
 
 def analyze_frames(
     gens: pd.DataFrame,
     judg: pd.DataFrame,
     benchmark: Benchmark,
-    *,
-    consensus: str = "mean",
-    judges: Sequence[str] | None = None,
-    n_resamples: int = 1000,
-    seed: int = 0,
+    options: AnalysisOptions = AnalysisOptions(),  # noqa: B008
 ) -> dict[str, Any]:
-    """:func:`analyze` on frames already loaded (``generation_frame``, ``judgment_frame``)."""
-    scored = scored_from_frames(gens, judg, benchmark, consensus=consensus, judges=judges)
-    verdicts = verdicts_from_frames(gens, judg, benchmark)
-    counts = scored.attrs["counts"]
-    models = sorted(scored["model"].unique().tolist()) if len(scored) else []
-
-    ci = tables.rates_with_ci(scored, by="model", n_resamples=n_resamples, seed=seed, level=LEVEL)
-    framing = tables.rates_by(scored, ["model", "framing"])
-    prompt = tables.rates_by(scored, ["model", "prompt_id"])
-    runs = tables.run_refusal_counts(scored, benchmark.runs_per_cell)
-    tokens = tables.output_tokens_by_outcome(scored)
-    density = tables.fallacy_density_by_model(scored)
-    h = tables.cohens_h_table(scored)
-    agree = tables.agreement_table(verdicts)
-    agree_model = tables.agreement_table(verdicts, by="model")
-    spread = tables.claim_spread_table(scored)
-    chi2 = tables.chi2_model_outcome(scored)
-    tost = tables.level_tost(scored)
-
-    by_model = {
-        m: _model_section(
-            m, sub, ci, framing, prompt, runs, tokens, density, h, benchmark.runs_per_cell
-        )
-        for m, sub in scored.groupby("model", sort=True)
-    }
-    judge_names = sorted(verdicts["judge"].unique().tolist()) if len(verdicts) else []
-    s = spread.to_dict(orient="records")[0] if len(spread) else None
-    chi = chi2.to_dict(orient="records")[0]
-    summary: dict[str, Any] = {
-        "schema_version": SCHEMA_VERSION,
-        "benchmark": {"key": benchmark.key, "sha256": benchmark.sha256},
-        "consensus": consensus,
-        "n_resamples": n_resamples,
-        "seed": seed,
-        "ci_level": LEVEL,
-        "counts": {
-            "attempted": counts["attempted"],
-            "errors": counts["errors"],
-            "valid_generations": counts["valid_generations"],
-            "scored": counts["scored"],
-            "unscored": counts["unscored"],
-            "missing_field_values": counts["missing_field_values"],
-            "models": models,
-            "judges": counts["judges"],
-            "judges_in_store": judge_names,
-            "by_model": counts["by_model"],
-            "by_judge": counts["by_judge"],
-        },
-        "models": by_model,
-        "agreement": _agreement_section(agree),
-        "agreement_pairs": _records(agree),
-        "agreement_by_model": {
-            str(m): _agreement_section(part) for m, part in agree_model.groupby("model", sort=True)
-        },
-        "claims": {
-            "refusal_min": s["min"] if s is not None else None,
-            "refusal_max": s["max"] if s is not None else None,
-            "refusal_spread_pp": s["spread_pp"] if s is not None else None,
-            "claim_min": s["claim_min"] if s is not None else None,
-            "claim_max": s["claim_max"] if s is not None else None,
-            "n_claims": s["n_claims"] if s is not None else 0,
-        },
-        "tests": {
-            "chi2_model_by_outcome": {
-                "statistic": chi["statistic"],
-                "dof": chi["dof"],
-                "p_value": chi["p_value"],
-                "n": chi["n"],
-                "cramers_v": chi["cramers_v"],
-            },
-            "tost_levels": _records(tost),
-            "tost_method": (
-                "TOST, two one-sided z-tests, margin +-5 points, alpha 0.05, refusal pooled over "
-                "models; p_value/equivalent use the unpooled SE on Agresti-Caffo adjusted counts "
-                "(+1 success, +1 failure per level), *_clustered a claim-clustered (CR1) SE"
-            ),
-        },
-        "appendix": {
-            "templates": _records(tables.template_table(scored)),
-            "fallacy_by_framing": _records(tables.fallacy_by_framing(scored)),
-            "coach_labeling": _records(tables.coach_labeling(scored)),
-            "free_choice_preferences": _records(tables.free_choice_preferences(scored)),
-            "requested_match": _records(tables.requested_match(scored)),
-            "output_tokens_by_outcome": _records(tokens),
-            "by_level": _records(tables.rates_by(scored, "level")),
-            "claim_refusal": _records(tables.claim_rates(scored)),
-            "framing_h_refusal": {
-                str(m): {
-                    str(r): dict(row)
-                    for r, row in tables.framing_h_matrix(sub, "refusal").iterrows()
-                }
-                for m, sub in scored.groupby("model", sort=True)
-            },
-        },
-    }
-    return jsonable(summary)
+    """:func:`analyze` on frames already loaded (see :func:`summarize_frames`)."""
+    return summarize_frames(gens, judg, benchmark, options).to_json()
 
 
-def analyze(
-    store: Store,
-    benchmark: Benchmark,
-    *,
-    consensus: str = "mean",
-    judges: Sequence[str] | None = None,
-    n_resamples: int = 1000,
-    seed: int = 0,
-    values: str = "rules",
-) -> dict[str, Any]:
-    """Everything the paper reports, from one store, as JSON-ready data.
-
-    ``consensus`` is ``mean`` (the release's rule), ``all`` or ``judge:NAME``; ``judges``
-    (default: every judge in the store) are the judges a generation needs to be scored. CIs are
-    95% block-bootstrap percentile intervals over claims with ``n_resamples`` draws from
-    ``seed``, so the same store and arguments give the same numbers. Agreement is always
-    between every pair of judges in the store, whatever the rule (it needs each judge's own
-    verdicts). ``values``: ``rules`` (each verdict after the rubric's rules, the default) or
-    ``said`` (what each judge said, as the release's own analysis combined them). Raises
-    ConsensusError for an unknown rule, judge or values.
-    """
-    summary = analyze_frames(
-        generation_frame(store),
-        judgment_frame(store, values=values),
+def _summary(frames: StoreFrames, benchmark: Benchmark, options: AnalysisOptions) -> Summary:
+    gens, judg = frames.generations, frames.judgments
+    if "input_tokens" not in judg:
+        judg = judg.assign(input_tokens=0, output_tokens=0)
+    scored = scored_from_frames(
+        gens[GEN_COLUMNS] if frames.detail else gens,
+        judg,
         benchmark,
-        consensus=consensus,
-        judges=judges,
-        n_resamples=n_resamples,
-        seed=seed,
+        consensus=options.consensus,
+        judges=options.judges,
     )
-    summary["judge_values"] = values
-    return summary
+    counts = scored.attrs["counts"]
+    scored.attrs = {}  # pandas deep-copies attrs on every operation: drop them once read
+    verdicts = verdicts_from_frames(gens, judg, benchmark)
+    models = tuple(sorted(scored["model"].unique().tolist())) if len(scored) else ()
+    judges = tuple(counts["judges"])
+    framings = tuple(tables.present_framings(scored))
+    by_model = scored.groupby("model", sort=True) if len(scored) else None
+
+    by_framing = tables.rates_by(scored, ["model", "framing"])
+    tost = tables.level_tost(scored)
+    agree, agree_by_model = tables.agreement_tables(verdicts, by="model")
+    claim_refusal = tables.claim_rates(scored)
+    refusal_matrix = tables.framing_matrix(by_framing, models, framings, "refusal")
+    attempted = in_benchmark(gens, benchmark)
+    steps = step_counts(counts, attempted, judg)
+    detail: dict[str, Any] = {}
+    if frames.detail:
+        examples = pick_examples(
+            scored,
+            attempted[["gen_id", "response"]],
+            judg,
+            benchmark,
+            judges,
+            options.seed,
+        )
+        meta, notes = run_metadata(
+            benchmark,
+            attempted,
+            judg,
+            frames.runs,
+            store=frames.store,
+            schema_version=frames.schema_version,
+            ci_level=CI_LEVEL,
+        )
+        detail = {"examples": examples, "metadata": meta, "notes": notes}
+    return Summary(
+        benchmark=benchmark,
+        options=options,
+        scored=scored,
+        verdicts=verdicts,
+        counts=counts,
+        models=models,
+        judges=judges,
+        judges_in_store=tuple(sorted(verdicts["judge"].unique().tolist())) if len(verdicts) else (),
+        framings=framings,
+        model_n=by_model.size().to_dict() if by_model is not None else {},
+        model_claims=by_model["claim_id"].nunique().to_dict() if by_model is not None else {},
+        rates=tables.rates_with_ci(
+            scored,
+            by="model",
+            n_resamples=options.n_resamples,
+            seed=options.seed,
+            level=CI_LEVEL,
+        ),
+        by_framing=by_framing,
+        by_prompt=tables.rates_by(scored, ["model", "prompt_id"]),
+        by_level=tables.rates_by(scored, "level"),
+        sample_refusal=tables.sample_refusal_counts(scored, benchmark.runs_per_cell),
+        output_tokens=tables.output_tokens_by_outcome(scored),
+        fallacy_density=tables.fallacy_density_by_model(scored),
+        cohens_h=tables.cohens_h_table(scored),
+        agreement_pairs=agree,
+        agreement=tables.agreement_by_field(agree),
+        agreement_by_model=tables.agreement_by_field(agree_by_model, by="model"),
+        claim_spread=tables.claim_spread_table(scored),
+        chi2=tables.chi2_model_outcome(scored),
+        tost=tost,
+        templates=tables.template_table(scored),
+        fallacy_by_framing=tables.fallacy_by_framing(scored),
+        coach_labeling=tables.coach_labeling(scored),
+        free_choice=tables.free_choice_preferences(scored),
+        requested_match=tables.requested_match(scored),
+        claim_refusal=claim_refusal,
+        framing_h_refusal={
+            str(m): tables.framing_h_matrix(sub, "refusal")
+            for m, sub in (by_model if by_model is not None else [])
+        },
+        steps=steps,
+        cost=cost(attempted, judg),
+        coach_outcomes=tables.coach_outcomes(scored),
+        tokens_by_outcome=tables.tokens_by_outcome(scored),
+        claims_by_level=tables.claims_by_level(claim_refusal),
+        prevalence=tables.prevalence(scored),
+        refusal_matrix=refusal_matrix,
+        fallacy_matrix=tables.framing_matrix(by_framing, models, framings, "any_fallacy_present"),
+        largest_swing=tables.largest_swing(refusal_matrix),
+        samples_per_cell=tables.cell_samples(scored, benchmark.runs_per_cell),
+        tost_equivalent=tables.equivalent_pairs(tost),
+        **detail,
+    )

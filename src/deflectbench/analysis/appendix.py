@@ -1,0 +1,210 @@
+"""Appendix F and G and which fallacy a model produces: refusals per cell across its samples,
+output length by outcome, fallacy density, free-choice preferences, requested vs produced."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from deflectbench.analysis import stats
+from deflectbench.analysis.grouping import group_means, keys_of, sort_framings
+from deflectbench.vocab import FALLACY_FIELDS, OUTCOMES
+
+__all__ = [
+    "FALLACY_FIELD",
+    "FREE_CHOICE_FRAMINGS",
+    "cell_samples",
+    "fallacy_density_by_model",
+    "free_choice_preferences",
+    "output_tokens_by_outcome",
+    "requested_match",
+    "run_refusal_counts",
+    "sample_refusal_counts",
+    "tokens_by_outcome",
+]
+
+#: The rubric field that says a requested fallacy was produced.
+FALLACY_FIELD: dict[str, str] = {
+    "whataboutism": "WA_present",
+    "ad_hominem": "AH_present",
+    "red_herring": "RH_present",
+}
+#: Framings where the model picks the fallacy itself.
+FREE_CHOICE_FRAMINGS: tuple[str, ...] = ("choose", "implicit_neutral", "implicit_political")
+
+
+def sample_refusal_counts(scored: pd.DataFrame, samples_per_cell: int = 5) -> pd.DataFrame:
+    """Appendix F: per model, how many cells refused in 0, 1, ..., 5 of their 5 samples.
+
+    A cell is model x claim x template; its samples are its scored generations. A bimodal
+    distribution (mostly 0/5 and 5/5) says refusal is a property of the prompt, not chance.
+    Cells with fewer scored samples than ``samples_per_cell`` count under the refusals they have
+    and are also counted in ``incomplete_cells`` (:func:`stats.run_count_distribution`).
+    Generations whose refusal consensus is missing are left out. Columns: model, "0".."5",
+    cells, incomplete_cells.
+    """
+    labels = [str(i) for i in range(samples_per_cell + 1)]
+    rows: list[dict[str, Any]] = []
+    if not scored.empty:
+        for model, sub in scored.groupby("model", sort=True):
+            sub = sub[sub["refusal"].notna()]
+            cells = sub.groupby(["claim_id", "prompt_id"], sort=False).ngroup().to_numpy()
+            refusal = sub["refusal"].to_numpy(dtype=np.int64)
+            dist = stats.run_count_distribution(refusal, cells, runs_per_cell=samples_per_cell)
+            incomplete = stats.incomplete_cells(cells, runs_per_cell=samples_per_cell)
+            rows.append(
+                {
+                    "model": model,
+                    **dist,
+                    "cells": sum(dist.values()),
+                    "incomplete_cells": incomplete,
+                }
+            )
+    return pd.DataFrame(rows, columns=["model", *labels, "cells", "incomplete_cells"])
+
+
+#: The name this table had before samples were called samples (kept for callers).
+run_refusal_counts = sample_refusal_counts
+
+
+def cell_samples(scored: pd.DataFrame, planned: int) -> int:
+    """Samples a cell holds: the benchmark's ``planned`` count, or fewer when no scored cell
+    reached it (a quick run with one sample per cell)."""
+    if scored.empty:
+        return planned
+    per_cell = scored.groupby(["model", "claim_id", "prompt_id"])["sample"].nunique()
+    return min(planned, int(per_cell.max()))
+
+
+def output_tokens_by_outcome(scored: pd.DataFrame) -> pd.DataFrame:
+    """Appendix G: mean output tokens per model (``all``) and per model and outcome.
+
+    Length differs by outcome (a refusal is short), so a model's mean length partly reflects
+    its outcome mix. NaN where a model has no generation with that outcome. Columns: model,
+    n, all, then the 5 outcomes.
+    """
+    columns = ["model", "n", "all", *OUTCOMES]
+    if scored.empty:
+        return pd.DataFrame(columns=columns)
+    tokens = scored["output_tokens"].astype(np.float64)
+    by_outcome = tokens.groupby([scored["model"], scored["outcome"]]).mean().unstack("outcome")
+    by_outcome = by_outcome.reindex(columns=list(OUTCOMES))
+    overall = tokens.groupby(scored["model"]).agg(n="size", all="mean")
+    out = overall.join(by_outcome).reset_index()
+    out.columns.name = None
+    return out[columns]
+
+
+def tokens_by_outcome(scored: pd.DataFrame) -> pd.DataFrame:
+    """Appendix G in long form: per model and outcome, n and the mean and median output tokens.
+
+    Outcomes in the ladder's order within each model. Columns: model, outcome, n, mean_tokens,
+    median_tokens.
+    """
+    columns = ["model", "outcome", "n", "mean_tokens", "median_tokens"]
+    if scored.empty:
+        return pd.DataFrame(columns=columns)
+    tokens = scored["output_tokens"].astype(np.float64)
+    g = tokens.groupby([scored["model"], scored["outcome"]], sort=True)
+    out = g.agg(n="size", mean_tokens="mean", median_tokens="median").reset_index()
+    rank = {o: i for i, o in enumerate(OUTCOMES)}
+    out = out.sort_values(
+        ["model", "outcome"], key=lambda c: c.map(rank) if c.name == "outcome" else c
+    )
+    return out[columns].reset_index(drop=True)
+
+
+def fallacy_density_by_model(scored: pd.DataFrame) -> pd.DataFrame:
+    """Appendix G: fallacies per 100 output tokens per model (:func:`stats.fallacy_density`).
+
+    The per-generation ratio (WA + AH + RH) / output_tokens * 100, averaged; generations with no
+    reported tokens or a missing fallacy field are left out. Columns: model, n, fallacy_density.
+    """
+    rows = []
+    for model, sub in scored.groupby("model", sort=True) if not scored.empty else []:
+        sub = sub.dropna(subset=list(FALLACY_FIELDS))
+        density = stats.fallacy_density(
+            sub["WA_present"].to_numpy(dtype=np.float64),
+            sub["AH_present"].to_numpy(dtype=np.float64),
+            sub["RH_present"].to_numpy(dtype=np.float64),
+            sub["output_tokens"].to_numpy(dtype=np.float64),
+        )
+        rows.append(
+            {"model": model, "n": int((sub["output_tokens"] > 0).sum()), "fallacy_density": density}
+        )
+    return pd.DataFrame(rows, columns=["model", "n", "fallacy_density"])
+
+
+def _produced(scored: pd.DataFrame) -> np.ndarray:
+    """(n x 3) 0/1 matrix of WA, AH, RH present (missing -> 0)."""
+    values = scored[list(FALLACY_FIELDS)].to_numpy(dtype=np.float64, na_value=np.nan)
+    return np.nan_to_num(values, nan=0.0)
+
+
+def free_choice_preferences(
+    scored: pd.DataFrame, framings: Sequence[str] = FREE_CHOICE_FRAMINGS
+) -> pd.DataFrame:
+    """Which fallacy a model produces when it picks one (choose and implicit framings).
+
+    Per model and framing, among the generations with at least one of WA, AH, RH present
+    (``n_with_fallacy``), the share with each. A response can hold several, so the shares can
+    sum to more than 1. Columns: model, framing, n, n_with_fallacy, WA_present, AH_present,
+    RH_present.
+    """
+    columns = ["model", "framing", "n", "n_with_fallacy", *FALLACY_FIELDS]
+    sub = scored[scored["framing"].isin(list(framings))] if not scored.empty else scored
+    rows: list[dict[str, Any]] = []
+    for (model, framing), part in sub.groupby(["model", "framing"], sort=True) if len(sub) else []:
+        produced = _produced(part)
+        with_any = produced.max(axis=1) == 1
+        k = int(with_any.sum())
+        shares = produced[with_any].mean(axis=0) if k else np.full(3, np.nan)
+        rows.append(
+            {
+                "model": model,
+                "framing": framing,
+                "n": len(part),
+                "n_with_fallacy": k,
+                **{f: float(s) for f, s in zip(FALLACY_FIELDS, shares, strict=True)},
+            }
+        )
+    return sort_framings(pd.DataFrame(rows, columns=columns))
+
+
+def requested_match(
+    scored: pd.DataFrame, by: str | Sequence[str] = ("model", "fallacy_requested")
+) -> pd.DataFrame:
+    """For templates that request one fallacy: did the model produce that one, or another?
+
+    Each generation of a WA/AH/RH template falls in exactly one class: ``match`` (its produced
+    fallacies include the requested one), ``only_other`` (it produced fallacies, none the
+    requested one), ``none`` (no WA, AH or RH). Shares of n, so they sum to 1;
+    ``match_given_fallacy`` is match / (match + only_other). Columns: the group columns, n,
+    match, only_other, none, match_given_fallacy.
+    """
+    keys = keys_of(by)
+    columns = [*keys, "n", "match", "only_other", "none", "match_given_fallacy"]
+    sub = (
+        scored[scored["fallacy_requested"].isin(list(FALLACY_FIELD))]
+        if not scored.empty
+        else scored
+    )
+    if sub.empty:
+        return pd.DataFrame(columns=columns)
+    produced = _produced(sub)
+    col = sub["fallacy_requested"].map(
+        {k: FALLACY_FIELDS.index(v) for k, v in FALLACY_FIELD.items()}
+    )
+    requested = produced[np.arange(len(sub)), col.to_numpy(dtype=np.int64)] == 1
+    anything = produced.max(axis=1) == 1
+    df = sub[keys].copy()
+    df["match"] = requested.astype(np.float64)
+    df["only_other"] = (anything & ~requested).astype(np.float64)
+    df["none"] = (~anything).astype(np.float64)
+    out = group_means(df, keys, ["match", "only_other", "none"])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out["match_given_fallacy"] = out["match"] / (out["match"] + out["only_other"])
+    return sort_framings(out[columns])

@@ -1,0 +1,163 @@
+"""Example responses: a few scored generations per model and outcome, with every judge's verdict.
+
+Drawn with the analysis seed, so the same store and options show the same examples. Model and
+judge text stays plain ``str`` here; escaping it is the job of whoever renders it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from deflectbench.benchmark import Benchmark
+from deflectbench.vocab import FIELDS, LEVEL_NAMES, OUTCOMES
+
+__all__ = [
+    "EXAMPLES_PER_CELL",
+    "MAX_RESPONSE_CHARS",
+    "SNIPPET_CHARS",
+    "Example",
+    "JudgeVerdict",
+    "pick_examples",
+]
+
+#: Responses shown per model and outcome.
+EXAMPLES_PER_CELL = 2
+#: Characters of a response shown before the fold.
+SNIPPET_CHARS = 600
+#: Longest response text kept at all (the rest is cut, and the cut is said).
+MAX_RESPONSE_CHARS = 20_000
+
+
+@dataclass(frozen=True)
+class JudgeVerdict:
+    """One judge's own fields on one generation (None: not scored); ``used``: in the consensus."""
+
+    judge: str
+    used: bool
+    fields: Mapping[str, int | None]
+    parse_error: bool
+    error: str | None
+    reasoning: str
+
+
+@dataclass(frozen=True)
+class Example:
+    """One scored generation shown in full: where it comes from, its consensus, its judges."""
+
+    gen_id: int
+    model: str
+    outcome: str
+    claim_id: str
+    claim_text: str
+    level: int
+    level_name: str
+    prompt_id: str
+    framing: str
+    fallacy_requested: str
+    sample: int
+    output_tokens: int
+    consensus: Mapping[str, int | None]
+    judges: tuple[JudgeVerdict, ...]
+    snippet: str
+    response: str
+    n_chars: int
+    folded: bool
+    cut: bool
+
+
+def _verdict(v: Any) -> int | None:
+    """A judge's stored field: 0/1, or None for missing (NULL, NaN, the release's -1)."""
+    if v is None or (isinstance(v, float) and math.isnan(v)) or int(v) < 0:
+        return None
+    return int(v)
+
+
+def _cell(v: Any) -> int | None:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return None
+    return int(v)
+
+
+def _judge_verdicts(
+    judg: pd.DataFrame, gen_ids: Sequence[int], judges: Sequence[str]
+) -> dict[int, list[JudgeVerdict]]:
+    """Every judge's own fields on the given generations."""
+    mine = judg[judg["gen_id"].isin(list(gen_ids))]
+    out: dict[int, list[JudgeVerdict]] = {}
+    for r in mine.sort_values(["gen_id", "judge"]).to_dict(orient="records"):
+        out.setdefault(int(r["gen_id"]), []).append(
+            JudgeVerdict(
+                judge=str(r["judge"]),
+                used=r["judge"] in judges,
+                fields={f: _verdict(r.get(f)) for f in FIELDS},
+                parse_error=bool(r.get("parse_error") or 0),
+                error=r.get("error"),
+                reasoning=r.get("reasoning") or "",
+            )
+        )
+    return out
+
+
+def pick_examples(
+    scored: pd.DataFrame,
+    texts: pd.DataFrame,
+    judg: pd.DataFrame,
+    benchmark: Benchmark,
+    judges: Sequence[str],
+    seed: int,
+    per_cell: int = EXAMPLES_PER_CELL,
+) -> tuple[Example, ...]:
+    """Up to ``per_cell`` responses per model and outcome, drawn with ``seed``.
+
+    ``texts`` maps gen_id to response; ``judg`` holds every judgment with its reasoning.
+    Ordered by model, then outcome in the ladder's order.
+    """
+    if scored.empty:
+        return ()
+    rng = np.random.default_rng(seed)
+    picked: list[pd.Series] = []
+    for (_model, _outcome), sub in scored.groupby(["model", "outcome"], sort=True):
+        k = min(per_cell, len(sub))
+        rows = np.sort(rng.choice(len(sub), size=k, replace=False))
+        picked.extend(sub.iloc[i] for i in rows)
+    rank = {o: i for i, o in enumerate(OUTCOMES)}
+    picked.sort(key=lambda r: (r["model"], rank.get(r["outcome"], 9)))
+    ids = [int(r["gen_id"]) for r in picked]
+    by_id = texts.set_index("gen_id")
+    verdicts = _judge_verdicts(judg, ids, judges)
+    out = []
+    for r in picked:
+        gid = int(r["gen_id"])
+        response = str(by_id.at[gid, "response"] or "") if gid in by_id.index else ""
+        claim = benchmark.claim(r["claim_id"])
+        template = benchmark.template(r["prompt_id"])
+        out.append(
+            Example(
+                gen_id=gid,
+                model=str(r["model"]),
+                outcome=str(r["outcome"]),
+                claim_id=claim.claim_id,
+                claim_text=claim.text,
+                level=claim.level,
+                level_name=LEVEL_NAMES.get(claim.level, claim.level_name),
+                prompt_id=template.prompt_id,
+                framing=template.framing,
+                fallacy_requested=template.fallacy,
+                sample=int(r["sample"]),
+                output_tokens=int(r["output_tokens"] or 0),
+                consensus={f: _cell(r[f]) for f in FIELDS},
+                judges=tuple(verdicts.get(gid, [])),
+                snippet=response[:SNIPPET_CHARS],
+                response=response[:MAX_RESPONSE_CHARS],
+                n_chars=len(response),
+                folded=len(response) > SNIPPET_CHARS,
+                cut=len(response) > MAX_RESPONSE_CHARS,
+            )
+        )
+    return tuple(out)

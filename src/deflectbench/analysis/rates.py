@@ -1,0 +1,315 @@
+"""Rates and framing effects: each model's signature with CIs, rates by any grouping, the
+appendix E tables, Cohen's h between framings, and the model x framing matrices.
+
+Inputs are scored tables (:mod:`.scored`); rates are fractions in [0, 1] (:mod:`.grouping`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from deflectbench.analysis import stats
+from deflectbench.analysis.grouping import (
+    OUTCOME_COLUMNS,
+    cluster_codes,
+    cohens_h,
+    group_means,
+    keys_of,
+    measure_values,
+    outcome_indicators,
+    sort_framings,
+    with_outcomes,
+)
+from deflectbench.vocab import FALLACY_FIELDS, FIELDS, FRAMINGS, OUTCOMES
+
+__all__ = [
+    "DEFAULT_COMPARISONS",
+    "H_MEASURES",
+    "FramingSwing",
+    "coach_labeling",
+    "coach_outcomes",
+    "cohens_h_table",
+    "fallacy_by_framing",
+    "framing_h_matrix",
+    "framing_matrix",
+    "framing_outcomes",
+    "largest_swing",
+    "present_framings",
+    "rates_by",
+    "rates_with_ci",
+    "template_table",
+]
+
+#: Framing comparisons reported as Cohen's h (first minus second).
+DEFAULT_COMPARISONS: tuple[tuple[str, str], ...] = (
+    ("coach", "manipulation"),
+    ("coach", "direct"),
+    ("political", "direct"),
+)
+#: Outcomes whose shares the framing effects are reported for.
+H_MEASURES: tuple[str, ...] = ("refusal", "labeled_compliance", "clean_compliance")
+
+
+def rates_with_ci(
+    scored: pd.DataFrame,
+    *,
+    by: str | Sequence[str] = "model",
+    n_resamples: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+    cluster: str = "claim_id",
+) -> pd.DataFrame:
+    """Per group, the rate of each of the 8 fields and 5 outcomes with a block-bootstrap CI.
+
+    Claims are the resampled units (:func:`stats.block_bootstrap_many`, percentile interval),
+    because a claim's 75 generations per model are not independent. One call per group covers
+    all 13 columns, so they share the draws; every group uses the same ``seed``, hence the same
+    claim draws when groups share claims (a paired design). Long format: the group columns,
+    ``kind`` (field / outcome), ``measure``, ``rate``, ``ci_lo``, ``ci_hi``, ``n`` (rows with a
+    value), ``n_clusters``.
+    """
+    keys = keys_of(by)
+    kinds = ["field"] * len(FIELDS) + ["outcome"] * len(OUTCOMES)
+    names = [*FIELDS, *OUTCOMES]
+    rows: list[dict[str, Any]] = []
+    if scored.empty:
+        return pd.DataFrame(
+            columns=[*keys, "kind", "measure", "rate", "ci_lo", "ci_hi", "n", "n_clusters"]
+        )
+    for group, sub in scored.groupby(keys, sort=True) if keys else [((), scored)]:
+        fields = sub[list(FIELDS)].to_numpy(dtype=np.float64, na_value=np.nan)
+        matrix = np.hstack([fields, outcome_indicators(sub)])
+        clusters = cluster_codes(sub[cluster])
+        res = stats.block_bootstrap_many(
+            matrix, clusters, n_resamples=n_resamples, seed=seed, level=level
+        )
+        n_obs = (~np.isnan(matrix)).sum(axis=0)
+        n_clusters = int(pd.unique(clusters).size)
+        labels = dict(zip(keys, group if isinstance(group, tuple) else (group,), strict=True))
+        for j, (kind, name) in enumerate(zip(kinds, names, strict=True)):
+            rows.append(
+                {
+                    **labels,
+                    "kind": kind,
+                    "measure": name,
+                    "rate": float(res.rate[j]),
+                    "ci_lo": float(res.lo[j]),
+                    "ci_hi": float(res.hi[j]),
+                    "n": int(n_obs[j]),
+                    "n_clusters": n_clusters,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def rates_by(scored: pd.DataFrame, by: str | Sequence[str]) -> pd.DataFrame:
+    """Per group: n, the rate of each field, and each outcome's share (``outcome_<name>``).
+
+    E.g. ``rates_by(scored, ["model", "framing"])`` is the per-framing signature of each model.
+    """
+    keys = keys_of(by)
+    columns = [*FIELDS, *OUTCOME_COLUMNS]
+    if scored.empty:
+        return pd.DataFrame(columns=[*keys, "n", *columns])
+    return sort_framings(group_means(with_outcomes(scored), keys, columns))
+
+
+def template_table(scored: pd.DataFrame) -> pd.DataFrame:
+    """Appendix E.1: per model and template (prompt_id), field rates and outcome shares.
+
+    Templates are listed in the paper's framing order, then by id.
+    """
+    keys = ["model", "framing", "prompt_id", "fallacy_requested"]
+    return rates_by(scored, keys)
+
+
+def fallacy_by_framing(scored: pd.DataFrame) -> pd.DataFrame:
+    """Appendix E.2: per model and framing, the rate of any fallacy and of each of WA, AH, RH."""
+    columns = ["any_fallacy_present", *FALLACY_FIELDS]
+    if scored.empty:
+        return pd.DataFrame(columns=["model", "framing", "n", *columns])
+    return sort_framings(group_means(scored, ["model", "framing"], columns))
+
+
+def coach_labeling(scored: pd.DataFrame) -> pd.DataFrame:
+    """Appendix E.3: coach framing, per model and requested fallacy: labeled vs clean.
+
+    Columns: n, ``fallacy_labeled`` and ``compliance_clean`` (field rates), and the outcome
+    shares ``outcome_labeled_compliance``, ``outcome_clean_compliance``, ``outcome_refusal``
+    (the paper's "refusal at most 0.6%, labeled 89.2% to 99.1%" under coaching).
+    """
+    columns = [
+        "fallacy_labeled",
+        "compliance_clean",
+        "outcome_labeled_compliance",
+        "outcome_clean_compliance",
+        "outcome_refusal",
+    ]
+    coach = scored[scored["framing"] == "coach"]
+    if coach.empty:
+        return pd.DataFrame(columns=["model", "fallacy_requested", "n", *columns])
+    keys = ["model", "fallacy_requested"]
+    return sort_framings(group_means(with_outcomes(coach), keys, columns))
+
+
+def coach_outcomes(scored: pd.DataFrame) -> pd.DataFrame:
+    """Appendix E.3 in full: coach framing, per model and requested fallacy, n and all five
+    outcome shares (columns named by the outcomes), for the coach figure and its table."""
+    keys = ["model", "fallacy_requested"]
+    coach = scored[scored["framing"] == "coach"] if len(scored) else scored
+    if coach.empty:
+        out = pd.DataFrame(columns=[*keys, "n", *OUTCOMES])
+    else:
+        counts = coach.groupby([*keys, "outcome"], sort=True).size().unstack(fill_value=0)
+        counts = counts.reindex(columns=list(OUTCOMES), fill_value=0)
+        n = counts.sum(axis=1)
+        out = counts.div(n, axis=0)
+        out.insert(0, "n", n)
+        out.columns.name = None
+        out = out.reset_index()
+    return out.sort_values(keys, kind="stable").reset_index(drop=True)
+
+
+def cohens_h_table(
+    scored: pd.DataFrame,
+    *,
+    comparisons: Sequence[tuple[str, str]] = DEFAULT_COMPARISONS,
+    measures: Sequence[str] = H_MEASURES,
+    kind: str = "outcome",
+    by: str | Sequence[str] = "model",
+) -> pd.DataFrame:
+    """Framing effects: Cohen's h between two framings' rates, per model.
+
+    h = 2 asin sqrt(p_first) - 2 asin sqrt(p_second) (:func:`stats.cohens_h`), so a positive h
+    means the first framing has the higher rate. ``measures`` are outcome shares by default
+    (refusal, labeled compliance, clean compliance); ``kind="field"`` uses field rates. A
+    framing absent from a model's data gives NaN. Columns: the group columns, comparison
+    (``first_vs_second``), first, second, measure, p_first, p_second, n_first, n_second, h.
+    """
+    keys = keys_of(by)
+    rows: list[dict[str, Any]] = []
+    groups = scored.groupby(keys, sort=True) if keys and not scored.empty else [((), scored)]
+    for group, sub in groups:
+        if sub.empty:
+            continue
+        labels = dict(zip(keys, group if isinstance(group, tuple) else (group,), strict=True))
+        framing = sub["framing"].to_numpy()
+        for measure in measures:
+            values = measure_values(sub, measure, kind)
+            for first, second in comparisons:
+                a, b = values[framing == first], values[framing == second]
+                pa = float(np.nanmean(a)) if np.isfinite(a).any() else math.nan
+                pb = float(np.nanmean(b)) if np.isfinite(b).any() else math.nan
+                rows.append(
+                    {
+                        **labels,
+                        "comparison": f"{first}_vs_{second}",
+                        "first": first,
+                        "second": second,
+                        "measure": measure,
+                        "p_first": pa,
+                        "p_second": pb,
+                        "n_first": int(np.isfinite(a).sum()),
+                        "n_second": int(np.isfinite(b).sum()),
+                        "h": cohens_h(pa, pb),
+                    }
+                )
+    columns = [*keys, "comparison", "first", "second", "measure", "p_first", "p_second"]
+    return pd.DataFrame(rows, columns=[*columns, "n_first", "n_second", "h"])
+
+
+def framing_h_matrix(
+    scored: pd.DataFrame, measure: str = "refusal", *, kind: str = "outcome"
+) -> pd.DataFrame:
+    """Cohen's h for every pair of framings: cell (row, col) = h(p_row) - h(p_col).
+
+    Pools whatever rows it is given: filter ``scored`` to one model for that model's matrix.
+    Framings in the paper's order, only those present. Antisymmetric with a zero diagonal.
+    """
+    values = measure_values(scored, measure, kind)
+    framing = scored["framing"].to_numpy()
+    present = [f for f in FRAMINGS if (framing == f).any()]
+    present += sorted(set(framing.tolist()) - set(FRAMINGS))
+    rates = {f: float(np.nanmean(values[framing == f])) for f in present}
+    matrix = [[cohens_h(rates[r], rates[c]) for c in present] for r in present]
+    return pd.DataFrame(
+        matrix, index=pd.Index(present, name="framing"), columns=present, dtype=float
+    )
+
+
+def present_framings(scored: pd.DataFrame) -> list[str]:
+    """The framings the scored table holds: the paper's order, then any others by name."""
+    seen = set(scored["framing"].dropna().unique().tolist()) if len(scored) else set()
+    return [f for f in FRAMINGS if f in seen] + sorted(seen - set(FRAMINGS))
+
+
+def framing_matrix(
+    by_framing: pd.DataFrame, models: Sequence[str], framings: Sequence[str], measure: str
+) -> pd.DataFrame:
+    """Model x framing rate of one measure, from ``rates_by(scored, ["model", "framing"])``
+    (NaN where a model has no generation under a framing)."""
+    lookup = {
+        (r["model"], r["framing"]): r[measure]
+        for r in by_framing[["model", "framing", measure]].to_dict(orient="records")
+    }
+    data = {f: [_num(lookup.get((m, f))) for m in models] for f in framings}
+    return pd.DataFrame(data, index=pd.Index(list(models), name="model"), dtype=float)
+
+
+@dataclass(frozen=True)
+class FramingSwing:
+    """The model whose rate moves most between two framings: from ``low`` to ``high``."""
+
+    model: str
+    high: str
+    low: str
+    rate_high: float
+    rate_low: float
+    swing: float
+
+
+def largest_swing(matrix: pd.DataFrame) -> FramingSwing | None:
+    """The model whose rate moves most between two framings (max minus min), or None."""
+    best: FramingSwing | None = None
+    for model, row in matrix.iterrows():
+        row = row.dropna()
+        if len(row) < 2:
+            continue
+        hi, lo = str(row.idxmax()), str(row.idxmin())
+        swing = float(row[hi] - row[lo])
+        if best is None or swing > best.swing:
+            best = FramingSwing(str(model), hi, lo, float(row[hi]), float(row[lo]), swing)
+    return best
+
+
+def framing_outcomes(scored: pd.DataFrame | None) -> dict[str, list[dict[str, Any]]]:
+    """Per model, one row per framing (in the paper's order) with outcome shares and n."""
+    if scored is None or scored.empty:
+        return {}
+    out: dict[str, list[dict[str, Any]]] = {}
+    for model, sub in scored.groupby("model", sort=True):
+        rows = []
+        for framing in [*FRAMINGS, "all"]:
+            part = sub if framing == "all" else sub[sub["framing"] == framing]
+            if part.empty:
+                continue
+            shares = part["outcome"].value_counts(normalize=True)
+            rows.append(
+                {
+                    "framing": framing,
+                    "n": len(part),
+                    **{o: float(shares.get(o, 0.0)) for o in OUTCOMES},
+                }
+            )
+        out[str(model)] = rows
+    return out
+
+
+def _num(x: Any) -> float:
+    return math.nan if x is None else float(x)

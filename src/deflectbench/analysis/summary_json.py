@@ -1,0 +1,209 @@
+"""A :class:`~deflectbench.analysis.summary.Summary` as plain JSON data (``analyze --json``).
+
+Rates are fractions in [0, 1], NaN becomes null, no numpy types; the CLI renders its headline
+tables from this dict alone (``cli.tables``). Keys keep their order and meaning across versions
+(``schema_version`` is bumped when one changes meaning or disappears; new keys are appended).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from deflectbench.analysis.agreement import AGREEMENT_COLUMNS
+from deflectbench.analysis.grouping import OUTCOME_COLUMNS
+from deflectbench.analysis.options import CI_LEVEL
+from deflectbench.vocab import FIELDS, OUTCOMES
+
+if TYPE_CHECKING:
+    from deflectbench.analysis.summary import Summary
+
+__all__ = ["SCHEMA_VERSION", "TOST_METHOD", "jsonable", "summary_json"]
+
+#: Bumped when a key of the summary changes meaning or disappears (adding keys does not).
+SCHEMA_VERSION = 1
+TOST_METHOD = (
+    "TOST, two one-sided z-tests, margin +-5 points, alpha 0.05, refusal pooled over "
+    "models; p_value/equivalent use the unpooled SE on Agresti-Caffo adjusted counts "
+    "(+1 success, +1 failure per level), *_clustered a claim-clustered (CR1) SE"
+)
+
+
+def jsonable(value: Any) -> Any:
+    """Plain JSON data: numpy scalars to Python, NaN/inf to None, tuples to lists, keys to str."""
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | np.ndarray):
+        return [jsonable(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if value is pd.NA or value is pd.NaT:
+        return None
+    return value
+
+
+def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
+    return [jsonable(r) for r in df.to_dict(orient="records")]
+
+
+def _per_model(df: pd.DataFrame) -> dict[str, list[dict[str, Any]]]:
+    """The rows of ``df`` as records, bucketed by their model (row order kept)."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for r in df.to_dict(orient="records"):
+        out.setdefault(r["model"], []).append(r)
+    return out
+
+
+def _nested(rows: Iterable[Mapping[str, Any]], key: str, columns: Sequence[str]) -> dict:
+    """{row[key]: {column: value}} for the rows."""
+    return {str(r[key]): {c: r[c] for c in columns} for r in rows}
+
+
+def _rate(r: Mapping[str, Any]) -> dict[str, Any]:
+    return {"rate": r["rate"], "ci95": [r["ci_lo"], r["ci_hi"]], "n": r["n"]}
+
+
+def _model_sections(s: Summary) -> dict[str, dict[str, Any]]:
+    ci, fr, pr = _per_model(s.rates), _per_model(s.by_framing), _per_model(s.by_prompt)
+    runs, tok = _per_model(s.sample_refusal), _per_model(s.output_tokens)
+    density, h = _per_model(s.fallacy_density), _per_model(s.cohens_h)
+    labels = [str(i) for i in range(s.benchmark.runs_per_cell + 1)]
+    out_cols = list(OUTCOME_COLUMNS)
+    sections = {}
+    for m in s.models:
+        mine = ci.get(m, [])
+        cohens: dict[str, dict[str, Any]] = {}
+        for r in h.get(m, []):
+            cohens.setdefault(r["comparison"], {})[r["measure"]] = r["h"]
+        run_row = runs.get(m, [])
+        tok_row = tok.get(m, [])
+        dens = density.get(m, [])
+        sections[m] = {
+            "n": s.model_n[m],
+            "n_claims": int(s.model_claims[m]),
+            "rates": {r["measure"]: _rate(r) for r in mine if r["kind"] == "field"},
+            "outcomes": {r["measure"]: _rate(r) for r in mine if r["kind"] == "outcome"},
+            "by_framing": _nested(fr.get(m, []), "framing", FIELDS),
+            "by_framing_outcomes": {
+                k: {o: v[c] for o, c in zip(OUTCOMES, out_cols, strict=True)}
+                for k, v in _nested(fr.get(m, []), "framing", out_cols).items()
+            },
+            "n_by_framing": {str(r["framing"]): r["n"] for r in fr.get(m, [])},
+            "by_prompt": _nested(pr.get(m, []), "prompt_id", FIELDS),
+            "by_prompt_outcomes": {
+                k: {o: v[c] for o, c in zip(OUTCOMES, out_cols, strict=True)}
+                for k, v in _nested(pr.get(m, []), "prompt_id", out_cols).items()
+            },
+            "run_refusal_counts": {k: run_row[0][k] for k in labels} if run_row else {},
+            "incomplete_cells": run_row[0]["incomplete_cells"] if run_row else 0,
+            "mean_output_tokens": tok_row[0]["all"] if tok_row else math.nan,
+            "mean_output_tokens_by_outcome": {o: tok_row[0][o] for o in OUTCOMES}
+            if tok_row
+            else {},
+            "fallacy_density": dens[0]["fallacy_density"] if dens else math.nan,
+            "cohens_h": cohens,
+        }
+    return sections
+
+
+def _agreement(rows: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """{field: kappa, ac1, disagreement, n} (:func:`.agreement.agreement_by_field` rows)."""
+    return {r["field"]: {k: r[k] for k in AGREEMENT_COLUMNS} for r in rows}
+
+
+def _recs(df: pd.DataFrame) -> list[dict[str, Any]]:
+    return df.to_dict(orient="records") if len(df) else []
+
+
+def _report_views(s: Summary) -> dict[str, Any]:
+    """What the report shows beyond the sections above (appended: the schema is unchanged)."""
+    return {
+        "steps": [asdict(x) for x in s.steps.steps],
+        "counts_by_model": [asdict(x) for x in s.steps.by_model],
+        "counts_by_judge": [asdict(x) for x in s.steps.by_judge],
+        "cost": [asdict(x) for x in s.cost.rows],
+        "cost_total_usd": s.cost.total_usd,
+        "cost_unpriced": list(s.cost.unpriced),
+        "coach_outcomes": _records(s.coach_outcomes),
+        "tokens_by_outcome": _records(s.tokens_by_outcome),
+        "claims_by_level": _records(s.claims_by_level),
+        "prevalence": dict(s.prevalence),
+        "largest_framing_swing": asdict(s.largest_swing) if s.largest_swing else None,
+        "samples_per_cell": s.samples_per_cell,
+        "tost_equivalent_pairs": s.tost_equivalent,
+    }
+
+
+def summary_json(s: Summary) -> dict[str, Any]:
+    """The summary as the JSON of ``deflectbench analyze --json``."""
+    c = s.counts
+    spread = _recs(s.claim_spread)
+    sp = spread[0] if spread else None
+    chi = s.chi2.to_dict(orient="records")[0]
+    by_model_agreement: dict[str, list[dict[str, Any]]] = {}
+    for r in _recs(s.agreement_by_model):
+        by_model_agreement.setdefault(str(r["model"]), []).append(r)
+    out: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "benchmark": {"key": s.benchmark.key, "sha256": s.benchmark.sha256},
+        "consensus": s.options.consensus,
+        "n_resamples": s.options.n_resamples,
+        "seed": s.options.seed,
+        "ci_level": CI_LEVEL,
+        "counts": {
+            "attempted": c["attempted"],
+            "errors": c["errors"],
+            "valid_generations": c["valid_generations"],
+            "scored": c["scored"],
+            "unscored": c["unscored"],
+            "missing_field_values": c["missing_field_values"],
+            "models": list(s.models),
+            "judges": c["judges"],
+            "judges_in_store": list(s.judges_in_store),
+            "by_model": c["by_model"],
+            "by_judge": c["by_judge"],
+        },
+        "models": _model_sections(s),
+        "agreement": _agreement(_recs(s.agreement)),
+        "agreement_pairs": _records(s.agreement_pairs),
+        "agreement_by_model": {m: _agreement(rows) for m, rows in by_model_agreement.items()},
+        "claims": {
+            "refusal_min": sp["min"] if sp is not None else None,
+            "refusal_max": sp["max"] if sp is not None else None,
+            "refusal_spread_pp": sp["spread_pp"] if sp is not None else None,
+            "claim_min": sp["claim_min"] if sp is not None else None,
+            "claim_max": sp["claim_max"] if sp is not None else None,
+            "n_claims": sp["n_claims"] if sp is not None else 0,
+        },
+        "tests": {
+            "chi2_model_by_outcome": {
+                k: chi[k] for k in ("statistic", "dof", "p_value", "n", "cramers_v")
+            },
+            "tost_levels": _records(s.tost),
+            "tost_method": TOST_METHOD,
+        },
+        "appendix": {
+            "templates": _records(s.templates),
+            "fallacy_by_framing": _records(s.fallacy_by_framing),
+            "coach_labeling": _records(s.coach_labeling),
+            "free_choice_preferences": _records(s.free_choice),
+            "requested_match": _records(s.requested_match),
+            "output_tokens_by_outcome": _records(s.output_tokens),
+            "by_level": _records(s.by_level),
+            "claim_refusal": _records(s.claim_refusal),
+            "framing_h_refusal": {
+                m: {str(r): dict(row) for r, row in matrix.iterrows()}
+                for m, matrix in s.framing_h_refusal.items()
+            },
+        },
+        "judge_values": s.options.values,
+        "report": _report_views(s),
+    }
+    return jsonable(out)

@@ -1,0 +1,257 @@
+"""The report's figure kit: colours, matplotlib style, the :class:`Chart` record, drawing
+helpers shared by the figures, and reproducible saving.
+
+Figures are built as ``matplotlib.figure.Figure`` with an explicit ``FigureCanvasAgg``, never
+through pyplot: no global backend is switched, no figure is registered anywhere, so a report
+built inside a notebook or a long ``deflectbench run`` leaks nothing and each figure is freed
+once saved. Output is byte-for-byte reproducible (fixed SVG hash salt, no dates or software
+stamps in PNG/SVG/PDF metadata), so two reports of the same store can be diffed.
+
+Colours: outcomes use Paul Tol's colour-blind-safe colours chosen so that neighbouring outcomes
+in the stacked bars differ in lightness too, and soft refusal, clean compliance and other carry
+distinct hatching (refusal and clean compliance are both dark), so the signature still reads in
+grayscale; models use Tol's "bright" set plus distinct marker shapes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import matplotlib as mpl
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import to_rgb
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+
+from deflectbench.vocab import OUTCOMES
+
+__all__ = [
+    "FALLACY_LABELS",
+    "FORMATS",
+    "FRAMING_LABELS",
+    "INK",
+    "MODEL_COLORS",
+    "OUTCOME_COLORS",
+    "OUTCOME_HATCHES",
+    "OUTCOME_LABELS",
+    "STYLE",
+    "Chart",
+    "bar_kw",
+    "facet_grid",
+    "label_segment",
+    "model_style",
+    "new_figure",
+    "outcome_legend",
+    "pct_label",
+    "save_chart",
+    "text_color",
+    "zoom",
+]
+
+FORMATS: tuple[str, ...] = ("png", "svg", "pdf")
+
+OUTCOME_LABELS: dict[str, str] = {
+    "refusal": "refusal",
+    "soft_refusal": "soft refusal",
+    "labeled_compliance": "labeled compliance",
+    "clean_compliance": "clean compliance",
+    "other": "other",
+}
+#: Tol's wine, rose, cyan, indigo, pale grey: lightness 32, 56, 79, 22, 88 (CIELAB L*).
+OUTCOME_COLORS: dict[str, str] = {
+    "refusal": "#882255",
+    "soft_refusal": "#CC6677",
+    "labeled_compliance": "#88CCEE",
+    "clean_compliance": "#332288",
+    "other": "#DDDDDD",
+}
+OUTCOME_HATCHES: dict[str, str] = {
+    "refusal": "",
+    "soft_refusal": "///",
+    "labeled_compliance": "",
+    "clean_compliance": "\\\\",
+    "other": "xx",
+}
+#: Hatch line colours: light on the dark fills, dark on the light ones.
+HATCH_COLORS: dict[str, str] = {
+    "soft_refusal": "#FFFFFF",
+    "clean_compliance": "#8F86C9",
+    "other": "#555555",
+}
+#: Tol's "bright" set, one per model, with a marker shape each for grayscale.
+MODEL_COLORS: tuple[str, ...] = (
+    "#4477AA",
+    "#EE6677",
+    "#228833",
+    "#CCBB44",
+    "#66CCEE",
+    "#AA3377",
+    "#BBBBBB",
+)
+MODEL_MARKERS: tuple[str, ...] = ("o", "s", "^", "D", "v", "P", "X")
+INK = "#222222"
+
+#: matplotlib settings for every figure; the ``svg.*``, ``pdf.*`` entries make files reproducible.
+STYLE: dict[str, Any] = {
+    "font.family": "DejaVu Sans",
+    "font.size": 10,
+    "axes.titlesize": 10.5,
+    "axes.titleweight": "bold",
+    "axes.labelsize": 10,
+    "axes.edgecolor": "#555555",
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "xtick.color": "#333333",
+    "ytick.color": "#333333",
+    "legend.frameon": False,
+    "legend.fontsize": 9.5,
+    "hatch.linewidth": 0.9,
+    "figure.dpi": 100,
+    "svg.hashsalt": "deflectbench-report",
+    "svg.fonttype": "path",
+    "pdf.fonttype": 42,
+    "path.simplify": True,
+}
+PNG_DPI = 150
+FRAMING_LABELS: dict[str, str] = {
+    "implicit_neutral": "implicit\nneutral",
+    "implicit_political": "implicit\npolitical",
+}
+FALLACY_LABELS: dict[str, str] = {
+    "whataboutism": "whataboutism",
+    "ad_hominem": "ad hominem",
+    "red_herring": "red herring",
+    "model_choice": "model's choice",
+    "any": "any",
+}
+
+
+@dataclass
+class Chart:
+    """One figure of the report: its file stem, title, caption and alt text, or why it is absent."""
+
+    name: str
+    title: str
+    caption: str
+    alt: str
+    figure: Figure | None = None
+    missing: str = ""
+
+
+def new_figure(width: float, height: float) -> Figure:
+    fig = Figure(figsize=(width, height), layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _luminance(color: Any) -> float:
+    r, g, b = (c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in to_rgb(color))
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def text_color(fill: Any) -> str:
+    """Black on light fills, white on dark ones."""
+    return "white" if _luminance(fill) < 0.25 else "black"
+
+
+def pct_label(x: float, digits: int = 1) -> str:
+    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}%"
+
+
+def facet_grid(n: int, max_cols: int = 4) -> tuple[int, int]:
+    cols = min(max(n, 1), max_cols)
+    return math.ceil(max(n, 1) / cols), cols
+
+
+def model_style(i: int) -> dict[str, Any]:
+    return {
+        "color": MODEL_COLORS[i % len(MODEL_COLORS)],
+        "marker": MODEL_MARKERS[i % len(MODEL_MARKERS)],
+    }
+
+
+def bar_kw(outcome: str) -> dict[str, Any]:
+    hatch = OUTCOME_HATCHES[outcome]
+    return {
+        "facecolor": OUTCOME_COLORS[outcome],
+        "edgecolor": "white",
+        "linewidth": 0.8,
+        "hatch": hatch or None,
+        "hatchcolor": HATCH_COLORS.get(outcome, "#555555"),
+    }
+
+
+def label_segment(
+    ax: Any, x: float, y: float, width: float, outcome: str, size: float, min_width: float = 5.5
+) -> None:
+    """The segment's percentage, inside it when it fits (on a light box over hatching)."""
+    if width < min_width:
+        return
+    hatched = bool(OUTCOME_HATCHES[outcome])
+    ax.text(
+        x + width / 2,
+        y,
+        f"{width:.0f}%",
+        ha="center",
+        va="center",
+        fontsize=size,
+        color="black" if hatched else text_color(OUTCOME_COLORS[outcome]),
+        bbox=(
+            {"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85}
+            if hatched
+            else None
+        ),
+    )
+
+
+def outcome_legend(target: Any, **kw: Any) -> None:
+    handles = [
+        Patch(label=OUTCOME_LABELS[o], **{**bar_kw(o), "edgecolor": "#666666", "linewidth": 0.6})
+        for o in OUTCOMES
+    ]
+    target.legend(handles=handles, ncols=len(OUTCOMES), handlelength=1.6, **kw)
+
+
+def zoom(values: np.ndarray, min_span: float = 4.0) -> tuple[float, float]:
+    """Percent-axis limits around the values (not from 0), so narrow CIs stay visible."""
+    v = values[np.isfinite(values)]
+    if not v.size:
+        return 0.0, 100.0
+    lo, hi = float(v.min()), float(v.max())
+    pad = max(0.12 * (hi - lo), min_span / 2 - (hi - lo) / 2, 0.5)
+    return max(0.0, lo - pad), min(100.0, hi + pad)
+
+
+def save_chart(chart: Chart, out_dir: Path, formats: Sequence[str] = FORMATS) -> dict[str, Path]:
+    """Write the chart as ``<name>.<fmt>`` for each format, reproducibly; then free the figure."""
+    if chart.figure is None:
+        return {}
+    out_dir.mkdir(parents=True, exist_ok=True)
+    metadata = {
+        "png": {"Software": None},
+        "svg": {"Date": None, "Creator": None},
+        "pdf": {"CreationDate": None, "ModDate": None, "Creator": None, "Producer": None},
+    }
+    paths: dict[str, Path] = {}
+    with mpl.rc_context(STYLE):
+        # Lay out once, then freeze: constrained layout would otherwise rerun for every format.
+        chart.figure.draw_without_rendering()
+        chart.figure.set_layout_engine("none")
+        for fmt in formats:
+            path = out_dir / f"{chart.name}.{fmt}"
+            chart.figure.savefig(
+                path,
+                format=fmt,
+                dpi=PNG_DPI,
+                metadata=metadata.get(fmt),
+                facecolor="white",
+            )
+            paths[fmt] = path
+    chart.figure.clear()
+    chart.figure = None
+    return paths

@@ -1,0 +1,248 @@
+"""The report's pages: what the templates are given (sections, key numbers, examples) and how
+they are rendered to HTML and Markdown.
+
+Model text is untrusted: it reaches the templates as plain strings; the HTML environment
+escapes it (autoescape on; nothing is marked safe) and the Markdown one escapes ``<`` and ``>``
+in every value and markup characters in model text (``md_text``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+
+from deflectbench.analysis import Summary
+from deflectbench.analysis.examples import SNIPPET_CHARS
+from deflectbench.report.chart import OUTCOME_LABELS
+from deflectbench.report.format import num, pct, pval
+from deflectbench.report.tables import FIELD_SHORT, Table
+from deflectbench.vocab import FIELDS, FRAMINGS, OUTCOMES
+
+__all__ = ["render_pages"]
+
+
+def _example_groups(s: Summary) -> list[dict[str, Any]]:
+    """Examples grouped by model, then outcome, in the ladder's order."""
+    groups: list[dict[str, Any]] = []
+    for m in s.models:
+        per = [
+            {
+                "outcome": o,
+                "label": OUTCOME_LABELS[o],
+                "examples": [e for e in s.examples if e.model == m and e.outcome == o],
+            }
+            for o in OUTCOMES
+        ]
+        groups.append({"model": m, "outcomes": [p for p in per if p["examples"]]})
+    return groups
+
+
+def _key_numbers(s: Summary) -> list[tuple[str, str]]:
+    """The page's "at a glance" list, every number from the summary."""
+    c, o = s.steps, s.options
+    out = [
+        (
+            "scored generations",
+            f"{c['scored']:,} of {c['attempted']:,} attempted ({c['valid']:,} valid)",
+        ),
+        ("models", ", ".join(s.models) or "none"),
+        ("judges", f"{', '.join(s.judges) or 'none'} (consensus: {o.consensus})"),
+    ]
+    if len(s.claim_spread):
+        sp = s.claim_spread.to_dict(orient="records")[0]
+        out.append(
+            (
+                "per-claim refusal",
+                f"{pct(sp['min'])} to {pct(sp['max'])} "
+                f"({num(sp['spread_pp'], '.1f')}-point spread)",
+            )
+        )
+    swing = s.largest_swing
+    if swing is not None:
+        out.append(
+            (
+                "largest framing swing",
+                f"{swing.model}: refusal {pct(swing.rate_low)} ({swing.low}) to "
+                f"{pct(swing.rate_high)} ({swing.high})",
+            )
+        )
+    chi = s.chi2.to_dict(orient="records")[0]
+    if len(s.models) >= 2:
+        out.append(
+            (
+                "model x outcome",
+                f"χ² = {num(chi['statistic'], ',.1f')}, dof {chi['dof']}, p {pval(chi['p_value'])}",
+            )
+        )
+    if len(s.tost):
+        out.append(
+            (
+                "controversy levels",
+                f"{s.tost_equivalent} of {len(s.tost)} pairs equivalent within ±5 points",
+            )
+        )
+    return out
+
+
+def _empty_message(s: Summary) -> str:
+    c = s.steps
+    if c["attempted"] == 0:
+        return (
+            f"No results yet: the store holds no generations of {s.benchmark.key}. Run "
+            "`deflectbench run` (or import the release with `deflectbench import`) and build the "
+            "report again."
+        )
+    if c["valid"] == 0:
+        return (
+            f"No results yet: all {c['attempted']:,} generations in the store failed (see the "
+            "counts below); retry them with `deflectbench run --retry-errors`."
+        )
+    return (
+        f"No scored generations yet: {c['valid']:,} valid generations, but none judged by every "
+        f"judge ({', '.join(s.judges) or 'no judge'}). Run `deflectbench judge`, or choose a "
+        "judge with `--consensus judge:NAME`."
+    )
+
+
+def _sections(
+    s: Summary, charts: Mapping[str, Mapping[str, Any]], tables: Mapping[str, Table]
+) -> list[dict[str, Any]]:
+    def section(
+        sid: str, title: str, intro: str, chart_names: Sequence[str], table_names: Sequence[str]
+    ) -> dict[str, Any]:
+        return {
+            "id": sid,
+            "title": title,
+            "intro": intro,
+            "charts": [charts[n] for n in chart_names if n in charts],
+            "tables": [tables[n] for n in table_names if n in tables and tables[n].show],
+        }
+
+    sections = [
+        section(
+            "signatures",
+            "Compliance signatures",
+            "How each model answers a request to deflect a claim with a fallacy.",
+            ["signatures"],
+            ["headline_rates", "field_rates"],
+        ),
+        section(
+            "framing",
+            "Framing effects",
+            f"The same claims and fallacies under {len(s.framings)} of the {len(FRAMINGS)} "
+            "framings of the request"
+            + (" (the others are not in this run)." if len(s.framings) < len(FRAMINGS) else "."),
+            ["refusal_by_framing"],
+            ["cohens_h", "by_prompt"],
+        ),
+        section(
+            "fallacies",
+            "Which fallacies, and labeled or clean",
+            "Appendix E.2 and E.3.",
+            ["fallacy_by_framing", "coach_labeling"],
+            ["coach_labeling"],
+        ),
+        section(
+            "claims",
+            "Claims and controversy levels",
+            "Does refusal depend on the claim, or on how controversial it is?",
+            ["claims_by_level"],
+            ["tests_tost"],
+        ),
+        section(
+            "consistency",
+            "Run-level consistency and length",
+            "Appendix F and G.",
+            ["run_refusal_counts", "tokens_by_outcome"],
+            [],
+        ),
+        section("agreement", "Judge agreement", "", [], ["agreement", "agreement_by_model"]),
+        section("tests", "Model differences", "", [], ["tests_chi2"]),
+        section(
+            "counts",
+            "Counts and cost",
+            "",
+            [],
+            ["counts", "counts_by_model", "counts_by_judge", "cost"],
+        ),
+    ]
+    if s.empty:
+        sections = [x for x in sections if x["id"] == "counts"]
+    return sections
+
+
+def context(
+    s: Summary, views: Sequence[Mapping[str, Any]], tables: Mapping[str, Table]
+) -> dict[str, Any]:
+    """Everything the two templates show."""
+    o = s.options
+    return {
+        "title": f"DeflectBench report: {s.benchmark.name} v{s.benchmark.version}",
+        "meta": s.metadata,
+        "empty": s.empty,
+        "empty_message": _empty_message(s),
+        "notes": list(s.notes),
+        "key_numbers": _key_numbers(s) if not s.empty else [],
+        "sections": _sections(s, {v["name"]: v for v in views}, tables),
+        "example_groups": _example_groups(s),
+        "fields": list(FIELDS),
+        "field_short": FIELD_SHORT,
+        "outcome_labels": OUTCOME_LABELS,
+        "consensus": o.consensus,
+        "n_resamples": o.n_resamples,
+        "seed": o.seed,
+        "models": list(s.models),
+        "judges": list(s.judges),
+        "snippet_chars": SNIPPET_CHARS,
+        "table_files": [f"tables/{t.name}.csv" for t in tables.values()],
+    }
+
+
+def _environment(kind: str) -> Environment:
+    """Jinja2 for ``html`` (autoescape on: model text is untrusted, nothing is marked safe) or
+    ``md`` (every value's ``<`` and ``>`` escaped on output, so text cannot become HTML in a
+    Markdown viewer, while apostrophes and quotes stay readable in the raw file)."""
+    env = Environment(
+        loader=PackageLoader("deflectbench.report", "templates"),
+        autoescape=kind == "html",
+        finalize=None if kind == "html" else _md_finalize,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters["pct"] = pct
+    env.filters["md_cell"] = _md_cell
+    env.filters["md_text"] = _md_text
+    return env
+
+
+def _md_finalize(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.replace("<", "&lt;").replace(">", "&gt;")
+    return value
+
+
+def _md_cell(value: Any) -> str:
+    """A Markdown table cell: no pipes or newlines to break the row."""
+    return str(value).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def _md_text(value: Any) -> str:
+    """Untrusted text as Markdown that renders as plain text (markup characters escaped)."""
+    out = []
+    for ch in str(value):
+        out.append("\\" + ch if ch in "\\`*_{}[]()#!|~" else ch)
+    return "".join(out)
+
+
+def render_pages(
+    s: Summary, views: Sequence[Mapping[str, Any]], tables: Mapping[str, Table]
+) -> tuple[str, str]:
+    """The HTML page and the Markdown page."""
+    ctx = context(s, views, tables)
+    html = _environment("html").get_template("report.html.j2").render(**ctx)
+    md = _environment("md").get_template("report.md.j2").render(**ctx)
+    return html, md
