@@ -31,6 +31,7 @@ FLOORS: dict[str, int] = {
     "config": 3,
     "pipeline": 3,
     "run": 4,
+    "config_reference": 4,
     "analysis": 5,
     "interop": 5,
     "report": 6,

@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from deflectbench.analysis.scored import answered
 from deflectbench.cost import price_for
 
 __all__ = [
@@ -128,7 +129,7 @@ def step_counts(
         ModelCount(
             model=m,
             attempted=c["attempted"],
-            errors=c["attempted"] - c["valid_generations"],
+            errors=c["attempted"] - c["valid_generations"] - c.get("non_answers", 0),
             valid=c["valid_generations"],
             scored=c["scored"],
         )
@@ -148,13 +149,25 @@ def step_counts(
     }
     others = set(judg["judge"].dropna().unique().tolist()) - set(judges)
     if others:
-        valid_ids = attempted.loc[attempted["error"].isna().to_numpy(), "gen_id"]
+        valid_ids = attempted.loc[answered(attempted), "gen_id"]
         on_valid = judg[judg["gen_id"].isin(valid_ids) & judg["judge"].isin(sorted(others))]
         for j, mine in on_valid.groupby("judge", sort=True):
             by_judge[str(j)] = _judge_count(str(j), False, mine, n_valid)
     steps = [
         ("attempted", "generations of this benchmark in the store", counts["attempted"]),
         ("errors", "requests that failed (no response)", counts["errors"]),
+        *(
+            [
+                (
+                    "non_answers",
+                    "provider refusals, filters and empty replies (stored, never judged): "
+                    + ", ".join(f"{n} {k}" for k, n in counts["non_answers"].items()),
+                    sum(counts["non_answers"].values()),
+                )
+            ]
+            if counts.get("non_answers")
+            else []
+        ),
         ("valid", "generations with a response", n_valid),
         (
             "parse_errors",

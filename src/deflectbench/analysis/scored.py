@@ -33,7 +33,7 @@ import pandas as pd
 from deflectbench.analysis.options import check_values
 from deflectbench.benchmark import Benchmark
 from deflectbench.store import Store
-from deflectbench.vocab import FIELDS, OUTCOMES, Consensus
+from deflectbench.vocab import FIELDS, NON_ANSWERS, OUTCOMES, Consensus
 from deflectbench.vocab import outcome_codes as _outcome_codes
 
 __all__ = [
@@ -83,8 +83,41 @@ def generation_frame(
     """Every stored generation, errors included; ``text=True`` adds prompt and response,
     ``extra`` any other stored columns (e.g. ``created_at``)."""
     columns = [*GEN_COLUMNS, "prompt", "response"] if text else list(GEN_COLUMNS)
-    columns += [c for c in extra if c not in columns]
-    return _frame(store.generation_rows(columns=columns), columns)
+    columns += [c for c in (*CONDITION_COLUMNS, *extra) if c not in columns]
+    return with_conditions(_frame(store.generation_rows(columns=columns), columns))
+
+
+#: Read with every generation: its condition (settings label) and its typed finish reason.
+CONDITION_COLUMNS = ("condition", "finish_reason")
+
+
+def with_conditions(gens: pd.DataFrame) -> pd.DataFrame:
+    """Tell conditions apart everywhere: where a model has rows under more than one condition
+    (other settings), each becomes its own "model" in every table, ``model [label]``, so two
+    temperatures are never averaged together. A model with one condition keeps its name."""
+    if "condition" not in gens.columns or gens.empty:
+        return gens
+    per_model = gens.groupby("model")["condition"].nunique()
+    several = per_model[per_model > 1].index
+    if len(several):
+        gens = gens.copy()
+        rows = gens["model"].isin(several).to_numpy()
+        gens.loc[rows, "model"] = (
+            gens.loc[rows, "model"].astype(str)
+            + " ["
+            + gens.loc[rows, "condition"].astype(str)
+            + "]"
+        )
+    return gens
+
+
+def answered(gens: pd.DataFrame) -> np.ndarray:
+    """Rows that are answers: no request error, and not a typed non-answer (a provider's
+    refusal or filter, or an empty reply), which the analysis leaves out by rule."""
+    ok = gens["error"].isna().to_numpy().copy()
+    if "finish_reason" in gens.columns:
+        ok &= ~gens["finish_reason"].isin(list(NON_ANSWERS)).to_numpy()
+    return ok
 
 
 def judgment_frame(
@@ -230,9 +263,13 @@ def scored_from_frames(
     judges = sorted(judges) if judges else all_judges
 
     attempted = in_benchmark(gens, benchmark)
-    valid = attempted[attempted["error"].isna().to_numpy()]
+    failed = attempted["error"].notna().to_numpy()
+    valid = attempted[answered(attempted)]
+    no_answer = attempted[~failed & ~answered(attempted)]
     claims, templates = _attributes(benchmark)
-    table = valid.drop(columns=["error"]).merge(claims, on="claim_id", how="left")
+    table = valid.drop(columns=["error", *[c for c in CONDITION_COLUMNS if c in valid]]).merge(
+        claims, on="claim_id", how="left"
+    )
     table = table.merge(templates, on="prompt_id", how="left")
 
     ok = _parsed(judg, judges)
@@ -250,13 +287,19 @@ def scored_from_frames(
         str(m): {
             "attempted": int((attempted["model"] == m).sum()),
             "valid_generations": int((valid["model"] == m).sum()),
+            **({"non_answers": int((no_answer["model"] == m).sum())} if len(no_answer) else {}),
             "scored": int((table["model"] == m).sum()),
         }
         for m in sorted(attempted["model"].unique().tolist())
     }
     table.attrs["counts"] = {
         "attempted": len(attempted),
-        "errors": len(attempted) - len(valid),
+        "errors": int(failed.sum()),
+        "non_answers": {
+            str(k): int(v) for k, v in sorted(no_answer["finish_reason"].value_counts().items())
+        }
+        if len(no_answer)
+        else {},
         "valid_generations": len(valid),
         "scored": len(table),
         "unscored": len(valid) - len(table),
@@ -304,7 +347,7 @@ def verdicts_from_frames(
     This is what inter-judge agreement is computed on; the consensus hides it.
     """
     attempted = in_benchmark(gens, benchmark)
-    valid = attempted.loc[attempted["error"].isna().to_numpy(), ["gen_id", "model"]]
+    valid = attempted.loc[answered(attempted), ["gen_id", "model"]]
     ok = _parsed(judg)[["gen_id", "judge", *FIELDS]]
     out = ok.merge(valid, on="gen_id", how="inner")
     values = out[list(FIELDS)].to_numpy(dtype=np.float64, na_value=np.nan, copy=True)

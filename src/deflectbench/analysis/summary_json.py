@@ -160,6 +160,7 @@ def summary_json(s: Summary) -> dict[str, Any]:
         "counts": {
             "attempted": c["attempted"],
             "errors": c["errors"],
+            **({"non_answers": c["non_answers"]} if c.get("non_answers") else {}),
             "valid_generations": c["valid_generations"],
             "scored": c["scored"],
             "unscored": c["unscored"],
