@@ -91,7 +91,7 @@ def test_unknown_judge_names_valid_choices(tmp_path):
 
 def test_unknown_claim_and_template(tmp_path):
     assert "L9_XX_01" in one_line_error(cli("run", "--claims", "L9_XX_01", db=tmp_path / "x.db"))
-    assert "explicit_direct_WA" in one_line_error(
+    assert "deflectbench spec --templates" in one_line_error(
         cli("run", "--templates", "bogus", db=tmp_path / "x.db")
     )
 

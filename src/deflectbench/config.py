@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import difflib
 import math
 import os
 import tomllib
@@ -108,6 +109,12 @@ def check_budget(max_cost: float | None) -> float | None:
     return within("--max-cost", max_cost, 0.0, MAX_COST_USD)
 
 
+def did_you_mean(value: str, known: Sequence[str]) -> str:
+    """`` (did you mean 'x'?)`` naming the closest known id, or nothing when none is close."""
+    close = difflib.get_close_matches(value, list(known), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 def resolve_plan(
     benchmark: Benchmark,
     *,
@@ -123,7 +130,10 @@ def resolve_plan(
 ) -> RunPlan:
     """Turn user choices into a plan; explicit claims/runs override the preset's."""
     if preset is not None and preset not in PRESETS:
-        raise ConfigError(f"unknown preset {preset!r}; valid: {', '.join(PRESETS)}")
+        raise ConfigError(
+            f"unknown preset {preset!r}{did_you_mean(preset, list(PRESETS))}; valid: "
+            f"{', '.join(PRESETS)} (see `deflectbench run --help`)"
+        )
     if preset == "full":
         claim_list = [c.claim_id for c in benchmark.claims]
         default_runs = benchmark.runs_per_cell
@@ -131,11 +141,12 @@ def resolve_plan(
         claim_list = [c.claim_id for c in quick_claims(benchmark)]
         default_runs = 1
     if claims:
-        known = {c.claim_id for c in benchmark.claims}
-        bad = [c for c in claims if c not in known]
+        known_c = [c.claim_id for c in benchmark.claims]
+        bad = [c for c in claims if c not in set(known_c)]
         if bad:
             raise ConfigError(
-                f"unknown claim {bad[0]!r}; claim ids look like L1_US_01 (see `deflectbench spec`)"
+                f"unknown claim {bad[0]!r}{did_you_mean(bad[0], known_c)}; claim ids look like "
+                "L1_US_01 (see `deflectbench spec --claims`)"
             )
         claim_list = list(dict.fromkeys(claims))
     prompt_list = [t.prompt_id for t in benchmark.templates]
@@ -143,7 +154,10 @@ def resolve_plan(
         known_t = set(prompt_list)
         bad = [t for t in templates if t not in known_t]
         if bad:
-            raise ConfigError(f"unknown template {bad[0]!r}; valid: {', '.join(prompt_list)}")
+            raise ConfigError(
+                f"unknown template {bad[0]!r}{did_you_mean(bad[0], prompt_list)}; template ids "
+                "look like explicit_coach_WA (see `deflectbench spec --templates`)"
+            )
         prompt_list = list(dict.fromkeys(templates))
     n_runs = default_runs if runs is None else runs
     if n_runs < 1:
@@ -177,32 +191,93 @@ def resolve_plan(
 
 
 class RunSection(BaseModel):
-    """``[run]``: what to run. Every key can also be given as a command-line flag, which wins."""
+    """``[run]``: what to run. A key given as a flag too (all but temperature) loses to the
+    flag; ``deflectbench judge`` reads judges, max_cost and allow_unpriced."""
 
     model_config = ConfigDict(extra="forbid")
 
-    models: list[str] | None = None
-    judges: list[str] | None = None
-    preset: str | None = None
-    claims: list[str] | None = None
-    templates: list[str] | None = None
-    runs: int | None = Field(default=None, ge=1)
-    seed: int | None = None
-    max_tokens: int | None = Field(default=None, ge=1)
-    temperature: float | None = Field(default=None, ge=0.0, le=2.0, allow_inf_nan=False)
-    max_cost: float | None = None  # checked by check_budget: finite, > 0
-    #: A name for this condition (the settings); default: derived from the settings.
-    label: str | None = None
-    #: Run with a budget even where a model or judge has no known price.
-    allow_unpriced: bool | None = None
-    cache: bool | None = None
+    models: list[str] | None = Field(
+        None, description="Models to test, as provider/model (--model). Default: local/smollm2."
+    )
+    judges: list[str] | None = Field(
+        None,
+        description="Judges: lexical (rule-based, offline) or a model as provider/model "
+        "(--judge). Default: the release's pair when ANTHROPIC_API_KEY and OPENAI_API_KEY are "
+        "set, else lexical.",
+    )
+    preset: str | None = Field(
+        None,
+        description="Which cells (--preset): "
+        + "; ".join(f"{k}: {v}" for k, v in PRESETS.items())
+        + ". Default: quick.",
+        json_schema_extra={"enum": list(PRESETS)},
+    )
+    claims: list[str] | None = Field(
+        None,
+        description="Claim ids instead of the preset's (--claims; `spec --claims` lists them).",
+    )
+    templates: list[str] | None = Field(
+        None,
+        description="Template ids instead of all (--templates; `spec --templates` lists them).",
+    )
+    runs: int | None = Field(
+        None,
+        ge=1,
+        description="Samples per cell (--runs). Default: the preset's (quick 1, full 5 for v1).",
+        json_schema_extra={"maximum": MAX_RUNS},
+    )
+    seed: int | None = Field(
+        None,
+        description="Base seed; each cell derives its own from it (--seed). Default: 0.",
+        json_schema_extra={"minimum": 0, "maximum": MAX_SEED},
+    )
+    max_tokens: int | None = Field(
+        None,
+        ge=1,
+        description="Output token cap per reply (--max-tokens). Default: 256 for local models, "
+        "2048 for APIs, as in the release.",
+        json_schema_extra={"maximum": MAX_TOKENS},
+    )
+    temperature: float | None = Field(
+        None,
+        ge=0.0,
+        le=2.0,
+        allow_inf_nan=False,
+        description="Sampling temperature of the tested models (no flag). Default: the "
+        "benchmark's (1.0 for v1). Judges always use 0.",
+    )
+    max_cost: float | None = Field(  # checked by check_budget: finite, > 0
+        None,
+        description="Budget in USD for all the results file has spent, this run included: the "
+        "run stops cleanly once it is reached (--max-cost). Default: no budget.",
+        json_schema_extra={"exclusiveMinimum": 0, "maximum": MAX_COST_USD},
+    )
+    label: str | None = Field(
+        None,
+        description="A name for these settings (a condition), e.g. temp07 (--label): 1-64 "
+        "letters, digits and . _ = + -. Default: derived from the settings (temp1-max256-seed0).",
+    )
+    allow_unpriced: bool | None = Field(
+        None,
+        description="Run with max_cost even where a model or judge has no known price; its "
+        "spending is then not counted (--allow-unpriced). Default: false.",
+    )
+    cache: bool | None = Field(
+        None, description="Reuse identical requests already paid for (--cache). Default: true."
+    )
 
 
 class PriceEntry(BaseModel):
+    """``[prices."provider/model"]``: what a model costs; the name may hold ``*`` wildcards."""
+
     model_config = ConfigDict(extra="forbid")
 
-    input_per_mtok: float = Field(ge=0.0, le=10_000.0, allow_inf_nan=False)
-    output_per_mtok: float = Field(ge=0.0, le=10_000.0, allow_inf_nan=False)
+    input_per_mtok: float = Field(
+        ge=0.0, le=10_000.0, allow_inf_nan=False, description="USD per million input tokens."
+    )
+    output_per_mtok: float = Field(
+        ge=0.0, le=10_000.0, allow_inf_nan=False, description="USD per million output tokens."
+    )
 
 
 class RunFile(BaseModel):
@@ -252,7 +327,8 @@ def load_run_file(path: str | Path) -> RunFile:
         raise ConfigError(f"--config {path}: {_describe(first)}{hint}") from None
     if parsed.run.preset is not None and parsed.run.preset not in PRESETS:
         raise ConfigError(
-            f"--config {path}: key 'run.preset': {parsed.run.preset!r} is not one of {', '.join(PRESETS)}"
+            f"--config {path}: key 'run.preset': {parsed.run.preset!r}"
+            f"{did_you_mean(parsed.run.preset, list(PRESETS))} is not one of {', '.join(PRESETS)}"
         )
     from deflectbench.models.providers import ProviderConfig
 

@@ -5,18 +5,62 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
+from typer.core import TyperCommand, TyperGroup
 
 from deflectbench import __version__
 from deflectbench.cli import results, run, spec
 from deflectbench.cli.console import UserError, console, err
 from deflectbench.secrets import scrub
 
+#: What a value option's help shows for the value it takes, by the type typer reports.
+_VALUE_LABELS = {"str": "TEXT", "int": "INTEGER", "float": "NUMBER", "path": "PATH"}
+
+
+def _readable_label(label: str) -> str:
+    """``<list[str]>`` -> ``TEXT``, ``<int range>`` -> ``INTEGER``: what to type, not Python."""
+    inner = label.strip().removesuffix("...").strip("<>").lower()
+    inner = inner.removeprefix("list[").removesuffix("]").split(" ")[0]
+    return _VALUE_LABELS.get(inner, inner.upper())
+
+
+def _plain_labels(params: list[Any], ctx: Any) -> list[Any]:
+    """Help that reads as a command line: a switch (``--dry-run``) shows no label, since it takes
+    no value (typer labels every flag ``<bool>``), and a value shows what to type (``TEXT``,
+    ``INTEGER``) instead of a Python type (``<list[str]>``). An explicit metavar is kept."""
+    for p in params:
+        if getattr(p, "is_flag", False) and not getattr(p, "count", False):
+            p.metavar = ""
+            continue
+        shown = getattr(p, "display_type_rich", None)
+        if not callable(shown):  # an older typer: values already labelled by click type (TEXT)
+            continue
+        label = _readable_label(str(shown(ctx) or ""))
+        if getattr(p, "param_type_name", "") == "argument":
+            # an argument's metavar is its name; its type column is asked for separately
+            p.metavar = p.metavar or (p.name or label).upper()
+            p.display_type_rich = lambda ctx, label=label: label
+        elif p.metavar is None:
+            p.metavar = label
+    return params
+
+
+class _Command(TyperCommand):
+    def get_params(self, ctx: Any) -> list[Any]:
+        return _plain_labels(super().get_params(ctx), ctx)
+
+
+class _Group(TyperGroup):
+    def get_params(self, ctx: Any) -> list[Any]:
+        return _plain_labels(super().get_params(ctx), ctx)
+
+
 app = typer.Typer(
     name="deflectbench",
+    cls=_Group,
     help=(
         "Measure whether language models produce deflection fallacies (whataboutism, ad hominem, "
         "red herring) when asked, and how they refuse, hedge, label or cleanly comply.\n\n"
@@ -28,14 +72,14 @@ app = typer.Typer(
     add_completion=False,
     rich_markup_mode="markdown",
 )
-app.command()(spec.spec)
-app.command()(run.run)
-app.command()(run.judge)
-app.command()(run.status)
-app.command()(results.analyze)
-app.command()(results.report)
-app.command("import")(results.import_)
-app.command()(results.export)
+app.command(cls=_Command)(spec.spec)
+app.command(cls=_Command)(run.run)
+app.command(cls=_Command)(run.judge)
+app.command(cls=_Command)(run.status)
+app.command(cls=_Command)(results.analyze)
+app.command(cls=_Command)(results.report)
+app.command("import", cls=_Command)(results.import_)
+app.command(cls=_Command)(results.export)
 
 
 @app.callback(invoke_without_command=True)
@@ -78,7 +122,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
 def main() -> None:
     """Entry point: run the app, turning known errors into one line and exit code 2."""
     try:
-        rc = app(standalone_mode=False)
+        rc = app(standalone_mode=False, prog_name="deflectbench")
         if isinstance(rc, int) and rc:
             sys.exit(rc)
     except _user_errors() as exc:

@@ -21,8 +21,9 @@ DEFAULT_DB = Path("deflectbench.db")
 ConsensusOption = Annotated[
     str,
     typer.Option(
+        metavar="mean|all|judge:NAME",
         help="How judges combine per field: mean (the release's rule: mean >= 0.5, so with two "
-        "judges a 1 from either wins), all (every judge says 1), or judge:NAME (one judge's word)."
+        "judges a 1 from either wins), all (every judge says 1), or judge:NAME (one judge's word).",
     ),
 ]
 AnalysisJudgesOption = Annotated[
@@ -36,9 +37,10 @@ AnalysisJudgesOption = Annotated[
 JudgeValuesOption = Annotated[
     str,
     typer.Option(
+        metavar="rules|said",
         help="Which judge values to combine: rules (each verdict after the rubric's rules) or "
         "said (what each judge replied, as the release's own analysis did: use it to reproduce "
-        "the paper's tables exactly)."
+        "the paper's tables exactly).",
     ),
 ]
 ResamplesOption = Annotated[

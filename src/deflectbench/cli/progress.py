@@ -46,6 +46,10 @@ class StageBars:
         self.progress.__exit__(*exc)  # type: ignore[arg-type]
 
     def stage(self, description: str, total: int) -> Callable[[bool], None]:
+        """A bar for a stage of ``total`` items; a stage with nothing to do (a resumed run's
+        finished generation, say) gets none, not a ``0/0 ... ETA -:--:--`` bar."""
+        if total <= 0:
+            return _nothing_to_do
         task: TaskID = self.progress.add_task(description, total=total, rate="", errors="")
         counts = {"errors": 0}
 
@@ -62,6 +66,10 @@ class StageBars:
             )
 
         return advance
+
+
+def _nothing_to_do(ok: bool) -> None:
+    """The advance of a stage without a bar."""
 
 
 @contextmanager

@@ -54,9 +54,9 @@ def analyze(
 
         deflectbench analyze --json summary.json --consensus all
 
-        deflectbench analyze --consensus judge:lexical --json - | jq '.models[].outcomes.refusal'
+        deflectbench analyze --consensus judge:lexical --json - | jq .counts
 
-        deflectbench analyze --db paper.db --judge-values said   # the release's exact method
+        deflectbench analyze --db paper.db --judge-values said  # the release's way
     """
     from deflectbench.analysis import analyze as analyze_store
     from deflectbench.benchmark import default_benchmark
@@ -138,7 +138,9 @@ def import_(
     paths: Annotated[
         list[Path],
         typer.Argument(
-            help="Release files or folders (searched recursively): generations_*.jsonl, evals_*.jsonl, also .gz.",
+            metavar="PATHS",
+            help="Release files or folders (searched recursively): `generations_*.jsonl` and "
+            "`evals_*.jsonl`, also gzipped (`.jsonl.gz`).",
             show_default=False,
         ),
     ],
@@ -152,9 +154,9 @@ def import_(
 
     Examples:
 
-        deflectbench import release/data/ --db paper.db          # the release's data folder
+        deflectbench import release/data/ --db paper.db   # the release's files
 
-        deflectbench import generations_gpt_5_5.jsonl evals_gpt_5_4_mini.jsonl --db paper.db
+        deflectbench import generations_gpt_5_5.jsonl evals_gpt_5_4_mini.jsonl
     """
     from deflectbench.cli.tables import import_table
     from deflectbench.interop import import_paths
@@ -184,7 +186,9 @@ def export(
         typer.Option(
             "--format",
             "-f",
-            help="release: the public release's JSON Lines files; jsonl, csv or parquet: two flat tables (generations, judgments).",
+            metavar="release|jsonl|csv|parquet",
+            help="release: the public release's JSON Lines files; jsonl, csv or parquet: two flat "
+            "tables (generations, judgments).",
         ),
     ] = "release",
     db: DbOption = DEFAULT_DB,
@@ -192,8 +196,9 @@ def export(
     """Write the results file out: in the release's format (so tools made for the paper's data
     read our runs) or as flat tables for pandas, R or a spreadsheet.
 
-    release writes data/generations/generations_<model>.jsonl and data/evals/evals_<judge>.jsonl;
-    an imported release comes back out byte for byte.
+    `--format release` writes `data/generations/generations_*.jsonl` (one file per model) and
+    `data/evals/evals_*.jsonl` (one per judge); an imported release comes back out byte for byte.
+    The flat tables are `generations.FORMAT` and `judgments.FORMAT` (e.g. `generations.csv`).
 
     Examples:
 

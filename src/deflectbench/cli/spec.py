@@ -1,19 +1,50 @@
-"""``deflectbench spec``: the benchmark at a glance, or every rendered prompt."""
+"""``deflectbench spec``: the benchmark at a glance, its ids to browse, or every rendered prompt."""
 
 from __future__ import annotations
 
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from deflectbench.cli.console import console
+from deflectbench.cli.console import UserError, console
+
+if TYPE_CHECKING:
+    from deflectbench.benchmark import Benchmark
+
+#: The listings, in the order they print when several are asked for.
+LISTINGS: tuple[str, ...] = ("claims", "templates", "framings", "fallacies")
 
 
 def spec(
-    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    claims: Annotated[
+        bool,
+        typer.Option("--claims", help="List the claims: id, level, context, domain, text."),
+    ] = False,
+    templates: Annotated[
+        bool,
+        typer.Option(
+            "--templates", help="List the templates: id, framing, requested fallacy, explicitness."
+        ),
+    ] = False,
+    framings: Annotated[
+        bool,
+        typer.Option("--framings", help="List the framings with their templates' text."),
+    ] = False,
+    fallacies: Annotated[
+        bool,
+        typer.Option("--fallacies", help="List the fallacies with their definitions."),
+    ] = False,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="Print JSON instead of tables: the summary, or the listing asked for (an array; "
+            "with several listings, an object keyed by listing).",
+        ),
+    ] = False,
     prompts: Annotated[
         bool, typer.Option("--prompts", help="Print every rendered prompt as JSON Lines.")
     ] = False,
@@ -23,28 +54,53 @@ def spec(
 ) -> None:
     """The benchmark at a glance: claims by level, context and domain; templates by framing.
 
+    With `--claims`, `--templates`, `--framings` or `--fallacies`: every id to pass to
+    `deflectbench run --claims/--templates`, with what it stands for.
+
     Examples:
 
         deflectbench spec
 
-        deflectbench spec --prompts > prompts.jsonl   # 1,200 lines for v1: claim_id, prompt_id, prompt
+        deflectbench spec --claims                      # ids, levels, texts
+
+        deflectbench spec --templates --json | jq '.[].prompt_id'
+
+        deflectbench spec --prompts > prompts.jsonl     # 1,200 lines for v1
     """
     from deflectbench.benchmark import load_benchmark
+
+    b = load_benchmark(benchmark)
+    chosen = [
+        name
+        for name, wanted in zip(LISTINGS, (claims, templates, framings, fallacies), strict=True)
+        if wanted
+    ]
+    if prompts:
+        if chosen:
+            raise UserError(f"--prompts prints every prompt; leave out --{chosen[0]}")
+        _print_prompts(b)
+    elif chosen:
+        _print_listings(b, chosen, as_json)
+    else:
+        _print_summary(b, as_json)
+
+
+def _print_prompts(b: Benchmark) -> None:
+    out = sys.stdout
+    for claim_id, prompt_id, prompt in b.prompts():
+        out.write(
+            json.dumps(
+                {"claim_id": claim_id, "prompt_id": prompt_id, "prompt": prompt},
+                ensure_ascii=False,
+            )
+            + "\n"
+        )
+
+
+def _print_summary(b: Benchmark, as_json: bool) -> None:
     from deflectbench.benchmark.overview import benchmark_summary
     from deflectbench.cli.tables import spec_tables
 
-    b = load_benchmark(benchmark)
-    if prompts:
-        out = sys.stdout
-        for claim_id, prompt_id, prompt in b.prompts():
-            out.write(
-                json.dumps(
-                    {"claim_id": claim_id, "prompt_id": prompt_id, "prompt": prompt},
-                    ensure_ascii=False,
-                )
-                + "\n"
-            )
-        return
     summary = benchmark_summary(b)
     if as_json:
         console.print_json(data=summary)
@@ -57,3 +113,104 @@ def spec(
     )
     for table in spec_tables(summary):
         console.print(table)
+    console.print(
+        "ids: deflectbench spec --claims, --templates, --framings, --fallacies",
+        highlight=False,
+        markup=False,
+    )
+
+
+def _print_listings(b: Benchmark, chosen: list[str], as_json: bool) -> None:
+    from deflectbench.cli import tables
+
+    rows = {name: LISTING_ROWS[name](b) for name in chosen}
+    if as_json:
+        data = rows[chosen[0]] if len(chosen) == 1 else rows
+        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        return
+    render = {
+        "claims": tables.claims_table,
+        "templates": tables.templates_table,
+        "framings": tables.framings_table,
+        "fallacies": tables.fallacies_table,
+    }
+    for name in chosen:
+        console.print(render[name](rows[name]))
+
+
+# -- the listings' rows (what --json prints and the tables show) ----------------------------
+
+
+def claim_rows(b: Benchmark) -> list[dict[str, Any]]:
+    """Every claim in file order: id, controversy level (number and name), context, domain, text."""
+    return [
+        {
+            "claim_id": c.claim_id,
+            "level": c.level,
+            "level_name": c.level_name,
+            "context": c.context,
+            "domain": c.domain,
+            "text": c.text,
+        }
+        for c in b.claims
+    ]
+
+
+def template_rows(b: Benchmark) -> list[dict[str, Any]]:
+    """Every template in file order, with its text (placeholders such as ``{claim}`` kept)."""
+    return [
+        {
+            "prompt_id": t.prompt_id,
+            "prompt_num": t.prompt_num,
+            "framing": t.framing,
+            "fallacy": t.fallacy,
+            "explicitness": t.explicitness,
+            "frame": t.frame,
+            "template": t.template,
+        }
+        for t in b.templates
+    ]
+
+
+def framing_rows(b: Benchmark) -> list[dict[str, Any]]:
+    """Each framing in the paper's order, with the templates that use it and their text."""
+    from deflectbench.vocab import FRAMINGS
+
+    present = {t.framing for t in b.templates}
+    order = [f for f in FRAMINGS if f in present] + sorted(present - set(FRAMINGS))
+    out = []
+    for framing in order:
+        members = [t for t in b.templates if t.framing == framing]
+        out.append(
+            {
+                "framing": framing,
+                "explicitness": sorted({t.explicitness for t in members}),
+                "templates": [
+                    {"prompt_id": t.prompt_id, "fallacy": t.fallacy, "template": t.template}
+                    for t in members
+                ],
+            }
+        )
+    return out
+
+
+def fallacy_rows(b: Benchmark) -> list[dict[str, Any]]:
+    """Each fallacy with its definition (as the prompts quote it) and the templates asking for
+    it; ``model_choice`` and ``any`` templates leave the choice to the model."""
+    return [
+        {
+            "fallacy_id": f.fallacy_id,
+            "name": f.name,
+            "definition": f.definition,
+            "templates": [t.prompt_id for t in b.templates if t.fallacy == f.fallacy_id],
+        }
+        for f in b.fallacies
+    ]
+
+
+LISTING_ROWS = {
+    "claims": claim_rows,
+    "templates": template_rows,
+    "framings": framing_rows,
+    "fallacies": fallacy_rows,
+}

@@ -84,6 +84,89 @@ def spec_tables(summary: Mapping[str, Any]) -> list[Table]:
     return [t, by_domain, templates]
 
 
+def claims_table(rows: Sequence[Mapping[str, Any]]) -> Table:
+    """``spec --claims``: every claim id with its level, context, domain and text."""
+    from deflectbench.vocab import LEVEL_NAMES
+
+    levels = ", ".join(f"{n} {name.replace('_', ' ')}" for n, name in LEVEL_NAMES.items())
+    t = Table(title=f"Claims ({len(rows)})", caption=f"levels: {levels}")
+    t.add_column("id", no_wrap=True)
+    t.add_column("level", justify="right")
+    t.add_column("context")
+    t.add_column("domain")
+    t.add_column("text", overflow="fold")
+    for r in rows:
+        t.add_row(
+            escape(r["claim_id"]),
+            str(r["level"]),
+            escape(r["context"]),
+            escape(r["domain"]),
+            escape(r["text"]),
+        )
+    return t
+
+
+def templates_table(rows: Sequence[Mapping[str, Any]]) -> Table:
+    """``spec --templates``: every template id with its framing, requested fallacy and
+    explicitness (``spec --framings`` shows the texts)."""
+    t = Table(title=f"Templates ({len(rows)})", caption="texts: deflectbench spec --framings")
+    t.add_column("id", no_wrap=True)
+    t.add_column("framing")
+    t.add_column("fallacy")
+    t.add_column("explicitness")
+    for r in rows:
+        t.add_row(
+            escape(r["prompt_id"]),
+            escape(r["framing"]),
+            escape(r["fallacy"]),
+            escape(r["explicitness"]),
+        )
+    return t
+
+
+def framings_table(rows: Sequence[Mapping[str, Any]]) -> Table:
+    """``spec --framings``: each framing, its templates and the text each one sends."""
+    t = Table(
+        title=f"Framings ({len(rows)})",
+        caption="{claim}, {speaker}, {fallacy_def} and {all_definitions} are filled per prompt",
+    )
+    t.add_column("framing", no_wrap=True)
+    t.add_column("template", no_wrap=True)
+    t.add_column("text", overflow="fold")
+    for r in rows:
+        members = r["templates"]
+        for i, x in enumerate(members):
+            label = ""
+            if i == 0:
+                label = f"{escape(r['framing'])}\n[dim]{escape(', '.join(r['explicitness']))}[/]"
+            t.add_row(
+                label,
+                escape(x["prompt_id"]),
+                escape(x["template"]),
+                end_section=i == len(members) - 1,
+            )
+    return t
+
+
+def fallacies_table(rows: Sequence[Mapping[str, Any]]) -> Table:
+    """``spec --fallacies``: each fallacy, its definition and the templates that request it."""
+    t = Table(
+        title=f"Fallacies ({len(rows)})",
+        caption="model_choice and any templates let the model pick",
+        show_lines=True,
+    )
+    t.add_column("id", no_wrap=True)
+    t.add_column("definition", overflow="fold")
+    t.add_column("templates", overflow="fold")
+    for r in rows:
+        t.add_row(
+            escape(r["fallacy_id"]),
+            escape(r["definition"]),
+            "\n".join(escape(x) for x in r["templates"]),
+        )
+    return t
+
+
 # -- run ------------------------------------------------------------------------------------
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -39,13 +40,16 @@ class UnknownJudgeError(ValueError):
 
 
 def check_judge_name(name: str) -> None:
-    """A judge is a rule-based judge's name or a model name (provider/model)."""
+    """A judge is a rule-based judge's name or a model name (provider/model); a bad one is
+    answered with the closest known judge and the help that lists the kinds."""
     if name in RULE_BASED:
         return
     if "/" not in name.strip("/"):
+        close = difflib.get_close_matches(name, [*RULE_BASED, *DEFAULT_JUDGES_WITH_KEYS], n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise UnknownJudgeError(
-            f"unknown judge {name!r}; valid: {', '.join(RULE_BASED)}, or a model as provider/model "
-            f"(e.g. {DEFAULT_JUDGES_WITH_KEYS[0]})"
+            f"unknown judge {name!r}{hint}; valid: {', '.join(RULE_BASED)}, or a model as "
+            f"provider/model, e.g. {DEFAULT_JUDGES_WITH_KEYS[0]} (see `deflectbench run --help`)"
         )
 
 

@@ -44,28 +44,85 @@ class ProviderConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    wire: Wire = "openai"
-    base_url: str | None = None
+    wire: Wire = Field(
+        default="openai",
+        description="The API's wire format: openai (Chat Completions, also vLLM, SGLang, "
+        "Ollama, llama.cpp) or anthropic (Messages API).",
+    )
+    base_url: str | None = Field(
+        default=None,
+        description="The API's base URL, e.g. http://localhost:8000/v1. A section for a name "
+        "that is not a built-in provider needs it (or base_url_env): it makes that name an "
+        "OpenAI-compatible server.",
+    )
     #: Environment variable that may supply the base URL when ``base_url`` is not set.
-    base_url_env: str | None = None
+    base_url_env: str | None = Field(
+        default=None,
+        description="Environment variable that supplies the base URL when base_url is not set.",
+    )
     #: Environment variable holding the API key (the key itself is never configured).
-    api_key_env: str | None = None
+    api_key_env: str | None = Field(
+        default=None,
+        description="Environment variable holding the API key; the key itself never goes in a "
+        "file. Default for a section of your own: its name in capitals + _API_KEY (myvllm -> "
+        "MYVLLM_API_KEY).",
+    )
     #: Local servers: a missing key is fine, a placeholder is sent.
-    api_key_optional: bool = False
-    max_concurrency: int = Field(default=16, ge=1)
-    requests_per_minute: float | None = Field(default=None, gt=0)
-    tokens_per_minute: float | None = Field(default=None, gt=0)
-    timeout_s: float = Field(default=120.0, gt=0)
-    max_retries: int = Field(default=6, ge=0)
+    api_key_optional: bool = Field(
+        default=False,
+        description="A missing key is fine (local servers): a placeholder is sent. On for "
+        "sections of your own.",
+    )
+    max_concurrency: int = Field(
+        default=16, ge=1, description="Requests in flight at once, at most."
+    )
+    requests_per_minute: float | None = Field(
+        default=None, gt=0, description="Pace requests to this rate; unset: no pacing."
+    )
+    tokens_per_minute: float | None = Field(
+        default=None, gt=0, description="Pace requests to this many tokens a minute; unset: none."
+    )
+    timeout_s: float = Field(
+        default=120.0, gt=0, description="Seconds a request may take before it counts as failed."
+    )
+    max_retries: int = Field(
+        default=6,
+        ge=0,
+        description="Retries of a request after an error other than a rate limit (429s are "
+        "retried separately).",
+    )
     #: Ask for JSON-schema output (OpenAI ``response_format``, Anthropic forced tool).
-    structured_output: bool = True
-    max_tokens_param: MaxTokensParam = "max_tokens"
-    temperature_mode: TemperatureMode = "always"
-    send_seed: bool = True
+    structured_output: bool = Field(
+        default=True,
+        description="Judges ask for JSON-schema output (openai: response_format; anthropic: a "
+        "forced tool). A server that rejects it is asked with json_object, then plain text.",
+    )
+    max_tokens_param: MaxTokensParam = Field(
+        default="max_tokens",
+        description="What the output cap is called in an openai-wire request (newer OpenAI "
+        "models want max_completion_tokens).",
+    )
+    temperature_mode: TemperatureMode = Field(
+        default="always",
+        description="always: send the temperature; non_default: only when it is not the API's "
+        "default 1.0 (reasoning models reject any value); never: do not send it.",
+    )
+    send_seed: bool = Field(
+        default=True,
+        description="Send each cell's seed (openai wire); false for servers that reject seed.",
+    )
     #: Extra request fields passed through verbatim (e.g. ``{"reasoning_effort": "low"}``).
-    extra_body: dict[str, Any] = Field(default_factory=dict)
+    extra_body: dict[str, Any] = Field(
+        default_factory=dict,
+        description='Extra request fields sent verbatim, e.g. { reasoning_effort = "low" }. '
+        "Stored with the run by name only.",
+    )
     #: Extra request headers (not for credentials: those come from ``api_key_env``).
-    headers: dict[str, str] = Field(default_factory=dict)
+    headers: dict[str, str] = Field(
+        default_factory=dict,
+        description="Extra request headers, stored with the run by name only; never "
+        "credentials (Authorization, x-api-key, api-key): those come from api_key_env.",
+    )
 
     @field_validator("headers")
     @classmethod

@@ -16,6 +16,7 @@ configuration section (``None`` if there is none) and the environment to read ke
 
 from __future__ import annotations
 
+import difflib
 import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -134,6 +135,11 @@ def model_forms() -> list[str]:
     return forms + list(catch_all.forms if catch_all else ())
 
 
+def _did_you_mean(value: str, known: Sequence[str]) -> str:
+    close = difflib.get_close_matches(value, list(known), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 def get_model(
     name: str,
     provider_configs: Mapping[str, Any] | None = None,
@@ -142,14 +148,20 @@ def get_model(
     """Build the model for ``name``. Raises :class:`UnknownModelError` on a bad name."""
     provider, sep, rest = name.partition("/")
     if not sep or not rest:
+        named = [f for f in model_forms() if "<" not in f]  # whole names, e.g. local/smollm2
         raise UnknownModelError(
-            f"model {name!r} is not of the form provider/model; valid: {', '.join(model_forms())}"
+            f"model {name!r} is not of the form provider/model{_did_you_mean(name, named)}; "
+            f"valid: {', '.join(model_forms())} (see `deflectbench run --help`)"
         )
     _ensure_ready()
     entry = _ENTRIES.get(provider) or _ENTRIES.get(ANY_PREFIX)
     if entry is None:
+        prefixes = [p for p in _ENTRIES if p != ANY_PREFIX]
+        close = difflib.get_close_matches(provider, prefixes, n=1)
+        hint = f" (did you mean '{close[0]}/{rest}'?)" if close else ""
         raise UnknownModelError(
-            f"unknown provider {provider!r} in {name!r}; valid: {', '.join(model_forms())}"
+            f"unknown provider {provider!r} in {name!r}{hint}; valid: "
+            f"{', '.join(model_forms())} (see `deflectbench run --help`)"
         )
     section = (provider_configs or {}).get(provider)
     return entry.factory(name, section, os.environ if env is None else env)
