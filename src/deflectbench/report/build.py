@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import os
+import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,7 @@ from typing import Any
 from deflectbench.analysis import AnalysisOptions, Summary, summarize
 from deflectbench.analysis.load import StoreReader
 from deflectbench.benchmark import Benchmark
+from deflectbench.escaping import csv_safe
 from deflectbench.report import figures as fg
 from deflectbench.report.count_tables import count_tables
 from deflectbench.report.page import render_pages
@@ -169,20 +171,59 @@ def build_report(
         raise ValueError(f"embed must be 'svg' or 'png', got {embed!r}")
     formats = tuple(dict.fromkeys([*formats, embed]))
     out = Path(out_dir)
-    _prepare(out)
     s = summarize(store, benchmark, options, detail=True)
-    figure_paths, views = _write_figures(s, out, formats, embed)
-    tables = {t.name: t for make in TABLES for t in make(s)}
-    table_paths = []
-    for t in tables.values():
-        path = out / "tables" / f"{t.name}.csv"
-        _write_text(path, t.frame.to_csv(index=False, lineterminator="\n"))
-        table_paths.append(path)
-    html, md = render_pages(s, views, tables)
-    html_path, md_path = out / "report.html", out / "report.md"
-    _write_text(html_path, html)
-    _write_text(md_path, md)
-    return ReportPaths(out, html_path, md_path, tuple(table_paths), tuple(figure_paths))
+    staging = _staging(out)
+    try:
+        _prepare(staging)
+        figure_paths, views = _write_figures(s, staging, formats, embed)
+        tables = {t.name: t for make in TABLES for t in make(s)}
+        table_paths = []
+        for t in tables.values():
+            path = staging / "tables" / f"{t.name}.csv"
+            _write_text(path, csv_safe(t.frame).to_csv(index=False, lineterminator="\n"))
+            table_paths.append(path)
+        html, md = render_pages(s, views, tables)
+        _write_text(staging / "report.html", html)
+        _write_text(staging / "report.md", md)
+        _swap_in(staging, out)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    moved = [out / p.relative_to(staging) for p in (*table_paths, *figure_paths)]
+    n = len(table_paths)
+    return ReportPaths(
+        out, out / "report.html", out / "report.md", tuple(moved[:n]), tuple(moved[n:])
+    )
+
+
+def _staging(out: Path) -> Path:
+    """A fresh folder beside ``out`` to build the whole report in; leftovers of a build that
+    was killed are removed first."""
+    parent = out.parent if str(out.parent) else Path(".")
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        for stale in parent.glob(f".{out.name}.building-*"):
+            shutil.rmtree(stale, ignore_errors=True)
+    except OSError as exc:
+        raise ReportError(f"cannot write the report to {out}: {exc.strerror or exc}") from None
+    return parent / f".{out.name}.building-{os.getpid()}"
+
+
+def _swap_in(staging: Path, out: Path) -> None:
+    """Put the finished report in place of the old one: a reader (or a kill) sees the old
+    report or the new one, never a mix of both."""
+    if out.exists() and not out.is_dir():
+        raise ReportError(f"cannot write the report to {out}: it is a file, not a folder")
+    old = out.with_name(f".{out.name}.old-{os.getpid()}")
+    try:
+        if out.exists():
+            os.replace(out, old)
+        os.replace(staging, out)
+    except OSError as exc:
+        if old.exists() and not out.exists():
+            os.replace(old, out)
+        raise ReportError(f"cannot write the report to {out}: {exc.strerror or exc}") from None
+    shutil.rmtree(old, ignore_errors=True)
 
 
 def write_report_after_run(store: StoreReader, benchmark: Benchmark, out_dir: str | Path) -> Path:
