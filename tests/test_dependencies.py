@@ -25,9 +25,7 @@ NOT_IMPORTED = {
 }
 #: Runtime dependencies that are not imported and not justified yet: listed so the test names
 #: them; each should leave ``[project].dependencies`` (the SDKs that need it require it).
-NOT_YET_REMOVED = {
-    "httpx": "imported nowhere; openai and anthropic depend on it themselves",
-}
+NOT_YET_REMOVED: dict[str, str] = {}
 #: Imports served by an optional extra (never needed for the default commands), by extra.
 OPTIONAL_IMPORTS = {"pyarrow": "parquet"}  # only `export --format parquet`, which says so
 #: Installed only with the dev extra: no module of the package may import them on load.

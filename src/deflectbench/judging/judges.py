@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from deflectbench.benchmark import Rubric
+from deflectbench.errors import did_you_mean
 from deflectbench.judging.rubric import (
     JUDGMENT_SCHEMA,
     ParsedJudgment,
@@ -45,8 +45,7 @@ def check_judge_name(name: str) -> None:
     if name in RULE_BASED:
         return
     if "/" not in name.strip("/"):
-        close = difflib.get_close_matches(name, [*RULE_BASED, *DEFAULT_JUDGES_WITH_KEYS], n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        hint = did_you_mean(name, [*RULE_BASED, *DEFAULT_JUDGES_WITH_KEYS])
         raise UnknownJudgeError(
             f"unknown judge {name!r}{hint}; valid: {', '.join(RULE_BASED)}, or a model as "
             f"provider/model, e.g. {DEFAULT_JUDGES_WITH_KEYS[0]} (see `deflectbench run --help`)"

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Any, Protocol
 
+from deflectbench.errors import did_you_mean
 from deflectbench.models.base import Model
 
 DEFAULT_MODEL = "local/smollm2"
@@ -135,11 +136,6 @@ def model_forms() -> list[str]:
     return forms + list(catch_all.forms if catch_all else ())
 
 
-def _did_you_mean(value: str, known: Sequence[str]) -> str:
-    close = difflib.get_close_matches(value, list(known), n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
-
-
 def get_model(
     name: str,
     provider_configs: Mapping[str, Any] | None = None,
@@ -150,7 +146,7 @@ def get_model(
     if not sep or not rest:
         named = [f for f in model_forms() if "<" not in f]  # whole names, e.g. local/smollm2
         raise UnknownModelError(
-            f"model {name!r} is not of the form provider/model{_did_you_mean(name, named)}; "
+            f"model {name!r} is not of the form provider/model{did_you_mean(name, named)}; "
             f"valid: {', '.join(model_forms())} (see `deflectbench run --help`)"
         )
     _ensure_ready()
