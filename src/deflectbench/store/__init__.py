@@ -17,8 +17,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from deflectbench.conditions import RELEASE, ConditionError, Settings, check_label, differences
+from deflectbench.conditions import RELEASE
 from deflectbench.records import GenerationRecord, JudgmentRecord, PendingGeneration, now_iso
+from deflectbench.store.conditions import Conditions
 from deflectbench.store.connection import Connection, connect, describe
 from deflectbench.store.files import APPLICATION_ID, StoreError, check_file
 from deflectbench.store.migrations import MIGRATIONS
@@ -39,7 +40,7 @@ def _json_or_none(value: dict[str, Any] | None) -> str | None:
     return None if value is None else json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
-class Store(Reads):
+class Store(Reads, Conditions):
     """A DeflectBench results file. Use :meth:`open`; close with :meth:`close` or ``with``."""
 
     def __init__(self, conn: Connection, path: Path) -> None:
@@ -169,58 +170,6 @@ class Store(Reads):
             d["versions"] = json.loads(d.pop("versions_json"))
             out.append(d)
         return out
-
-    # -- conditions --------------------------------------------------------------------------
-
-    def register_condition(self, model: str, settings: Settings, label: str | None = None) -> str:
-        """The label of ``settings`` for ``model``, registering it if new.
-
-        Within one model a label names one set of settings and back: a label already used with
-        other settings, or settings already stored under another label, are refused loudly
-        (ConditionError) rather than mixed or re-sampled."""
-        wanted = settings.as_json()
-        sha = settings.sha256
-        label = check_label(label) if label is not None else settings.label()
-        by_sha = self.conn.execute(
-            "SELECT label FROM conditions WHERE model = ? AND settings_sha256 = ?", (model, sha)
-        ).fetchone()
-        if by_sha is not None and by_sha[0] != label:
-            raise ConditionError(
-                f"{model}: these settings are already stored as condition {by_sha[0]!r}; "
-                f"pass --label {by_sha[0]} (or leave --label out) to resume it"
-            )
-        by_label = self.conn.execute(
-            "SELECT settings_json FROM conditions WHERE model = ? AND label = ?", (model, label)
-        ).fetchone()
-        if by_label is not None:
-            stored = json.loads(by_label[0])
-            if stored != wanted:
-                raise ConditionError(
-                    f"{model}: condition {label!r} was run with other settings "
-                    f"({differences(stored, wanted)}); pass another --label to store these "
-                    "beside it"
-                )
-            return label
-        self.conn.execute(
-            "INSERT INTO conditions VALUES (?, ?, ?, ?, ?)",
-            (model, label, json.dumps(wanted, sort_keys=True), sha, now_iso()),
-        )
-        return label
-
-    def conditions(self) -> list[dict[str, Any]]:
-        """Every condition: model, label, settings, created_at."""
-        return [
-            {
-                "model": r[0],
-                "label": r[1],
-                "settings": json.loads(r[2]),
-                "created_at": r[3],
-            }
-            for r in self.conn.execute(
-                "SELECT model, label, settings_json, created_at FROM conditions "
-                "ORDER BY model, created_at"
-            )
-        ]
 
     def plan(
         self,
