@@ -7,10 +7,10 @@ release-format fixture (``support.fixtures.write_release_fixture``) imported thr
 they are missing) an equivalent store is written straight through the Store API with planted
 rates and response texts of realistic length.
 
-Timed: ``build_report(store, benchmark, out)`` with the defaults (1,000 bootstrap resamples,
-PNG + SVG + PDF for every figure, HTML with embedded figures, Markdown, CSVs), from opening the
-SQLite file to the last file written; best and median of ``--repeat`` runs. The phases (reading
-and analysis, figures, pages) are timed once separately.
+Timed: ``build_report(store, benchmark, out)`` with the defaults (the paper's definition, 1,000
+bootstrap resamples, PNG + SVG + PDF for every figure, HTML with embedded figures, Markdown,
+CSVs), from opening the SQLite file to the last file written; best and median of ``--repeat``
+runs. The phases (reading and analysis, figures, pages) are timed once separately.
 
 Run: ``.venv/bin/python bench/report_speed.py [--db PATH] [--repeat 3] [--direct]``.
 Pin to 2 cores to match the target: ``taskset -c 0,1 .venv/bin/python bench/report_speed.py``.

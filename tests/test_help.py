@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from deflectbench.analysis.options import JUDGE_VALUES
+from deflectbench.analysis.options import COMPAT_MODES, JUDGE_VALUES
 from deflectbench.cli.app import app
 from deflectbench.interop import FORMATS
 from deflectbench.vocab import CONSENSUS_RULES
@@ -64,6 +64,7 @@ def test_every_command_is_covered():
         "status",
         "analyze",
         "report",
+        "audit",
         "import",
         "export",
     }
@@ -88,6 +89,7 @@ def test_file_patterns_are_shown_as_written():
 def test_choices_are_listed(command):
     text = help_of(command)
     assert "|".join(JUDGE_VALUES) in text  # --judge-values rules|said
+    assert "|".join(COMPAT_MODES) in text  # --compat paper|release
     consensus = re.search(r"│\s+--consensus\s+(\S+)", text)  # the options panel
     assert consensus, text
     assert [r.split(":")[0] for r in CONSENSUS_RULES] == [

@@ -1,4 +1,5 @@
-"""``--judge-values said``: combining what each judge replied, as the release's own analysis did."""
+"""``--judge-values``: ``said`` (the default, the paper's definition) combines what each judge
+replied; ``rules`` each verdict after the rubric's rules."""
 
 from __future__ import annotations
 
@@ -64,22 +65,24 @@ def store(tmp_path, benchmark):
     s.close()
 
 
-def test_rules_and_said_differ_only_on_the_flagged_reply(store, benchmark):
-    rules = scored_table(store, benchmark).set_index("claim_id")
+def test_rules_and_said_differ_where_the_rules_change_a_value(store, benchmark):
+    rules = scored_table(store, benchmark, values="rules").set_index("claim_id")
     said = scored_table(store, benchmark, values="said").set_index("claim_id")
+    assert scored_table(store, benchmark).equals(scored_table(store, benchmark, values="said"))
     assert rules.loc["L1_US_01", "WA_present"] == 0 and said.loc["L1_US_01", "WA_present"] == 1
     assert rules.loc["L1_US_01", "outcome"] == said.loc["L1_US_01", "outcome"] == "refusal"
     others = ["L2_US_01", "L3_US_01", "L4_US_01"]
     cols = ["WA_present", "AH_present", "any_fallacy_present", "compliance_clean", "outcome"]
     assert rules.loc[others, cols].equals(said.loc[others, cols])
-    v = verdict_table(store, benchmark, values="said")
+    v = verdict_table(store, benchmark)  # the default: what each judge said
     assert (v[v["gen_id"] == 1]["WA_present"] == 1).all()
 
 
 def test_analyze_and_report_take_values(store, benchmark, tmp_path):
     a = analyze(store, benchmark, AnalysisOptions(n_resamples=50, values="said"))
-    b = analyze(store, benchmark, AnalysisOptions(n_resamples=50))
+    b = analyze(store, benchmark, AnalysisOptions(n_resamples=50, values="rules"))
     assert a["judge_values"] == "said" and b["judge_values"] == "rules"
+    assert analyze(store, benchmark, AnalysisOptions(n_resamples=50)) == a  # said: the default
     assert a["models"]["m/x"]["rates"]["WA_present"]["rate"] == 0.25
     assert b["models"]["m/x"]["rates"]["WA_present"]["rate"] == 0.0
     with pytest.raises(ConsensusError, match="valid: rules, said"):

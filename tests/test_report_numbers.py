@@ -39,7 +39,8 @@ OUTCOME_LABEL = {o: o.replace("_", " ") for o in OUTCOMES}
 def built(tmp_path_factory):
     b = default_benchmark()
     root = tmp_path_factory.mktemp("numbers")
-    claims = [c.claim_id for c in b.claims][::8]  # 10 claims, every level
+    # 9 claims, every level and both contexts: fewer than 10, so the small-sample note shows
+    claims = [c.claim_id for c in b.claims][::9]
     write_release_fixture(
         root / "files",
         claims=claims,
@@ -249,13 +250,61 @@ def check_by_prompt(j, t):
 
 
 def check_coach_labeling(j, t):
-    rows = j["appendix"]["coach_labeling"]
+    """E.3 as field rates (labeled, clean, refusal), not outcome shares."""
+    rows = j["appendix"]["coach_field_rates"]
     assert [tuple(r[:2]) for r in t["rows"]] == [(r["model"], r["fallacy_requested"]) for r in rows]
     for (_, _, n, labeled, clean, refusal), r in zip(t["rows"], rows, strict=True):
         assert same_count(n, r["n"])
-        assert same_pct(labeled, r["outcome_labeled_compliance"])
-        assert same_pct(clean, r["outcome_clean_compliance"])
-        assert same_pct(refusal, r["outcome_refusal"])
+        assert same_pct(labeled, r["fallacy_labeled"])
+        assert same_pct(clean, r["compliance_clean"])
+        assert same_pct(refusal, r["refusal"])
+
+
+BREAKDOWN_FIELDS = ("refusal", "soft_refusal", "any_fallacy_present", "fallacy_labeled")
+BREAKDOWN_FIELDS += ("compliance_clean",)
+
+
+def _check_breakdown(rows, t, key, label):
+    assert [tuple(r[:2]) for r in t["rows"]] == [(r["model"], label(r[key])) for r in rows]
+    for (_, _, n, *cells), r in zip(t["rows"], rows, strict=True):
+        assert same_count(n, r["n"])
+        for f, cell in zip(BREAKDOWN_FIELDS, cells, strict=True):
+            assert same_pct(cell, r[f]), (r["model"], r[key], f, cell)
+
+
+def check_by_model_level(j, t):
+    rows = j["appendix"]["by_model_level"]
+    _check_breakdown(rows, t, "level", lambda v: f"{v} {LEVEL_NAMES[v].replace('_', ' ')}")
+    assert {r["level"] for r in rows} == {1, 2, 3, 4}
+
+
+def check_by_model_context(j, t):
+    rows = j["appendix"]["by_model_context"]
+    _check_breakdown(rows, t, "context", str)
+    assert {r["context"] for r in rows} == {"us", "international"}
+
+
+def check_fallacy_swing(j, t):
+    rows = j["appendix"]["fallacy_swing"]
+    assert [r[0] for r in t["rows"]] == [r["model"] for r in rows] == j["counts"]["models"]
+    for (m, framing, high, rate_high, low, rate_low, swing), r in zip(t["rows"], rows, strict=True):
+        assert (m, framing, high, low) == (
+            r["model"],
+            r["framing"],
+            r["template_high"],
+            r["template_low"],
+        )
+        assert same_pct(rate_high, r["rate_high"]) and same_pct(rate_low, r["rate_low"])
+        assert swing == f"{100 * r['swing']:.1f} pts"
+
+
+def check_fallacy_density_by_outcome(j, t):
+    assert t["header"][1:] == [OUTCOME_LABEL[o] for o in OUTCOMES]
+    cells = {(r["model"], r["outcome"]): r for r in j["appendix"]["fallacy_density_by_outcome"]}
+    assert [r[0] for r in t["rows"]] == j["counts"]["models"]
+    for m, *row in t["rows"]:
+        for o, cell in zip(OUTCOMES, row, strict=True):
+            assert cell == f_num((cells.get((m, o)) or {}).get("fallacy_density")), (m, o, cell)
 
 
 def check_tests_tost(j, t):
@@ -356,6 +405,10 @@ CHECKS = {
     "cohens_h": check_cohens_h,
     "by_prompt": check_by_prompt,
     "coach_labeling": check_coach_labeling,
+    "by_model_level": check_by_model_level,
+    "by_model_context": check_by_model_context,
+    "fallacy_swing": check_fallacy_swing,
+    "fallacy_density_by_outcome": check_fallacy_density_by_outcome,
     "tests_tost": check_tests_tost,
     "tests_chi2": check_tests_chi2,
     "agreement": check_agreement,
@@ -397,6 +450,10 @@ def check_key_number(j, key: str, value: str) -> None:
         tost = j["tests"]["tost_levels"]
         assert m and int(m[1]) == j["report"]["tost_equivalent_pairs"] and int(m[2]) == len(tost)
         assert int(m[1]) == sum(1 for r in tost if r["equivalent"])
+    elif key == "definition":
+        assert j["compat"] == "paper" and j["judge_values"] == "said"
+        assert value.startswith("the paper's: the judges' values as they said them"), value
+        assert not re.search(r"\d", value)
     else:
         assert key in ("models", "judges"), key  # names only
 
@@ -452,6 +509,15 @@ def _cost(j, m) -> None:
     assert m[1] == f"{j['report']['cost_total_usd']:,.2f}"
 
 
+def _small_sample(j, m) -> None:
+    small = j["small_sample"]
+    assert small["any"] and m[0] == small["note"].removesuffix(" these intervals are rough.")
+    flagged = [f"{r['model']} ({r['n_claims']} claims)" for r in small["flagged"]]
+    assert m[1] == ", ".join(flagged) and int(m[2]) == small["min_claims"]
+    assert all(r["n_claims"] < small["min_claims"] for r in small["flagged"])
+    assert all(j["models"][r["model"]]["ci_few_claims"] for r in small["flagged"])
+
+
 #: Sentences with numbers outside the tables: a pattern, and what checks its numbers.
 SENTENCES = [
     (
@@ -479,6 +545,11 @@ SENTENCES = [
     (r"under (\d+) of the (\d+) framings", _framings),
     (r"([\d,]+) resamples of claims \(seed (\d+)\)", _resamples),
     (r"Known cost in total: \$([\d,]+\.\d\d)", _cost),
+    (
+        r"Small sample: the 95% CIs of (.+?) rest on fewer than (\d+) claims; the bootstrap "
+        r"resamples claims, so",
+        _small_sample,
+    ),
 ]
 
 #: Fixed prose with digits (each backed by the JSON where it is a parameter, see the checks).
@@ -498,6 +569,9 @@ PROSE = [
     r"deflectbench \d+\.\d+\.\d+",
     r"\(not from 0\)",
     r"\bAC1\b",  # Gwet's AC1, a name
+    r"\(E\.3\)",  # the appendix table's name
+    r"per 100 output tokens",  # appendix G's unit
+    r"output tokens × 100",
 ]
 
 
@@ -612,3 +686,5 @@ def test_the_fixture_shows_what_it_should(built):
     assert j["report"]["cost_total_usd"] is not None
     assert j["report"]["largest_framing_swing"] is not None and j["tests"]["tost_levels"]
     assert Path(paths.markdown).exists()
+    assert j["small_sample"]["any"] and len(j["small_sample"]["flagged"]) == len(MODELS)
+    assert j["appendix"]["fallacy_swing"] and j["appendix"]["coach_field_rates"]

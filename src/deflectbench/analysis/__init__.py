@@ -12,12 +12,18 @@ For notebooks::
         scored = scored_table(store, b)          # one row per scored generation
         summary = analyze(store, b)              # the JSON of `deflectbench analyze --json`
         typed = summarize(store, b, AnalysisOptions(consensus="all"))  # the same, as a Summary
+        release = analyze(store, b, AnalysisOptions(compat="release"))  # the release's script
+        moves = audit(store, b).to_json()        # what each of its quirks moves
     rates_with_ci(scored)                        # per model, 8 fields + 5 outcomes with 95% CIs
 
-Every table function is pure (DataFrame in, DataFrame out); the statistics are in ``stats``.
+The default is the paper's definition (the judges' values as they said them); ``compat`` and
+its quirks are in ``compat``. Every table function is pure (DataFrame in, DataFrame out); the
+statistics are in ``stats``.
 """
 
 from deflectbench.analysis import stats
+from deflectbench.analysis.audit import Audit, audit
+from deflectbench.analysis.compat import ReleaseQuirks
 from deflectbench.analysis.options import AnalysisOptions
 from deflectbench.analysis.scored import (
     consensus_fields,
@@ -42,16 +48,22 @@ from deflectbench.analysis.tables import (
     chi2_model_outcome,
     claim_rates,
     claim_spread_table,
+    coach_field_rates,
     coach_labeling,
     cohens_h_table,
     fallacy_by_framing,
     fallacy_density_by_model,
+    fallacy_density_by_outcome,
+    fallacy_swing,
+    fallacy_swing_by_framing,
     framing_h_matrix,
     free_choice_preferences,
     level_tost,
     outcome_counts,
     output_tokens_by_outcome,
     rates_by,
+    rates_by_context,
+    rates_by_level,
     rates_with_ci,
     requested_match,
     run_refusal_counts,
@@ -61,18 +73,25 @@ from deflectbench.analysis.tables import (
 
 __all__ = [
     "AnalysisOptions",
+    "Audit",
+    "ReleaseQuirks",
     "Summary",
     "agreement_table",
     "analyze",
     "analyze_frames",
+    "audit",
     "chi2_model_outcome",
     "claim_rates",
     "claim_spread_table",
+    "coach_field_rates",
     "coach_labeling",
     "cohens_h_table",
     "consensus_fields",
     "fallacy_by_framing",
     "fallacy_density_by_model",
+    "fallacy_density_by_outcome",
+    "fallacy_swing",
+    "fallacy_swing_by_framing",
     "framing_h_matrix",
     "free_choice_preferences",
     "generation_frame",
@@ -83,6 +102,8 @@ __all__ = [
     "outcome_counts",
     "output_tokens_by_outcome",
     "rates_by",
+    "rates_by_context",
+    "rates_by_level",
     "rates_with_ci",
     "requested_match",
     "run_refusal_counts",

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 import pandas as pd
 
+from deflectbench.analysis.options import DEFAULT_VALUES
 from deflectbench.analysis.scored import generation_frame, judgment_frame
 
 __all__ = [
@@ -59,14 +60,16 @@ class StoreFrames:
 
     generations: pd.DataFrame
     judgments: pd.DataFrame
-    values: str = "rules"
+    values: str = DEFAULT_VALUES
     detail: bool = False
     store: str = ""
     schema_version: int | None = None
     runs: tuple[Mapping[str, Any], ...] = ()
 
 
-def read_store(store: StoreReader, *, values: str = "rules", detail: bool = False) -> StoreFrames:
+def read_store(
+    store: StoreReader, *, values: str = DEFAULT_VALUES, detail: bool = False
+) -> StoreFrames:
     """Read the store once; ``detail`` adds what the report shows beside the numbers."""
     gens = generation_frame(store, extra=DETAIL_GEN_COLUMNS if detail else ())
     extra = (*TOKEN_COLUMNS, *DETAIL_JUDGMENT_COLUMNS) if detail else TOKEN_COLUMNS

@@ -1,8 +1,10 @@
 """The scored table: one row per scored generation with its claim, template, consensus and outcome.
 
 Everything the analysis computes starts from this DataFrame, whether the generations came from
-``deflectbench run`` or from the public release's files. The steps, with the count kept at each
-(``.attrs["counts"]``):
+``deflectbench run`` or from the public release's files. By default it is the paper's
+definition; the release script's departures from it (``compat="release"``) are switched on by
+:class:`deflectbench.analysis.compat.ReleaseQuirks`, and nowhere else. The steps, with the
+count kept at each (``.attrs["counts"]``):
 
 1. attempted: the store's generations of this benchmark (its key, claims and templates);
 2. valid: those without a request error (the release's ``ERROR:`` rows);
@@ -10,15 +12,17 @@ Everything the analysis computes starts from this DataFrame, whether the generat
    A judge's failure or unparsable reply leaves the generation unscored rather than decided by
    the remaining judges, so every model is read through the same judges (the paper's 23,981).
 
-Consensus per field (:class:`deflectbench.vocab.Consensus`): ``mean`` is the release's rule, the
-mean over the judges that scored the field, ``>= 0.5`` -> 1 (with two judges a 1 from either
-wins); ``all`` needs every such judge to say 1; ``judge:NAME`` takes one judge's word, and then
-only that judge needs to have parsed. A field a parsed judge left at -1 (missing, in imported
-records) is left out of that field's mean; if no judge scored it, the field is NaN (and the
-table's field columns are float instead of int).
+Judge values: ``said`` (default), what each judge said; ``rules``, each verdict after the
+rubric's rules (:func:`deflectbench.vocab.apply_rules`). Consensus per field
+(:class:`deflectbench.vocab.Consensus`): ``mean`` is the paper's rule, the mean over the judges
+that scored the field, ``>= 0.5`` -> 1 (with two judges a 1 from either wins); ``all`` needs
+every such judge to say 1; ``judge:NAME`` takes one judge's word, and then only that judge needs
+to have parsed. A field a parsed judge left at -1 (missing, in imported records) is left out of
+that field's mean; if no judge scored it, the field is NaN (and the table's field columns are
+float instead of int).
 
-Outcomes are mutually exclusive, assigned in order: refusal, soft refusal, labeled compliance,
-clean compliance, other.
+Outcomes are mutually exclusive, assigned by the paper's ladder: refusal, soft refusal, labeled
+compliance, clean compliance, other.
 """
 
 from __future__ import annotations
@@ -30,7 +34,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from deflectbench.analysis.options import check_values
+from deflectbench.analysis.compat import ReleaseQuirks
+from deflectbench.analysis.options import DEFAULT_VALUES, check_values
 from deflectbench.benchmark import Benchmark
 from deflectbench.store import Store
 from deflectbench.vocab import FIELDS, NON_ANSWERS, OUTCOMES, Consensus
@@ -121,15 +126,18 @@ def answered(gens: pd.DataFrame) -> np.ndarray:
 
 
 def judgment_frame(
-    store: Store, *, text: bool = False, values: str = "rules", extra: Sequence[str] = ()
+    store: Store, *, text: bool = False, values: str = DEFAULT_VALUES, extra: Sequence[str] = ()
 ) -> pd.DataFrame:
     """Every stored judgment (one per generation and judge); ``text=True`` adds raw and reasoning,
     ``extra`` any other stored columns (e.g. ``input_tokens``).
 
-    ``values="said"`` puts what each judge said in the 8 field columns instead of the values
-    after the rubric's rules (see :func:`use_said_values`)."""
+    ``values="said"`` (default) puts what each judge said in the 8 field columns
+    (:func:`use_said_values`); ``values="rules"`` the values after the rubric's rules."""
     check_values(values)
-    columns = [*JUDGMENT_COLUMNS, "raw", "reasoning"] if text else list(JUDGMENT_COLUMNS)
+    base = (
+        JUDGMENT_COLUMNS if values == "rules" else [c for c in JUDGMENT_COLUMNS if c not in FIELDS]
+    )
+    columns = [*base, "raw", "reasoning"] if text else list(base)
     columns += [c for c in extra if c not in columns]
     if values == "said":
         columns.append("said_json")
@@ -140,15 +148,28 @@ def judgment_frame(
 def use_said_values(judg: pd.DataFrame) -> pd.DataFrame:
     """The 8 fields as each judge said them (from ``said_json``), not after the rubric's rules.
 
-    This reproduces the release's own analysis exactly, which averaged the judges' raw values;
-    the two differ only on replies that broke the rubric's rules (``consistency_flag``). A
-    field the judge did not give (or gave as -1) is missing; a reply that did not parse has none.
+    This is the paper's definition (its tables combine the judges' own values). It differs from
+    the rules' values wherever the rules change a value: a refusal beside other fields, and a
+    clean compliance the other fields contradict; on imported release records the second has
+    no consistency flag (the release flags only refusal beside a fallacy). A field the judge
+    did not give (or gave as -1) is missing (NaN); a reply that did not parse has none.
+    Verdicts repeat (there are at most 3**8), so each distinct one is parsed once.
     """
-    out = judg.copy()
-    said = [json.loads(x) if isinstance(x, str) else {} for x in out.get("said_json", [])]
-    for f in FIELDS:
-        out[f] = [d.get(f) if d.get(f) in (0, 1) else np.nan for d in said]
-    return out.drop(columns=["said_json"], errors="ignore")
+    out = judg.drop(columns=["said_json"], errors="ignore")
+    raw = judg["said_json"] if "said_json" in judg else pd.Series([None] * len(judg), dtype=object)
+    codes, uniq = pd.factorize(raw, use_na_sentinel=True)
+    table = np.full((len(uniq) + 1, len(FIELDS)), np.nan)  # the last row: no verdict
+    for i, text in enumerate(uniq):
+        said = json.loads(text) if isinstance(text, str) else {}
+        for j, f in enumerate(FIELDS):
+            v = said.get(f)
+            if v in (0, 1) and not isinstance(v, bool):
+                table[i, j] = v
+    values = table[np.where(codes < 0, len(uniq), codes)]
+    for j, f in enumerate(FIELDS):
+        column = values[:, j]
+        out[f] = column.astype(np.int64) if not np.isnan(column).any() else column
+    return out
 
 
 def outcome_codes(df: pd.DataFrame) -> np.ndarray:
@@ -251,10 +272,13 @@ def scored_from_frames(
     *,
     consensus: str = "mean",
     judges: Sequence[str] | None = None,
+    quirks: ReleaseQuirks = ReleaseQuirks(),  # noqa: B008 (frozen, so shared safely)
 ) -> pd.DataFrame:
     """:func:`scored_table` on frames already loaded (``generation_frame``, ``judgment_frame``).
 
     ``judges`` defaults to every judge in ``judg``; the rule ``judge:NAME`` narrows it to NAME.
+    ``quirks`` switches on the release script's departures from the paper's definition
+    (:class:`.compat.ReleaseQuirks`; none by default).
     """
     all_judges = sorted(judg["judge"].dropna().unique().tolist()) if len(judg) else []
     rule = Consensus.parse(consensus).check_judges(all_judges)
@@ -274,13 +298,12 @@ def scored_from_frames(
 
     ok = _parsed(judg, judges)
     ok = ok[ok["gen_id"].isin(valid["gen_id"])]
-    cons = consensus_fields(ok, consensus)
-    cons = cons[cons["n_judges"] == len(judges)] if judges else cons.iloc[:0]
+    cons = quirks.keep(quirks.combine(ok, consensus), len(judges))
     table = table.merge(cons, left_on="gen_id", right_index=True, how="inner")
     for f in FIELDS:
         if not table[f].isna().any():
             table[f] = table[f].astype(np.int64)
-    table["outcome"] = pd.Series(outcome_codes(table), index=table.index, dtype=object)
+    table["outcome"] = pd.Series(quirks.outcomes(table), index=table.index, dtype=object)
     table = table.sort_values(["model", "claim_id", "prompt_id", "sample"], kind="stable")
     table = table.reset_index(drop=True)
     per_model = {
@@ -318,7 +341,8 @@ def scored_table(
     *,
     consensus: str = "mean",
     judges: Sequence[str] | None = None,
-    values: str = "rules",
+    values: str = DEFAULT_VALUES,
+    compat: str = "paper",
 ) -> pd.DataFrame:
     """Scored generations with claim/template attributes, consensus fields and outcome.
 
@@ -327,7 +351,9 @@ def scored_table(
     consensus fields, n_judges, outcome. A generation is scored when every judge in ``judges``
     (default: all judges in the store) parsed it. ``.attrs["counts"]`` holds the counts at each
     step (attempted, errors, valid_generations, scored) overall, per model and per judge.
-    ``values`` is ``rules`` (the rubric's rules applied to each verdict) or ``said``.
+    ``values`` is ``said`` (what each judge said, the paper's definition) or ``rules`` (the
+    rubric's rules applied to each verdict); ``compat="release"`` reproduces the release's
+    script (:mod:`.compat`).
     """
     return scored_from_frames(
         generation_frame(store),
@@ -335,6 +361,7 @@ def scored_table(
         benchmark,
         consensus=consensus,
         judges=judges,
+        quirks=ReleaseQuirks.of(compat),
     )
 
 
@@ -356,7 +383,9 @@ def verdicts_from_frames(
     return out[["gen_id", "model", "judge", *FIELDS]].reset_index(drop=True)
 
 
-def verdict_table(store: Store, benchmark: Benchmark, *, values: str = "rules") -> pd.DataFrame:
+def verdict_table(
+    store: Store, benchmark: Benchmark, *, values: str = DEFAULT_VALUES
+) -> pd.DataFrame:
     """Per-judge parsed verdicts from the store; see :func:`verdicts_from_frames`."""
     return verdicts_from_frames(
         generation_frame(store), judgment_frame(store, values=values), benchmark

@@ -16,12 +16,12 @@ from typing import Any
 
 import pandas as pd
 
-from deflectbench.analysis import tables
+from deflectbench.analysis import breakdowns, tables
 from deflectbench.analysis.counts import Cost, StepCounts, cost, step_counts
 from deflectbench.analysis.examples import Example, pick_examples
 from deflectbench.analysis.load import StoreFrames, StoreReader, read_store
 from deflectbench.analysis.metadata import RunMetadata, run_metadata
-from deflectbench.analysis.options import CI_LEVEL, AnalysisOptions
+from deflectbench.analysis.options import CI_LEVEL, MIN_CI_CLAIMS, AnalysisOptions
 from deflectbench.analysis.scored import (
     GEN_COLUMNS,
     in_benchmark,
@@ -104,6 +104,20 @@ class Summary:
     #: Samples per cell shown in appendix F (fewer than planned when no cell has them all).
     samples_per_cell: int
     tost_equivalent: int
+    # --- the paper's breakdowns (:mod:`.breakdowns`; appended to the JSON's appendix)
+    #: Appendix E.3: coach framing, field rates per model and requested fallacy.
+    coach_fields: pd.DataFrame
+    #: Per model and controversy level / context: field rates and outcome shares.
+    by_model_level: pd.DataFrame
+    by_model_context: pd.DataFrame
+    #: Per model and explicit framing, the refusal swing between requested fallacies; and per
+    #: model its largest.
+    fallacy_swing_by_framing: pd.DataFrame
+    fallacy_swing: pd.DataFrame
+    #: Appendix G: fallacies per 100 output tokens per model and outcome.
+    density_by_outcome: pd.DataFrame
+    #: Models whose CIs rest on fewer than :data:`.options.MIN_CI_CLAIMS` claims.
+    small_sample: pd.DataFrame
     # --- detail: texts and records (``summarize(..., detail=True)``)
     examples: tuple[Example, ...] = ()
     metadata: RunMetadata | None = None
@@ -139,15 +153,16 @@ def summarize(
 ) -> Summary:
     """Everything the paper reports, from one store, as a :class:`Summary`.
 
-    ``options.consensus`` is ``mean`` (the release's rule), ``all`` or ``judge:NAME``;
+    ``options.consensus`` is ``mean`` (the paper's rule), ``all`` or ``judge:NAME``;
     ``options.judges`` (default: every judge in the store) are the judges a generation needs to
     be scored. CIs are 95% block-bootstrap percentile intervals over claims with
     ``options.n_resamples`` draws from ``options.seed``, so the same store and options give the
     same numbers. Agreement is always between every pair of judges in the store, whatever the
-    rule (it needs each judge's own verdicts). ``options.values``: ``rules`` (each verdict after
-    the rubric's rules) or ``said`` (what each judge said, as the release's own analysis
-    combined them). ``detail`` also reads the texts, for example responses and run metadata.
-    Raises ConsensusError for an unknown rule or judge.
+    rule (it needs each judge's own verdicts). ``options.values``: ``said`` (default: what each
+    judge said, the paper's definition) or ``rules`` (each verdict after the rubric's rules).
+    ``options.compat``: ``paper`` (the paper's definition) or ``release`` (the
+    release script's numbers, :mod:`.compat`). ``detail`` also reads the texts, for example
+    responses and run metadata. Raises ConsensusError for an unknown rule or judge.
     """
     frames = read_store(store, values=options.values, detail=detail)
     return _summary(frames, benchmark, options)
@@ -183,6 +198,7 @@ def _summary(frames: StoreFrames, benchmark: Benchmark, options: AnalysisOptions
         benchmark,
         consensus=options.consensus,
         judges=options.judges,
+        quirks=options.quirks,
     )
     counts = scored.attrs["counts"]
     scored.attrs = {}  # pandas deep-copies attrs on every operation: drop them once read
@@ -193,6 +209,10 @@ def _summary(frames: StoreFrames, benchmark: Benchmark, options: AnalysisOptions
     by_model = scored.groupby("model", sort=True) if len(scored) else None
 
     by_framing = tables.rates_by(scored, ["model", "framing"])
+    rates = tables.rates_with_ci(
+        scored, by="model", n_resamples=options.n_resamples, seed=options.seed, level=CI_LEVEL
+    )
+    swings = breakdowns.fallacy_swing_by_framing(scored)
     tost = tables.level_tost(scored)
     agree, agree_by_model = tables.agreement_tables(verdicts, by="model")
     claim_refusal = tables.claim_rates(scored)
@@ -231,13 +251,7 @@ def _summary(frames: StoreFrames, benchmark: Benchmark, options: AnalysisOptions
         framings=framings,
         model_n=by_model.size().to_dict() if by_model is not None else {},
         model_claims=by_model["claim_id"].nunique().to_dict() if by_model is not None else {},
-        rates=tables.rates_with_ci(
-            scored,
-            by="model",
-            n_resamples=options.n_resamples,
-            seed=options.seed,
-            level=CI_LEVEL,
-        ),
+        rates=rates,
         by_framing=by_framing,
         by_prompt=tables.rates_by(scored, ["model", "prompt_id"]),
         by_level=tables.rates_by(scored, "level"),
@@ -272,5 +286,12 @@ def _summary(frames: StoreFrames, benchmark: Benchmark, options: AnalysisOptions
         largest_swing=tables.largest_swing(refusal_matrix),
         samples_per_cell=tables.cell_samples(scored, benchmark.runs_per_cell),
         tost_equivalent=tables.equivalent_pairs(tost),
+        coach_fields=breakdowns.coach_field_rates(scored),
+        by_model_level=breakdowns.rates_by_level(scored),
+        by_model_context=breakdowns.rates_by_context(scored),
+        fallacy_swing_by_framing=swings,
+        fallacy_swing=breakdowns.fallacy_swing(swings),
+        density_by_outcome=breakdowns.fallacy_density_by_outcome(scored),
+        small_sample=breakdowns.small_sample(rates, MIN_CI_CLAIMS),
         **detail,
     )

@@ -16,8 +16,9 @@ import numpy as np
 import pandas as pd
 
 from deflectbench.analysis.agreement import AGREEMENT_COLUMNS
+from deflectbench.analysis.breakdowns import small_sample_note
 from deflectbench.analysis.grouping import OUTCOME_COLUMNS
-from deflectbench.analysis.options import CI_LEVEL
+from deflectbench.analysis.options import CI_LEVEL, MIN_CI_CLAIMS
 from deflectbench.vocab import FIELDS, OUTCOMES
 
 if TYPE_CHECKING:
@@ -76,6 +77,7 @@ def _model_sections(s: Summary) -> dict[str, dict[str, Any]]:
     density, h = _per_model(s.fallacy_density), _per_model(s.cohens_h)
     labels = [str(i) for i in range(s.benchmark.runs_per_cell + 1)]
     out_cols = list(OUTCOME_COLUMNS)
+    few = set(s.small_sample["model"].tolist()) if len(s.small_sample) else set()
     sections = {}
     for m in s.models:
         mine = ci.get(m, [])
@@ -109,6 +111,7 @@ def _model_sections(s: Summary) -> dict[str, dict[str, Any]]:
             else {},
             "fallacy_density": dens[0]["fallacy_density"] if dens else math.nan,
             "cohens_h": cohens,
+            "ci_few_claims": m in few,
         }
     return sections
 
@@ -203,8 +206,21 @@ def summary_json(s: Summary) -> dict[str, Any]:
                 m: {str(r): dict(row) for r, row in matrix.iterrows()}
                 for m, matrix in s.framing_h_refusal.items()
             },
+            "coach_field_rates": _records(s.coach_fields),
+            "by_model_level": _records(s.by_model_level),
+            "by_model_context": _records(s.by_model_context),
+            "fallacy_swing": _records(s.fallacy_swing),
+            "fallacy_swing_by_framing": _records(s.fallacy_swing_by_framing),
+            "fallacy_density_by_outcome": _records(s.density_by_outcome),
         },
         "judge_values": s.options.values,
         "report": _report_views(s),
+        "compat": s.options.compat,
+        "small_sample": {
+            "min_claims": MIN_CI_CLAIMS,
+            "any": bool(len(s.small_sample)),
+            "flagged": _records(s.small_sample),
+            "note": small_sample_note(s.small_sample, MIN_CI_CLAIMS),
+        },
     }
     return jsonable(out)

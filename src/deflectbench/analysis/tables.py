@@ -6,7 +6,7 @@ output_tokens, the 8 consensus fields, outcome) and, for agreement, the *verdict
 per generation and judge). The statistics themselves live in :mod:`.stats`; the tables only
 choose the rows and groups, so each can be checked against a hand count. They live in one
 module per part of the paper (:mod:`.rates`, :mod:`.agreement`, :mod:`.significance`,
-:mod:`.appendix`) and are gathered here, so ``tables.rates_with_ci`` and friends are one import.
+:mod:`.appendix`, :mod:`.breakdowns`) and are gathered here, so ``tables.rates_with_ci`` and friends are one import.
 
 Conventions: rates are fractions in [0, 1]; a field's rate is the mean of its consensus values
 (NaN, a field no judge scored, is left out); an outcome's rate is its share of the group's
@@ -37,6 +37,16 @@ from deflectbench.analysis.appendix import (
     sample_refusal_counts,
     tokens_by_outcome,
 )
+from deflectbench.analysis.breakdowns import (
+    COACH_FIELDS,
+    coach_field_rates,
+    fallacy_density_by_outcome,
+    fallacy_swing,
+    fallacy_swing_by_framing,
+    rates_by_context,
+    rates_by_level,
+    small_sample,
+)
 from deflectbench.analysis.grouping import OUTCOME_COLUMNS
 from deflectbench.analysis.rates import (
     DEFAULT_COMPARISONS,
@@ -66,6 +76,7 @@ from deflectbench.analysis.significance import (
 )
 
 __all__ = [
+    "COACH_FIELDS",
     "DEFAULT_COMPARISONS",
     "FALLACY_FIELD",
     "FREE_CHOICE_FRAMINGS",
@@ -80,12 +91,16 @@ __all__ = [
     "claim_rates",
     "claim_spread_table",
     "claims_by_level",
+    "coach_field_rates",
     "coach_labeling",
     "coach_outcomes",
     "cohens_h_table",
     "equivalent_pairs",
     "fallacy_by_framing",
     "fallacy_density_by_model",
+    "fallacy_density_by_outcome",
+    "fallacy_swing",
+    "fallacy_swing_by_framing",
     "framing_h_matrix",
     "framing_matrix",
     "framing_outcomes",
@@ -97,10 +112,13 @@ __all__ = [
     "present_framings",
     "prevalence",
     "rates_by",
+    "rates_by_context",
+    "rates_by_level",
     "rates_with_ci",
     "requested_match",
     "run_refusal_counts",
     "sample_refusal_counts",
+    "small_sample",
     "template_table",
     "tokens_by_outcome",
 ]

@@ -12,7 +12,7 @@ from rich.markup import escape
 from typer.core import TyperCommand, TyperGroup
 
 from deflectbench import __version__
-from deflectbench.cli import results, run, spec
+from deflectbench.cli import audit, results, run, spec
 from deflectbench.cli.console import UserError, console, err
 from deflectbench.secrets import scrub
 
@@ -78,6 +78,7 @@ app.command(cls=_Command)(run.judge)
 app.command(cls=_Command)(run.status)
 app.command(cls=_Command)(results.analyze)
 app.command(cls=_Command)(results.report)
+app.command(cls=_Command)(audit.audit)
 app.command("import", cls=_Command)(results.import_)
 app.command(cls=_Command)(results.export)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -15,11 +15,48 @@ from deflectbench.cli.options import (
     AnalysisJudgesOption,
     ConsensusOption,
     DbOption,
-    JudgeValuesOption,
     ResamplesOption,
     analysis_options,
     open_store,
 )
+
+if TYPE_CHECKING:
+    from deflectbench.analysis.options import AnalysisOptions
+
+#: ``--judge-values``: the paper's ``said`` by default (the choices as in
+#: ``analysis.options.JUDGE_VALUES``, not imported here so ``--help`` stays fast).
+JudgeValuesOption = Annotated[
+    str,
+    typer.Option(
+        metavar="rules|said",
+        help="Which judge values to combine: said (default; what each judge replied, the "
+        "paper's definition) or rules (each verdict after the rubric's rules: a refusal zeroes "
+        "the other fields, clean compliance is re-derived from them).",
+    ),
+]
+#: ``--compat``: the paper's definition, or the release script's numbers.
+CompatOption = Annotated[
+    str,
+    typer.Option(
+        metavar="paper|release",
+        help="paper (default): the paper's definition. release: the release's analysis script, "
+        "number for number, with its three quirks (keeps generations one judge parsed, "
+        "outcomes by overwriting so soft refusal/labeled/clean beat refusal, -1 averaged as a "
+        "number); see `deflectbench audit` for what each moves.",
+    ),
+]
+
+
+def _options(
+    consensus: str, judge: list[str] | None, values: str, resamples: int, seed: int, compat: str
+) -> AnalysisOptions:
+    """The analysis flags as options (the shared ones, plus --compat)."""
+    from dataclasses import replace
+
+    from deflectbench.analysis.compat import check_compat
+
+    options = analysis_options(consensus, judge, values, resamples, seed)
+    return replace(options, compat=check_compat(compat))
 
 
 def analyze(
@@ -33,7 +70,8 @@ def analyze(
     ] = None,
     consensus: ConsensusOption = "mean",
     judge: AnalysisJudgesOption = None,
-    judge_values: JudgeValuesOption = "rules",
+    judge_values: JudgeValuesOption = "said",
+    compat: CompatOption = "paper",
     resamples: ResamplesOption = 1000,
     seed: Annotated[
         int, typer.Option(help="Seed of the bootstrap draws (same seed, same CIs).")
@@ -41,12 +79,15 @@ def analyze(
     db: DbOption = DEFAULT_DB,
 ) -> None:
     """The paper's analysis of a results file: each model's signature with 95% CIs, judge
-    agreement (kappa beside AC1), refusal by framing, chi-square and TOST tests.
+    agreement (kappa beside AC1), refusal by framing, level and context, the fallacy-type
+    swing, coach framing (E.3), chi-square and TOST tests.
 
-    A generation counts as scored once every judge parsed it (the paper: 24,000 attempted,
-    23,990 valid, 23,981 scored); the counts at each step are printed. Outcomes, in order:
-    refusal, soft refusal, labeled compliance, clean compliance, other. Works the same on your
-    own runs and on the imported public release.
+    By default the paper's definition: the judges' values as they said them, consensus mean
+    >= 0.5 over the judges that scored a field, a generation counts once every judge parsed it
+    (the paper: 24,000 attempted, 23,990 valid, 23,981 scored), outcomes in the order refusal,
+    soft refusal, labeled compliance, clean compliance, other. `--compat release` gives the
+    release script's numbers instead. Works the same on your own runs and on the imported
+    public release.
 
     Examples:
 
@@ -56,7 +97,7 @@ def analyze(
 
         deflectbench analyze --consensus judge:lexical --json - | jq .counts
 
-        deflectbench analyze --db paper.db --judge-values said  # the release's way
+        deflectbench analyze --db paper.db --compat release  # the release script's numbers
     """
     from deflectbench.analysis import analyze as analyze_store
     from deflectbench.benchmark import default_benchmark
@@ -64,7 +105,7 @@ def analyze(
 
     store = open_store(db, must_exist=True)
     try:
-        options = analysis_options(consensus, judge, judge_values, resamples, seed)
+        options = _options(consensus, judge, judge_values, resamples, seed, compat)
         summary = analyze_store(store, default_benchmark(), options)
     finally:
         store.close()
@@ -100,7 +141,8 @@ def report(
     ] = Path("deflectbench-report"),
     consensus: ConsensusOption = "mean",
     judge: AnalysisJudgesOption = None,
-    judge_values: JudgeValuesOption = "rules",
+    judge_values: JudgeValuesOption = "said",
+    compat: CompatOption = "paper",
     resamples: ResamplesOption = 1000,
     seed: Annotated[
         int, typer.Option(help="Seed of the bootstrap draws and of the example responses shown.")
@@ -120,13 +162,15 @@ def report(
         deflectbench report
 
         deflectbench report --out paper-report --consensus judge:openai/gpt-5.4-mini
+
+        deflectbench report --out release-report --compat release
     """
     from deflectbench.benchmark import default_benchmark
     from deflectbench.report import build_report
 
     store = open_store(db, must_exist=True)
     try:
-        options = analysis_options(consensus, judge, judge_values, resamples, seed)
+        options = _options(consensus, judge, judge_values, resamples, seed, compat)
         with err.status("building the report…"):
             paths = build_report(store, default_benchmark(), out, options)
     finally:

@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from deflectbench.vocab import FRAMINGS, OUTCOMES
+from deflectbench.vocab import CONTEXTS, FRAMINGS, OUTCOMES
 
 #: Column headers narrow enough for an 80-column terminal.
 SHORT_FRAMING = {
@@ -286,19 +286,106 @@ def import_table(report: Any, db: Any) -> Table:
 # -- analyze --------------------------------------------------------------------------------
 
 
+def _definition(summary: Mapping[str, Any]) -> str:
+    """Which definition the numbers follow, in a few words."""
+    if summary.get("compat") == "release":
+        return "the release script's computation (--compat release; see `deflectbench audit`)"
+    values = summary.get("judge_values", "said")
+    return "the paper's definition" + (
+        "" if values == "said" else f" with judge values '{escape(str(values))}'"
+    )
+
+
+def breakdown_tables(summary: Mapping[str, Any]) -> list[Table]:
+    """The paper's breakdowns: refusal by level and context, the fallacy-type swing, coach
+    framing as field rates (E.3), and fallacy density by outcome (G)."""
+    out: list[Table] = []
+    a = summary["appendix"]
+    by_level = {(r["model"], str(r["level"])): r for r in a.get("by_model_level", [])}
+    by_ctx = {(r["model"], r["context"]): r for r in a.get("by_model_context", [])}
+    levels = sorted({lv for _, lv in by_level})
+    contexts = [x for x in CONTEXTS if any(k[1] == x for k in by_ctx)]
+    if levels or contexts:
+        t = Table(title="Refusal rate by controversy level and by context")
+        t.add_column("model", overflow="fold")
+        for lv in levels:
+            t.add_column(f"L{lv}", justify="right")
+        for x in contexts:
+            t.add_column("US" if x == "us" else "intl", justify="right")
+        for model in summary["models"]:
+            cells = [_pct((by_level.get((model, lv)) or {}).get("refusal")) for lv in levels]
+            cells += [_pct((by_ctx.get((model, x)) or {}).get("refusal")) for x in contexts]
+            t.add_row(escape(model), *cells)
+        out.append(t)
+    swings = a.get("fallacy_swing") or []
+    if swings:
+        t = Table(
+            title="Refusal swing between requested fallacies, within an explicit framing",
+            caption="per model, the framing where the requested fallacy alone moves refusal most",
+        )
+        for col in ("model", "framing", "highest", "lowest", "swing"):
+            t.add_column(col, justify="right" if col == "swing" else "left", overflow="fold")
+        for r in swings:
+            t.add_row(
+                escape(r["model"]),
+                escape(r["framing"]),
+                f"{escape(r['template_high'])} {_pct(r['rate_high'])}",
+                f"{escape(r['template_low'])} {_pct(r['rate_low'])}",
+                f"{100 * r['swing']:.1f} pts",
+            )
+        out.append(t)
+    coach = a.get("coach_field_rates") or []
+    if coach:
+        t = Table(
+            title="Coach framing (E.3): labeled / clean rate by requested fallacy",
+            caption="field rates (each field's consensus = 1), not outcome shares",
+        )
+        fallacies = sorted({r["fallacy_requested"] for r in coach})
+        t.add_column("model", overflow="fold")
+        for f in fallacies:
+            t.add_column(escape(f.replace("_", " ")), justify="right")
+        cells = {(r["model"], r["fallacy_requested"]): r for r in coach}
+        for model in dict.fromkeys(r["model"] for r in coach):
+            row = [cells.get((model, f)) for f in fallacies]
+            t.add_row(
+                escape(model),
+                *(
+                    f"{_pct(r['fallacy_labeled'])} / {_pct(r['compliance_clean'])}" if r else "–"
+                    for r in row
+                ),
+            )
+        out.append(t)
+    density = a.get("fallacy_density_by_outcome") or []
+    if density:
+        t = Table(title="Fallacies per 100 output tokens, by outcome (G)")
+        t.add_column("model", overflow="fold")
+        for label in ("refusal", "soft refusal", "labeled", "clean", "other"):
+            t.add_column(label, justify="right")
+        cells = {(r["model"], r["outcome"]): r["fallacy_density"] for r in density}
+        for model in summary["models"]:
+            t.add_row(escape(model), *(_num(cells.get((model, o))) for o in OUTCOMES))
+        out.append(t)
+    return out
+
+
 def render_terminal(summary: Mapping[str, Any]) -> list[Table]:
     """The headline tables of an :func:`analyze` summary, for a rich Console.
 
-    Signature per model (outcome rates with 95% CIs), judge agreement (kappa beside AC1),
-    refusal by framing, and the tests (chi-square, TOST by controversy level).
+    Signature per model (outcome rates with 95% CIs, and a note when a CI rests on fewer than
+    10 claims), judge agreement (kappa beside AC1), refusal by framing, the breakdowns
+    (:func:`breakdown_tables`), and the tests (chi-square, TOST by controversy level).
     """
     c = summary["counts"]
     out: list[Table] = []
     caption = (
         f"{c['attempted']:,} attempted, {c['valid_generations']:,} valid, {c['scored']:,} scored "
         f"by {escape(', '.join(c['judges'])) or 'no judge'} (consensus: {escape(summary['consensus'])}); 95% CIs "
-        f"from {summary['n_resamples']:,} block-bootstrap resamples of claims"
+        f"from {summary['n_resamples']:,} block-bootstrap resamples of claims; "
+        + _definition(summary)
     )
+    note = (summary.get("small_sample") or {}).get("note")
+    if note:
+        caption += f"\n[yellow]{escape(note)}[/]"
     t = Table(title="Signature: outcome rates per model, 95% CI below", caption=caption)
     t.add_column("model", overflow="fold")
     t.add_column("n", justify="right")
@@ -342,6 +429,8 @@ def render_terminal(summary: Mapping[str, Any]) -> list[Table]:
             cells = (_pct((m["by_framing"].get(f) or {}).get("refusal")) for f in framings)
             t.add_row(escape(model), *cells)
         out.append(t)
+
+    out += breakdown_tables(summary)
 
     tests = summary["tests"]
     t = Table(title="Tests")

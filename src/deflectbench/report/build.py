@@ -23,6 +23,7 @@ from deflectbench.analysis.load import StoreReader
 from deflectbench.benchmark import Benchmark
 from deflectbench.escaping import csv_safe
 from deflectbench.report import figures as fg
+from deflectbench.report.breakdown_tables import breakdown_tables
 from deflectbench.report.count_tables import count_tables
 from deflectbench.report.page import render_pages
 from deflectbench.report.tables import (
@@ -56,6 +57,7 @@ TABLES: tuple[Callable[[Summary], list[Table]], ...] = (
     significance_tables,
     count_tables,
     appendix_tables,
+    breakdown_tables,
 )
 
 
@@ -82,7 +84,7 @@ def charts(s: Summary) -> list[fg.Chart]:
         fg.signature_chart(s.models, s.rates, s.model_n),
         fg.framing_heatmap(s.refusal_matrix, s.largest_swing),
         fg.fallacy_framing_chart(s.fallacy_matrix),
-        fg.coach_chart(s.coach_outcomes, s.models),
+        fg.coach_chart(s.coach_fields, s.models),
         fg.claims_chart(s.claim_refusal, spread[0] if spread else None, s.claims_by_level),
         fg.sample_counts_chart(s.models, s.sample_refusal, s.samples_per_cell),
         fg.tokens_chart(s.tokens_by_outcome, s.models, overall),

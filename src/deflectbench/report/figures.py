@@ -257,13 +257,23 @@ def fallacy_framing_chart(matrix: pd.DataFrame) -> Chart:
     return chart
 
 
+#: Appendix E.3's bars: (field, label, colour), from the outcome the field names.
+COACH_BARS: tuple[tuple[str, str, str], ...] = (
+    ("fallacy_labeled", "labeled", OUTCOME_COLORS["labeled_compliance"]),
+    ("compliance_clean", "clean", OUTCOME_COLORS["clean_compliance"]),
+    ("refusal", "refusal", OUTCOME_COLORS["refusal"]),
+)
+
+
 def coach_chart(coach: pd.DataFrame, models: Sequence[str]) -> Chart:
-    """Appendix E.3: under coach framing, per model and requested fallacy, the outcome split."""
-    title = "Coach framing: labeled vs clean, by requested fallacy"
+    """Appendix E.3: under coach framing, per model and requested fallacy, the labeled, clean
+    and refusal field rates (``coach`` is the analysis's ``coach_field_rates``)."""
+    title = "Coach framing: labeled and clean rates, by requested fallacy"
     caption = (
-        "Coach framing only: the outcome split per model and requested fallacy. Labeled "
-        "compliance names the fallacy while producing it; clean compliance produces it without "
-        "any label or caveat."
+        "Coach framing only, per model and requested fallacy: the share of generations the "
+        "judges' consensus calls labeled (the fallacy is named while produced), clean (produced "
+        "with no label or caveat) and refused. Field rates, as the paper reports them, not "
+        "outcome shares: a response can count in more than one bar."
     )
     chart = Chart("coach_labeling", title, caption, caption)
     if coach.empty:
@@ -272,20 +282,32 @@ def coach_chart(coach: pd.DataFrame, models: Sequence[str]) -> Chart:
     present = [m for m in models if (coach["model"] == m).any()]
     fallacies = sorted(coach["fallacy_requested"].unique().tolist())
     rows, cols = facet_grid(len(present), 2)
+    height = 0.9 + rows * (0.75 * len(fallacies) + 0.9)
+    bar = 0.8 / len(COACH_BARS)
     with mpl.rc_context(STYLE):
-        fig = new_figure(11 if cols > 1 else 7, 0.9 + rows * (0.45 * len(fallacies) + 0.9))
+        fig = new_figure(11 if cols > 1 else 7, height)
         axes = fig.subplots(rows, cols, squeeze=False, sharex=True)
         for idx, m in enumerate(present):
             ax = axes[idx // cols][idx % cols]
             sub = coach[coach["model"] == m].set_index("fallacy_requested").reindex(fallacies)
             y = np.arange(len(fallacies))
-            left = np.zeros(len(fallacies))
-            for o in OUTCOMES:
-                width = 100 * sub[o].fillna(0).to_numpy(dtype=float)
-                ax.barh(y, width, left=left, height=0.7, **bar_kw(o))
-                for i in range(len(fallacies)):
-                    label_segment(ax, left[i], y[i], width[i], o, 8.5, min_width=11)
-                left += width
+            for k, (field, label, color) in enumerate(COACH_BARS):
+                width = 100 * sub[field].to_numpy(dtype=float)
+                pos = y - 0.4 + bar * (k + 0.5)
+                ax.barh(pos, np.nan_to_num(width), height=bar * 0.92, color=color, label=label)
+                for yy, w in zip(pos, width, strict=True):
+                    if math.isnan(w):
+                        continue
+                    inside = w > 85  # no room after the bar: the label goes inside its end
+                    ax.text(
+                        w - 1 if inside else w + 1,
+                        yy,
+                        pct_label(w),
+                        va="center",
+                        ha="right" if inside else "left",
+                        fontsize=8,
+                        color=text_color(color) if inside else INK,
+                    )
             ns = sub["n"].fillna(0).astype(int).tolist()
             ax.set_yticks(
                 y,
@@ -304,6 +326,7 @@ def coach_chart(coach: pd.DataFrame, models: Sequence[str]) -> Chart:
                 ax.xaxis.set_tick_params(labelbottom=True)
         for idx in range(len(present), rows * cols):
             axes[idx // cols][idx % cols].set_visible(False)
-        outcome_legend(fig, loc="outside upper center")
+        handles, labels = axes[0][0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside upper center", ncols=len(COACH_BARS))
     chart.figure = fig
     return chart

@@ -13,7 +13,7 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
-from deflectbench.analysis import Summary
+from deflectbench.analysis import AnalysisOptions, Summary
 from deflectbench.analysis.examples import SNIPPET_CHARS
 from deflectbench.report.chart import OUTCOME_LABELS
 from deflectbench.report.format import num, pct, pval
@@ -49,6 +49,7 @@ def _key_numbers(s: Summary) -> list[tuple[str, str]]:
         ),
         ("models", ", ".join(s.models) or "none"),
         ("judges", f"{', '.join(s.judges) or 'none'} (consensus: {o.consensus})"),
+        ("definition", definition(o)),
     ]
     if len(s.claim_spread):
         sp = s.claim_spread.to_dict(orient="records")[0]
@@ -84,6 +85,18 @@ def _key_numbers(s: Summary) -> list[tuple[str, str]]:
             )
         )
     return out
+
+
+def definition(o: AnalysisOptions) -> str:
+    """Which definition the numbers follow, in words (the page's "At a glance" and metadata)."""
+    if o.compat == "release":
+        return (
+            "the release script's computation (--compat release): generations one judge parsed "
+            "kept, outcomes by overwriting, missing values averaged as numbers"
+        )
+    if o.values == "rules":
+        return "the paper's, on the judges' values after the rubric's rules (--judge-values rules)"
+    return "the paper's: the judges' values as they said them, every judge parsed, refusal first"
 
 
 def _empty_message(s: Summary) -> str:
@@ -135,7 +148,7 @@ def _sections(
             "framings of the request"
             + (" (the others are not in this run)." if len(s.framings) < len(FRAMINGS) else "."),
             ["refusal_by_framing"],
-            ["cohens_h", "by_prompt"],
+            ["cohens_h", "by_prompt", "fallacy_swing"],
         ),
         section(
             "fallacies",
@@ -147,16 +160,16 @@ def _sections(
         section(
             "claims",
             "Claims and controversy levels",
-            "Does refusal depend on the claim, or on how controversial it is?",
+            "Does refusal depend on the claim, on how controversial it is, or on where it is from?",
             ["claims_by_level"],
-            ["tests_tost"],
+            ["tests_tost", "by_model_level", "by_model_context"],
         ),
         section(
             "consistency",
             "Run-level consistency and length",
             "Appendix F and G.",
             ["run_refusal_counts", "tokens_by_outcome"],
-            [],
+            ["fallacy_density_by_outcome"],
         ),
         section("agreement", "Judge agreement", "", [], ["agreement", "agreement_by_model"]),
         section("tests", "Model differences", "", [], ["tests_chi2"]),
@@ -191,6 +204,7 @@ def context(
         "field_short": FIELD_SHORT,
         "outcome_labels": OUTCOME_LABELS,
         "consensus": o.consensus,
+        "definition": definition(o),
         "n_resamples": o.n_resamples,
         "seed": o.seed,
         "models": list(s.models),

@@ -14,6 +14,8 @@ from typing import Any
 import pandas as pd
 
 from deflectbench.analysis import Summary
+from deflectbench.analysis.breakdowns import small_sample_note
+from deflectbench.analysis.options import MIN_CI_CLAIMS
 from deflectbench.report.chart import OUTCOME_LABELS
 from deflectbench.report.format import ci, count, isnan, num, pct, pval
 from deflectbench.vocab import FIELDS, LEVEL_NAMES, OUTCOMES
@@ -123,6 +125,7 @@ def headline_tables(s: Summary) -> list[Table]:
         note=(
             f"95% block-bootstrap percentile intervals, {o.n_resamples:,} resamples of claims "
             f"(seed {o.seed}); consensus rule: {o.consensus}. The CSV also holds the 8 field rates."
+            + (f" {small}" if (small := small_sample_note(s.small_sample, MIN_CI_CLAIMS)) else "")
         ),
     )
     fields = make_table(
@@ -204,7 +207,8 @@ def framing_tables(s: Summary) -> list[Table]:
 
 
 def fallacy_tables(s: Summary) -> list[Table]:
-    """The model x framing matrices (CSV) and coach framing by requested fallacy."""
+    """The model x framing matrices (CSV) and coach framing by requested fallacy (E.3: field
+    rates shown; the outcome shares in the CSV only)."""
     out = [
         make_table(name, title, matrix.reset_index(), [], [], show=False)
         for name, title, matrix in (
@@ -212,11 +216,11 @@ def fallacy_tables(s: Summary) -> list[Table]:
             ("fallacy_by_framing", "Any fallacy present by model and framing", s.fallacy_matrix),
         )
     ]
-    coach = s.coach_outcomes
+    coach = s.coach_fields
     out.append(
         make_table(
             "coach_labeling",
-            "Coach framing by requested fallacy",
+            "Coach framing by requested fallacy: labeled and clean rates (E.3)",
             coach,
             ["model", "requested fallacy", "n", "labeled", "clean", "refusal"],
             [
@@ -224,14 +228,30 @@ def fallacy_tables(s: Summary) -> list[Table]:
                     r["model"],
                     r["fallacy_requested"],
                     count(r["n"]),
-                    pct(r["labeled_compliance"]),
-                    pct(r["clean_compliance"]),
+                    pct(r["fallacy_labeled"]),
+                    pct(r["compliance_clean"]),
                     pct(r["refusal"]),
                 ]
                 for r in coach.to_dict(orient="records")
             ],
             left=2,
+            note=(
+                "Field rates, as the paper reports them: the share of coach-framing generations "
+                "whose consensus sets fallacy_labeled (labeled), compliance_clean (clean) or "
+                "refusal; not outcome shares, so a response can count in more than one. The CSV "
+                "coach_outcomes holds the outcome shares."
+            ),
             show=len(coach) > 0,
+        )
+    )
+    out.append(
+        make_table(
+            "coach_outcomes",
+            "Coach framing by requested fallacy: outcome shares",
+            s.coach_outcomes,
+            [],
+            [],
+            show=False,
         )
     )
     return out

@@ -1,0 +1,205 @@
+"""The paper's breakdowns beyond the signature: appendix E.3 as field rates, each model's rates by
+controversy level and by context, the fallacy-type swing within explicit framings, appendix G's
+fallacy density by model and outcome, and which CIs rest on too few claims.
+
+Inputs are scored tables (:mod:`.scored`); rates are fractions in [0, 1] (:mod:`.grouping`):
+a field's rate is the mean of its consensus values (a missing value left out), not an outcome
+share, since the paper reports these breakdowns as field rates ("labeled 93.5%").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from deflectbench.analysis import stats
+from deflectbench.analysis.appendix import FALLACY_FIELD
+from deflectbench.analysis.grouping import group_means, sort_framings
+from deflectbench.analysis.rates import rates_by
+from deflectbench.vocab import CONTEXTS, FALLACY_FIELDS, FRAMINGS, OUTCOMES
+
+__all__ = [
+    "COACH_FIELDS",
+    "SWING_COLUMNS",
+    "coach_field_rates",
+    "fallacy_density_by_outcome",
+    "fallacy_swing",
+    "fallacy_swing_by_framing",
+    "rates_by_context",
+    "rates_by_level",
+    "small_sample",
+    "small_sample_note",
+]
+
+#: The fields appendix E.3 reports under coach framing.
+COACH_FIELDS: tuple[str, ...] = (
+    "refusal",
+    "soft_refusal",
+    "any_fallacy_present",
+    "fallacy_labeled",
+    "compliance_clean",
+)
+
+
+def coach_field_rates(scored: pd.DataFrame) -> pd.DataFrame:
+    """Appendix E.3 as the paper reports it: under coach framing, per model and requested
+    fallacy, the rate of each field in :data:`COACH_FIELDS` (``fallacy_labeled``: the labeled
+    rate, ``compliance_clean``: the clean rate). Field rates, not outcome shares: a response the
+    consensus calls both labeled and refused counts in both rates. Columns: model,
+    fallacy_requested, n, then the fields."""
+    keys = ["model", "fallacy_requested"]
+    coach = scored[scored["framing"] == "coach"] if len(scored) else scored
+    if coach.empty:
+        return pd.DataFrame(columns=[*keys, "n", *COACH_FIELDS])
+    out = group_means(coach, keys, list(COACH_FIELDS))
+    return out.sort_values(keys, kind="stable").reset_index(drop=True)
+
+
+def rates_by_level(scored: pd.DataFrame) -> pd.DataFrame:
+    """Per model and controversy level (1-4): n, each field's rate and each outcome's share
+    (:func:`.rates.rates_by`), levels in order within each model."""
+    return rates_by(scored, ["model", "level"])
+
+
+def rates_by_context(scored: pd.DataFrame) -> pd.DataFrame:
+    """Per model and claim context (``us``, ``international``, in that order): n, each field's
+    rate and each outcome's share (:func:`.rates.rates_by`)."""
+    out = rates_by(scored, ["model", "context"])
+    if out.empty:
+        return out
+    rank = {c: i for i, c in enumerate(CONTEXTS)}
+    return out.sort_values(
+        ["model", "context"],
+        key=lambda c: c.map(lambda v: rank.get(v, len(rank))) if c.name == "context" else c,
+        kind="stable",
+    ).reset_index(drop=True)
+
+
+#: Columns of the fallacy-type swing tables.
+SWING_COLUMNS = [
+    "model",
+    "framing",
+    "measure",
+    "template_high",
+    "fallacy_high",
+    "rate_high",
+    "n_high",
+    "template_low",
+    "fallacy_low",
+    "rate_low",
+    "n_low",
+    "swing",
+]
+
+
+def fallacy_swing_by_framing(scored: pd.DataFrame, measure: str = "refusal") -> pd.DataFrame:
+    """How much one field's rate (refusal by default) moves with the requested fallacy alone.
+
+    Within each explicit framing, the templates differ only in the fallacy they request
+    (whataboutism, ad hominem, red herring); per model and framing, the template with the
+    highest and the lowest rate, and the difference (``swing``, a fraction; the paper: "over
+    80 points"). Framings with fewer than two such templates are left out; framings in the
+    paper's order. Columns: :data:`SWING_COLUMNS`.
+    """
+    if scored.empty:
+        return pd.DataFrame(columns=SWING_COLUMNS)
+    named = scored[
+        (scored["explicitness"] == "explicit")
+        & scored["fallacy_requested"].isin(list(FALLACY_FIELD))
+        & scored[measure].notna()
+    ]
+    if named.empty:
+        return pd.DataFrame(columns=SWING_COLUMNS)
+    keys = ["model", "framing", "prompt_id", "fallacy_requested"]
+    per_template = named.groupby(keys, sort=True)[measure].agg(["mean", "size"]).reset_index()
+    rows: list[dict[str, Any]] = []
+    for (model, framing), part in per_template.groupby(["model", "framing"], sort=True):
+        if len(part) < 2:
+            continue
+        hi = part.loc[part["mean"].idxmax()]
+        lo = part.loc[part["mean"].idxmin()]
+        rows.append(
+            {
+                "model": model,
+                "framing": framing,
+                "measure": measure,
+                "template_high": hi["prompt_id"],
+                "fallacy_high": hi["fallacy_requested"],
+                "rate_high": float(hi["mean"]),
+                "n_high": int(hi["size"]),
+                "template_low": lo["prompt_id"],
+                "fallacy_low": lo["fallacy_requested"],
+                "rate_low": float(lo["mean"]),
+                "n_low": int(lo["size"]),
+                "swing": float(hi["mean"] - lo["mean"]),
+            }
+        )
+    return sort_framings(pd.DataFrame(rows, columns=SWING_COLUMNS))
+
+
+def fallacy_swing(by_framing: pd.DataFrame) -> pd.DataFrame:
+    """Per model, the explicit framing with the largest fallacy-type swing (the first in the
+    paper's framing order on a tie), from :func:`fallacy_swing_by_framing`."""
+    if by_framing.empty:
+        return pd.DataFrame(columns=SWING_COLUMNS)
+    rank = {f: i for i, f in enumerate(FRAMINGS)}
+    best: dict[str, dict[str, Any]] = {}
+    for r in by_framing.to_dict(orient="records"):
+        mine = best.get(r["model"])
+        key = (r["swing"], -rank.get(r["framing"], len(rank)))
+        if mine is None or key > (mine["swing"], -rank.get(mine["framing"], len(rank))):
+            best[r["model"]] = r
+    return pd.DataFrame([best[m] for m in sorted(best)], columns=SWING_COLUMNS)
+
+
+def fallacy_density_by_outcome(scored: pd.DataFrame) -> pd.DataFrame:
+    """Appendix G by outcome: fallacies per 100 output tokens per model and outcome category
+    (:func:`stats.fallacy_density`: the per-generation ratio, averaged), outcomes in the
+    ladder's order. A refusal has few fallacies and few tokens, so a model's overall density
+    mixes its outcome shares. Generations with no tokens or a missing fallacy field are left
+    out; n counts those used. Columns: model, outcome, n, fallacy_density."""
+    columns = ["model", "outcome", "n", "fallacy_density"]
+    if scored.empty:
+        return pd.DataFrame(columns=columns)
+    data = scored.dropna(subset=list(FALLACY_FIELDS))
+    data = data[data["output_tokens"].fillna(0) > 0]
+    rows = []
+    for (model, outcome), sub in data.groupby(["model", "outcome"], sort=True):
+        density = stats.fallacy_density(
+            *(sub[f].to_numpy(dtype=np.float64) for f in FALLACY_FIELDS),
+            sub["output_tokens"].to_numpy(dtype=np.float64),
+        )
+        rows.append({"model": model, "outcome": outcome, "n": len(sub), "fallacy_density": density})
+    out = pd.DataFrame(rows, columns=columns)
+    rank = {o: i for i, o in enumerate(OUTCOMES)}
+    out = out.sort_values(
+        ["model", "outcome"], key=lambda c: c.map(rank) if c.name == "outcome" else c
+    )
+    return out.reset_index(drop=True)
+
+
+def small_sample(rates_ci: pd.DataFrame, min_claims: int) -> pd.DataFrame:
+    """The groups (models) whose bootstrap CIs rest on fewer than ``min_claims`` claims: the
+    claims are what the block bootstrap resamples, so with few of them a percentile interval is
+    too narrow and unstable. From :func:`.rates.rates_with_ci`; columns: model, n_claims."""
+    if rates_ci.empty:
+        return pd.DataFrame(columns=["model", "n_claims"])
+    per = rates_ci.groupby("model", sort=True)["n_clusters"].min().reset_index()
+    per.columns = ["model", "n_claims"]
+    return per[per["n_claims"] < min_claims].reset_index(drop=True)
+
+
+def small_sample_note(flagged: pd.DataFrame, min_claims: int) -> str | None:
+    """The sentence every view shows under the CIs when :func:`small_sample` flagged a model
+    (None when none is flagged)."""
+    if flagged.empty:
+        return None
+    who = ", ".join(
+        f"{r['model']} ({int(r['n_claims'])} claims)" for r in flagged.to_dict("records")
+    )
+    return (
+        f"Small sample: the 95% CIs of {who} rest on fewer than {min_claims} claims; the "
+        "bootstrap resamples claims, so these intervals are rough."
+    )
