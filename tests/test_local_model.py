@@ -102,10 +102,15 @@ def test_run_end_to_end_then_rerun_adds_nothing(tmp_path):
             cli("status", "--json", "--db", str(db)), capture_output=True, text=True
         ).stdout
     )
-    assert st == {
-        "models": {"local/smollm2": {"planned": 4, "ok": 4, "errors": 0}},
-        "judges": {"lexical": {"judged": 4, "parse_errors": 0, "errors": 0}},
+    model = st["models"]["local/smollm2"]
+    assert {k: model[k] for k in ("planned", "ok", "errors")} == {
+        "planned": 4,
+        "ok": 4,
+        "errors": 0,
     }
+    assert model["non_answers"] == {} and list(model["conditions"]) == ["temp1-max256-seed0"]
+    assert st["judges"] == {"lexical": {"judged": 4, "parse_errors": 0, "errors": 0}}
+    assert st["spent_usd"] == 0.0
     p = subprocess.run(cli(*args), capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
     assert "local/smollm2: 0 generated, 4 already stored, 0 errors" in p.stdout
