@@ -178,8 +178,8 @@ CONSENSUS_RULES = ("mean", "all", "judge:<name>")
 class Consensus:
     """How several judges' verdicts combine into one, per field.
 
-    ``mean`` is the release's rule: the mean over the judges that scored the field, ``>= 0.5``
-    -> 1, so with two judges a 1 from either wins. ``all`` needs every such judge to say 1.
+    ``mean`` is the paper's rule (and the release's): the mean over the judges that scored the
+    field, ``>= 0.5`` -> 1, so with two judges a 1 from either wins. ``all`` needs every such judge to say 1.
     ``judge`` takes one named judge's word.
     """
 

@@ -34,15 +34,6 @@ AnalysisJudgesOption = Annotated[
         help="Only these judges (repeat or comma-separate); default: every judge in the file.",
     ),
 ]
-JudgeValuesOption = Annotated[
-    str,
-    typer.Option(
-        metavar="rules|said",
-        help="Which judge values to combine: rules (each verdict after the rubric's rules) or "
-        "said (what each judge replied, as the release's own analysis did: use it to reproduce "
-        "the paper's tables exactly).",
-    ),
-]
 ResamplesOption = Annotated[
     int, typer.Option(min=1, help="Block-bootstrap resamples of the claims for the 95% CIs.")
 ]
