@@ -346,4 +346,4 @@ def test_case10_sigterm_stores_what_was_answered_and_the_rerun_completes(tmp_pat
 @pytest.mark.parametrize("flag", ["--max-cost"])
 def test_case8_judge_takes_a_budget_too(tmp_path, flag):
     p = cli("judge", "-j", "lexical", flag, "nan", "--db", str(tmp_path / "x.db"))
-    assert p.returncode == 2 and "--max-cost must be a positive number" in p.stderr
+    assert p.returncode == 2 and "--max-cost must be a finite number of USD above 0" in p.stderr

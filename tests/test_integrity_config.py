@@ -37,10 +37,10 @@ def one_line(p: subprocess.CompletedProcess) -> str:
 @pytest.mark.parametrize(
     ("flags", "expected"),
     [
-        (["--max-cost", "nan"], "--max-cost must be a positive number"),
-        (["--max-cost", "inf"], "--max-cost must be a positive number"),
-        (["--max-cost", "-1"], "--max-cost must be a positive number"),
-        (["--max-cost", "0"], "--max-cost must be a positive number"),
+        (["--max-cost", "nan"], "--max-cost must be a finite number of USD above 0"),
+        (["--max-cost", "inf"], "--max-cost must be a finite number of USD above 0"),
+        (["--max-cost", "-1"], "--max-cost must be a finite number of USD above 0"),
+        (["--max-cost", "0"], "--max-cost must be a finite number of USD above 0"),
         (["--max-cost", "1e12"], "--max-cost must be from 0 to 1e+06"),
         (["--runs", "1000000"], "runs must be from 1 to 100"),
         (["--runs", "0"], "runs must be at least 1"),
@@ -62,7 +62,7 @@ def test_hostile_run_flags_get_one_line(tmp_path, flags, expected):
     [
         ("[run]\ntemperature = nan\n", "run.temperature"),
         ("[run]\nruns = 100000\n", "runs must be from 1 to 100"),
-        ("[run]\nmax_cost = -5\n", "--max-cost must be a positive number"),
+        ("[run]\nmax_cost = -5\n", "--max-cost must be a finite number of USD above 0"),
         ('[prices."openai/x"]\ninput_per_mtok = inf\noutput_per_mtok = 1\n', "input_per_mtok"),
         ('[run]\nlabel = "release"\n', "reserved"),
         ("[run]\nmodels = [" + ",".join(f'"p/m{i}"' for i in range(200)) + "]\n", "models must"),

@@ -12,6 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from deflectbench.judging.judges import is_rule_based
 from deflectbench.vocab import CONTEXTS, FRAMINGS, OUTCOMES
 
 #: Column headers narrow enough for an 80-column terminal.
@@ -180,12 +181,24 @@ def estimate_view(
     t.add_column("name", overflow="fold")
     for c in ("done", "to send", "tok in", "tok out", "USD", "USD max"):
         t.add_column(c, justify="right")
-    total, total_max, unknown = 0.0, 0.0, []
+    total, total_max, unknown, own = 0.0, 0.0, [], []
     for row in rows:
+        if is_rule_based(row.name):  # the lexical judge runs here and sends nothing
+            t.add_row(
+                row.role,
+                escape(row.name),
+                f"{row.done:,}",
+                f"{row.requests:,}",
+                "–",
+                "–",
+                "0.00",
+                "0.00",
+            )
+            continue
         if row.cost_usd is None:
             cost = cost_max = "?"
             if row.requests:
-                unknown.append(row.name)
+                (own if _self_hosted(row.name) else unknown).append(row.name)
         else:
             cost, cost_max = f"{row.cost_usd:,.2f}", f"{row.cost_usd_max:,.2f}"
             total += row.cost_usd
@@ -215,9 +228,25 @@ def estimate_view(
                 style="yellow",
             )
         )
+    if own:
+        out.append(
+            Text(
+                f"self-hosted, not counted: {', '.join(own)} (your own server has no API price; "
+                'give it one under [prices."NAME"] to count it against --max-cost)'
+            )
+        )
     if max_cost_usd is not None:
         out.append(Text(f"budget: stops at {max_cost_usd:,.2f} USD"))
     return out
+
+
+def _self_hosted(name: str) -> bool:
+    """A model on the user's own server: openai-compatible/, or a [providers.NAME] section
+    that is not one of the API providers DeflectBench knows."""
+    from deflectbench.models.providers import PROVIDERS
+
+    provider = name.partition("/")[0]
+    return provider == "openai-compatible" or provider not in PROVIDERS
 
 
 def framing_tables(

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from deflectbench.benchmark import Benchmark, Claim
+from deflectbench.cost import check_max_cost
 from deflectbench.errors import ConfigError, did_you_mean
 
 if TYPE_CHECKING:
@@ -87,15 +88,10 @@ def within(name: str, value: float, low: float, high: float) -> float:
 
 
 def check_budget(max_cost: float | None) -> float | None:
-    """A budget is a finite amount of USD above zero (nan, inf, 0 and negatives are refused)."""
-    if max_cost is None:
-        return None
-    if not math.isfinite(max_cost) or max_cost <= 0:
-        raise ConfigError(
-            f"--max-cost must be a positive number of USD, got {max_cost!r} (leave it out for no "
-            "budget)"
-        )
-    return within("--max-cost", max_cost, 0.0, MAX_COST_USD)
+    """A budget is a finite amount of USD above zero (the rule is :func:`cost.check_max_cost`),
+    and no more than :data:`MAX_COST_USD`."""
+    budget = check_max_cost(max_cost)
+    return None if budget is None else within("--max-cost", budget, 0.0, MAX_COST_USD)
 
 
 def resolve_plan(
