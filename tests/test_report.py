@@ -244,7 +244,11 @@ def test_model_and_judge_text_appear_as_escaped_text(built):
 def test_markdown_escapes_model_text(built):
     _, _, paths = built
     md = paths.markdown.read_text()
-    assert "<script" not in md and "<img" not in md and "</table>" not in md
+    # every < and > is backslash-escaped (CommonMark shows it as text, never as a tag) ...
+    body = re.sub(r"(?m)^\s*> ", "", md)  # the template's own blockquote markers
+    assert re.search(r"(?<!\\)[<>]", body) is None
+    # ... and no HTML entity is left to show as a literal "&lt;" in a plain-text viewer
+    assert "&lt;" not in md and "&gt;" not in md
     assert "alert(1)" in md.replace("\\", "")
 
 

@@ -173,7 +173,7 @@ def html_tables(section: Node) -> dict[str, dict[str, Any]]:
 
 
 def md_unescape(text: str) -> str:
-    text = text.replace("&lt;", "<").replace("&gt;", ">")
+    text = text.replace("\\<", "<").replace("\\>", ">")
     return re.sub(r"\\(.)", r"\1", text)
 
 

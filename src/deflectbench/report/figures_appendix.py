@@ -48,11 +48,17 @@ def claims_chart(
     r = 100 * data["rate"].to_numpy(dtype=float)
     ids = data["claim_id"].tolist()
     lo_i, hi_i = ids.index(spread["claim_min"]), ids.index(spread["claim_max"])
+    if f"{100 * spread['min']:.1f}" == f"{100 * spread['max']:.1f}":
+        span = f"Every claim's refusal rate is {100 * spread['min']:.1f}%: no spread."
+    else:
+        span = (
+            f"Per-claim refusal spans {100 * spread['min']:.1f}% ({spread['claim_min']}) to "
+            f"{100 * spread['max']:.1f}% ({spread['claim_max']}), a "
+            f"{spread['spread_pp']:.1f}-point spread."
+        )
     chart.caption = (
         f"Each point is one claim's refusal rate, pooled over models, templates and samples "
-        f"({spread['n_claims']} claims). Per-claim refusal spans {100 * spread['min']:.1f}% "
-        f"({spread['claim_min']}) to {100 * spread['max']:.1f}% ({spread['claim_max']}), "
-        f"a {spread['spread_pp']:.1f}-point spread. Filled: US context; open: international. "
+        f"({spread['n_claims']} claims). {span} Filled: US context; open: international. "
         "Bars: the level's mean over its claims."
     )
     chart.alt = chart.caption

@@ -235,7 +235,9 @@ def _environment(kind: str) -> Environment:
 
 def _md_finalize(value: Any) -> Any:
     if isinstance(value, str):
-        return value.replace("<", "&lt;").replace(">", "&gt;")
+        # CommonMark backslash escapes: shown as < and >, never read as HTML (an entity would
+        # show as a literal "&lt;" in a plain-text viewer)
+        return value.replace("<", "\\<").replace(">", "\\>")
     return value
 
 
