@@ -538,3 +538,66 @@ def test_policy_for_model_uses_provider_hints() -> None:
     assert policy.max_concurrency == model.max_concurrency and policy.timeout_s == 35
     with pytest.raises(ValueError):
         EnginePolicy(max_concurrency=0)
+
+
+# -- lanes and accounts -------------------------------------------------------------------------
+
+
+def test_a_lane_with_an_open_feed_waits_for_items_and_ends_once_closed() -> None:
+    from deflectbench.engine import Engine
+
+    recorder = Recorder()
+
+    async def call(item: int) -> Completion:
+        return Completion(text=str(item))
+
+    async def main() -> None:
+        engine = Engine()
+        lane = engine.lane("fed", call, recorder, EnginePolicy(max_concurrency=2), feeds=1)
+        finished: list[bool] = []
+        lane.on_finished.append(lambda: finished.append(True))
+
+        async def producer() -> None:
+            for i in range(5):
+                await asyncio.sleep(0.02)
+                lane.add(i)
+            await asyncio.sleep(0.05)
+            assert not finished  # nothing left to send, but the feed is open
+            lane.close_feed()
+
+        await asyncio.gather(engine.run(), producer())
+        assert finished == [True]
+
+    asyncio.run(main())
+    assert sorted(recorder.ok) == [0, 1, 2, 3, 4]
+
+
+def test_a_per_model_cap_within_the_account() -> None:
+    from deflectbench.engine import Engine
+
+    active = collections.Counter[str]()
+    most = collections.Counter[str]()
+
+    def caller(name: str) -> Callable[[int], Any]:
+        async def call(item: int) -> Completion:
+            active[name] += 1
+            active["all"] += 1
+            most[name] = max(most[name], active[name])
+            most["all"] = max(most["all"], active["all"])
+            await asyncio.sleep(0.005)
+            active[name] -= 1
+            active["all"] -= 1
+            return Completion(text="ok")
+
+        return call
+
+    async def main() -> None:
+        engine = Engine()
+        shared = EnginePolicy(max_concurrency=6)
+        capped = EnginePolicy(max_concurrency=6, model_max_concurrency=2)
+        engine.lane("a", caller("a"), Recorder(), capped, account="x", items=range(40))
+        engine.lane("b", caller("b"), Recorder(), shared, account="x", items=range(40))
+        await engine.run()
+
+    asyncio.run(main())
+    assert most["a"] == 2 and most["all"] == 6

@@ -108,7 +108,7 @@ def test_run_end_to_end_then_rerun_adds_nothing(tmp_path):
         "ok": 4,
         "errors": 0,
     }
-    assert model["non_answers"] == {} and list(model["conditions"]) == ["temp1-max256-seed0"]
+    assert model["non_answers"] == {} and list(model["conditions"]) == ["temp1-max12-seed0"]
     assert st["judges"] == {"lexical": {"judged": 4, "parse_errors": 0, "errors": 0}}
     assert st["spent_usd"] == 0.0
     p = subprocess.run(cli(*args), capture_output=True, text=True, timeout=300)

@@ -1,11 +1,13 @@
-"""One run: record it, generate for each model, judge with each judge, score.
+"""One run: record it, generate with every model and judge every answer at once, score.
 
-Composes the pipeline's stages; the CLI and the Python API both call :func:`execute`. A run
-is one invocation; the repeated draws of a cell within it are its samples. Before anything is
-sent, a run checks its budget and its prices and registers each model's condition (the
-settings its results are sampled under); after, its report says whether everything planned
-has a result and a verdict (:attr:`RunReport.complete`), so a run whose every request failed
-ends as a failure however few requests it made.
+The CLI and the Python API both call :func:`execute`. A run is one invocation; the repeated
+draws of a cell within it are its samples. Before anything is sent, a run checks its budget and
+its prices and registers each model's condition (the settings its results are sampled under);
+then one pipeline (:func:`~deflectbench.pipeline.run_stream`) generates for every model at once
+and hands each answer to every judge as soon as it is stored, each provider's limits shared by
+every model and judge it serves; after, its report says whether everything planned has a
+result and a verdict (:attr:`RunReport.complete`), so a run whose every request failed ends as
+a failure however few requests it made.
 """
 
 from __future__ import annotations
@@ -22,22 +24,21 @@ from deflectbench.errors import ConfigError
 from deflectbench.judging.judges import ModelJudge, is_rule_based
 from deflectbench.models.base import Model
 from deflectbench.pipeline import (
-    Advance,
+    JUDGE_OUTPUT_TOKENS,
+    TYPICAL_OUTPUT_TOKENS,
+    Board,
+    GenerationTask,
+    JudgeTask,
     StageResult,
     StopCheck,
     condition_settings,
-    generate,
-    judge_lexical,
-    judge_with_model,
     pending_for_judge,
+    run_stream,
 )
 from deflectbench.store import Store
 
-StageFactory = Callable[[str, int], Advance]
-
-
-def _no_stage(description: str, total: int) -> Advance:
-    return lambda ok: None
+#: Called once, before the first request, with the board a live display reads.
+Watch = Callable[[Board], None]
 
 
 @dataclass(frozen=True)
@@ -166,6 +167,24 @@ def plan_settings(benchmark: Benchmark, plan: RunPlan, model: Model) -> Settings
     )
 
 
+def judge_tasks(
+    store: Store,
+    benchmark: Benchmark,
+    judges: Sequence[str],
+    models: Mapping[str, Model],
+    only_models: Sequence[str] | None,
+    retry_errors: bool,
+) -> list[JudgeTask]:
+    """Each judge, with the answers the store holds that it has not judged (every condition
+    of ``only_models``)."""
+    tasks = []
+    for name in judges:
+        backlog = pending_for_judge(store, name, benchmark, only_models, retry_errors=retry_errors)
+        judge = None if is_rule_based(name) else ModelJudge(models[name], benchmark.rubric)
+        tasks.append(JudgeTask(name, judge, backlog))
+    return tasks
+
+
 async def judge_all(
     store: Store,
     benchmark: Benchmark,
@@ -180,39 +199,29 @@ async def judge_all(
     max_cost_usd: float | None = None,
     prices: Mapping[str, Price] | None = None,
     allow_unpriced: bool = False,
-    stage: StageFactory = _no_stage,
+    watch: Watch | None = None,
     should_stop: StopCheck | None = None,
 ) -> dict[str, StageResult]:
-    """Every judge over every valid answer it has not judged (of ``only_models``, in every
-    condition). Without a ``meter``, one is made from ``max_cost_usd`` and ``prices``,
-    counting from what the store has spent (an unpriced judge under a budget is refused)."""
+    """Every judge, all at once, over every valid answer it has not judged (of
+    ``only_models``, in every condition). Without a ``meter``, one is made from
+    ``max_cost_usd`` and ``prices``, counting from what the store has spent (an unpriced judge
+    under a budget is refused)."""
     if meter is None:
         meter = CostMeter(max_cost_usd, prices, spent_before=store.spent_usd())
         refuse_unpriced(meter, judges, allow_unpriced)
-    results: dict[str, StageResult] = {}
-    for name in judges:
-        if should_stop is not None and should_stop():
-            break
-        pending = pending_for_judge(store, name, benchmark, only_models, retry_errors=retry_errors)
-        advance = stage(f"judge {name}", len(pending))
-        if is_rule_based(name):
-            results[name] = judge_lexical(
-                store, benchmark, pending, run_id=run_id, advance=advance, should_stop=should_stop
-            )
-        else:
-            judge = ModelJudge(models[name], benchmark.rubric)
-            results[name] = await judge_with_model(
-                store,
-                benchmark,
-                judge,
-                pending,
-                run_id=run_id,
-                use_cache=use_cache,
-                meter=meter,
-                advance=advance,
-                should_stop=should_stop,
-            )
-    return results
+    tasks = judge_tasks(store, benchmark, judges, models, only_models, retry_errors)
+    out = await run_stream(
+        store,
+        benchmark,
+        [],
+        tasks,
+        run_id=run_id,
+        use_cache=use_cache,
+        meter=meter,
+        should_stop=should_stop,
+        watch=watch,
+    )
+    return out.judging
 
 
 async def execute(
@@ -222,10 +231,14 @@ async def execute(
     models: Mapping[str, Model],
     options: RunOptions = RunOptions(),
     *,
-    stage: StageFactory = _no_stage,
+    watch: Watch | None = None,
     should_stop: StopCheck | None = None,
 ) -> RunReport:
-    """Generate the plan's missing cells, judge what is unjudged, and score the plan's models.
+    """Generate the plan's missing cells and judge what is unjudged, all at once.
+
+    Every model generates at once; each answer goes to every judge as soon as it is stored;
+    the run ends when the last verdict lands. ``watch`` is given the run's :class:`Board`
+    before the first request (a live display reads it).
 
     Refused before any request (ConfigError, ConditionError): a budget that is not a finite
     number above 0, a budget with unpriced models or judges, a label naming other settings.
@@ -235,7 +248,7 @@ async def execute(
         refuse_unpriced(meter, [*plan.models, *plan.judges], options.allow_unpriced)
         conditions = register_conditions(store, benchmark, plan, models, options.label)
         report = await _execute(
-            store, benchmark, plan, models, options, meter, conditions, stage, should_stop
+            store, benchmark, plan, models, options, meter, conditions, watch, should_stop
         )
     finally:
         for m in models.values():
@@ -251,7 +264,7 @@ async def _execute(
     options: RunOptions,
     meter: CostMeter,
     conditions: dict[str, str],
-    stage: StageFactory,
+    watch: Watch | None,
     user_stop: StopCheck | None,
 ) -> RunReport:
     config: dict[str, Any] = plan.to_json()
@@ -285,45 +298,31 @@ async def _execute(
             return True
         return False
 
-    for name in plan.models:
-        if stop():
-            break
-        todo = store.missing_cells(
-            benchmark.key,
-            name,
-            cells,
-            retry_errors=options.retry_errors,
-            condition=conditions[name],
-        )
-        report.generation[name] = await generate(
-            store,
-            benchmark,
+    generations = [
+        GenerationTask(
             models[name],
             cells,
-            run_id=run_id,
+            conditions[name],
             seed=plan.seed,
             max_tokens=plan.max_tokens,
             temperature=plan.temperature,
-            condition=conditions[name],
-            retry_errors=options.retry_errors,
-            use_cache=options.use_cache,
-            meter=meter,
-            advance=stage(f"generate {name}", len(todo)),
-            should_stop=stop,
         )
-    report.judging = await judge_all(
+        for name in plan.models
+    ]
+    judges = judge_tasks(store, benchmark, plan.judges, models, plan.models, options.retry_errors)
+    out = await run_stream(
         store,
         benchmark,
-        plan.judges,
-        models,
-        run_id,
-        only_models=plan.models,
+        generations,
+        judges,
+        run_id=run_id,
         retry_errors=options.retry_errors,
         use_cache=options.use_cache,
         meter=meter,
-        stage=stage,
         should_stop=stop,
+        watch=watch,
     )
+    report.generation, report.judging = out.generation, out.judging
     stages = [*report.generation.values(), *report.judging.values()]
     if any(r.withheld for r in stages):
         report.stop_reason = report.stop_reason or "budget"
@@ -357,10 +356,8 @@ def planned_condition(store: Store, model: str, settings: Settings, label: str |
 
 # -- the dry run ----------------------------------------------------------------------------
 
-#: Output tokens assumed for a judge's JSON verdict with its one-sentence reasoning.
-JUDGE_OUTPUT_TOKENS = 90
-#: Output tokens assumed per generation when the store has none of the model's yet.
-TYPICAL_OUTPUT_TOKENS = 400
+# JUDGE_OUTPUT_TOKENS (a judge's JSON verdict) and TYPICAL_OUTPUT_TOKENS (a generation when
+# the store has none of the model's yet) are the pipeline's, which paces by them too.
 
 
 @dataclass(frozen=True)

@@ -118,6 +118,9 @@ class ServerStats:
     rejected_rpm: int = 0
     rejected_cap: int = 0
     max_active: int = 0
+    #: Requests being served now and at most at once, by the server's ``kind`` of request.
+    active_by_kind: collections.Counter[str] = field(default_factory=collections.Counter)
+    max_active_by_kind: collections.Counter[str] = field(default_factory=collections.Counter)
     #: Simulated service time of every request that got a 200.
     service_times: list[float] = field(default_factory=list)
     #: Monotonic (start, end) of each such service, for utilization over a time window.
@@ -190,9 +193,12 @@ class FakeLLMServer:
         echo_key: bool = False,
         reject_formats: Iterable[str] = (),
         record: bool = True,
+        kind: Callable[[RecordedRequest], str] | None = None,
         seed: int = 0,
     ) -> None:
         self.reply = reply
+        #: Names a request's kind (e.g. "judge" or "generation") for the in-flight counts.
+        self.kind = kind
         self.latency = latency
         self.fault_rate = fault_rate
         self.fault_kinds = tuple(fault_kinds)
@@ -338,14 +344,23 @@ class FakeLLMServer:
                 return self.latency(self._rng)
         return float(self.latency)
 
-    def _enter(self) -> None:
+    def _enter(self, request: RecordedRequest) -> None:
+        kind = self.kind(request) if self.kind is not None else None
         with self._lock:
             self._active += 1
             self.stats.max_active = max(self.stats.max_active, self._active)
+            if kind is not None:
+                by_kind = self.stats.active_by_kind
+                by_kind[kind] += 1
+                top = self.stats.max_active_by_kind
+                top[kind] = max(top[kind], by_kind[kind])
 
-    def _leave(self) -> None:
+    def _leave(self, request: RecordedRequest) -> None:
+        kind = self.kind(request) if self.kind is not None else None
         with self._lock:
             self._active -= 1
+            if kind is not None:
+                self.stats.active_by_kind[kind] -= 1
 
     # -- bodies ------------------------------------------------------------------------------
 
@@ -599,7 +614,7 @@ class _Handler(BaseHTTPRequestHandler):
                     return
             else:
                 slots.acquire()
-        app._enter()
+        app._enter(request)
         started = time.monotonic()
         try:
             delay = app._sample_latency()
@@ -607,7 +622,7 @@ class _Handler(BaseHTTPRequestHandler):
                 app._stopping.wait(delay)
             body = app.success_body(request)
         finally:
-            app._leave()
+            app._leave(request)
             if slots is not None:
                 slots.release()
         with app._lock:

@@ -15,8 +15,9 @@ import typer
 
 from deflectbench import __version__
 from deflectbench.cli.console import console, err
+from deflectbench.cli.live import LiveBoard
 from deflectbench.cli.options import DEFAULT_DB, DbOption, ProgressOption, open_store, split
-from deflectbench.cli.progress import StageBars, graceful_stop
+from deflectbench.cli.progress import graceful_stop
 
 if TYPE_CHECKING:
     from deflectbench.benchmark import Benchmark
@@ -113,9 +114,11 @@ def run(
     db: DbOption = DEFAULT_DB,
     progress: ProgressOption = True,
 ) -> None:
-    """Generate, judge and summarise: the whole pipeline, resumable.
+    """Generate, judge and summarise: the whole pipeline at once, resumable.
 
-    Only missing cells are generated and only unjudged generations judged, so re-running the same
+    Every model generates at once and each answer is judged as soon as it is stored; each
+    provider section's limits are shared by every model and judge it serves, and judging goes
+    first. Only missing cells are generated and only unjudged generations judged, so re-running the same
     command after a crash or Ctrl-C picks up where it stopped, and re-running a finished one adds
     nothing. API keys come from the environment only (OPENAI_API_KEY, ANTHROPIC_API_KEY, ...).
 
@@ -168,9 +171,9 @@ def run(
         return
     store = open_store(db)
     try:
-        with StageBars(progress) as bars, graceful_stop() as should_stop:
+        with LiveBoard(progress) as live, graceful_stop() as should_stop:
             report = asyncio.run(
-                execute(store, b, plan, built, options, stage=bars.stage, should_stop=should_stop)
+                execute(store, b, plan, built, options, watch=live.attach, should_stop=should_stop)
             )
         scored = _scored_for_plan(store, b, plan)
         _print_run_report(report, scored, plan, db)
@@ -388,7 +391,7 @@ def judge(
     built = build_models([], names, file.providers)
     store = open_store(db)
     try:
-        with StageBars(progress) as bars, graceful_stop() as should_stop:
+        with LiveBoard(progress) as live, graceful_stop() as should_stop:
             results = asyncio.run(
                 judge_all(
                     store,
@@ -400,7 +403,7 @@ def judge(
                     max_cost_usd=budget,
                     prices=prices,
                     allow_unpriced=allow_unpriced or bool(file.run.allow_unpriced),
-                    stage=bars.stage,
+                    watch=live.attach,
                     should_stop=should_stop,
                 )
             )

@@ -1,22 +1,29 @@
-"""The engine's moving parts: a job (an item and its attempts), a resizable gate, a pacer."""
+"""The engine's moving parts: a job (an item and its attempts), a resizable gate, a pacer, and
+the idle workers of an account waiting for work."""
 
 from __future__ import annotations
 
 import asyncio
 import collections
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+if TYPE_CHECKING:
+    from deflectbench.engine.lane import Lane
 
 T = TypeVar("T")
 
 
 class Job(Generic[T]):
-    __slots__ = ("attempts", "estimate", "item", "other_failures", "rate_failures")
+    __slots__ = ("attempts", "estimate", "item", "lane", "other_failures", "rate_failures")
 
-    def __init__(self, item: T) -> None:
+    def __init__(self, item: T, lane: Lane[T] | None = None) -> None:
         self.item = item
+        #: The lane it belongs to (its model or judge).
+        self.lane: Any = lane
         self.attempts = 0
         self.rate_failures = 0
         self.other_failures = 0
+        #: Tokens charged to the tokens-per-minute pacer before sending (corrected on reply).
         self.estimate = 0
 
 
@@ -75,3 +82,44 @@ class Pacer:
     def charge(self, cost: float) -> None:
         """Account for cost learnt after the fact (negative refunds an overestimate)."""
         self.next_at += cost / self.rate
+
+
+class Idle:
+    """Workers with a slot and nothing to send, waiting to be told there may be work.
+
+    ``notify_one`` wakes one (a new item: one worker is enough), ``notify_all`` every one (the
+    work ran out, a lane stopped); a waiter also wakes after its timeout, to find a retry due.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
+
+    async def wait(self, timeout: float) -> None:
+        future: asyncio.Future[None] = self.loop.create_future()
+        if len(self._waiters) > 64:  # drop those that timed out long ago
+            self._waiters = collections.deque(f for f in self._waiters if not f.done())
+        self._waiters.append(future)
+        handle = self.loop.call_later(max(timeout, 0.0), _wake, future)
+        try:
+            await future
+        finally:
+            handle.cancel()
+
+    def notify_one(self) -> None:
+        waiters = self._waiters
+        while waiters:
+            future = waiters.popleft()
+            if not future.done():
+                future.set_result(None)
+                return
+
+    def notify_all(self) -> None:
+        waiters, self._waiters = self._waiters, collections.deque()
+        for future in waiters:
+            _wake(future)
+
+
+def _wake(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)

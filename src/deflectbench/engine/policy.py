@@ -1,5 +1,6 @@
-"""What the engine is told and what it tells back: the policy for one endpoint, a failed
-item, progress events, the run's statistics, and the two ways ``call`` can refuse an item."""
+"""What the engine is told and what it tells back: the policy for one model (its provider's
+shared limits and its own retries), a failed item, progress events, a lane's statistics, and
+the two ways ``call`` can refuse an item."""
 
 from __future__ import annotations
 
@@ -29,8 +30,15 @@ class Fatal(Exception):
 
 @dataclass
 class EnginePolicy:
-    """How hard to push one model endpoint, and how to react when it pushes back."""
+    """How hard to push one model endpoint, and how to react when it pushes back.
 
+    The concurrency, pacing and pause fields are the provider's (its account's): every lane on
+    one account shares one limit, one requests- and one tokens-per-minute pacer (the tightest
+    any of its lanes states). The others (retries, timeouts, aborting, the per-model cap) are
+    the lane's own.
+    """
+
+    #: Requests in flight at once on the account, every lane on it together.
     max_concurrency: int = 16
     min_concurrency: int = 1
     #: Allowed concurrency at start (default: ``max_concurrency``).
@@ -55,6 +63,8 @@ class EnginePolicy:
     #: Stop dispatching after this many final failures in a row with no success between
     #: (a bad key or a wrong model name would otherwise fail every remaining item).
     abort_after_failures: int | None = 25
+    #: This lane's own cap within its account's concurrency (None: only the account's).
+    model_max_concurrency: int | None = None
 
     @classmethod
     def for_model(cls, model: Model, **overrides: Any) -> EnginePolicy:
@@ -65,6 +75,7 @@ class EnginePolicy:
             "requests_per_minute": limits.requests_per_minute,
             "tokens_per_minute": limits.tokens_per_minute,
             "max_retries": limits.max_retries,
+            "model_max_concurrency": limits.model_max_concurrency,
             # A little longer than the SDK's own timeout, whose error message is clearer.
             "timeout_s": limits.timeout_s + 5.0,
         }
@@ -74,6 +85,8 @@ class EnginePolicy:
     def __post_init__(self) -> None:
         if self.max_concurrency < 1 or not 1 <= self.min_concurrency <= self.max_concurrency:
             raise ValueError("need 1 <= min_concurrency <= max_concurrency")
+        if self.model_max_concurrency is not None and self.model_max_concurrency < 1:
+            raise ValueError("model_max_concurrency must be at least 1")
         for name in ("requests_per_minute", "tokens_per_minute"):
             value = getattr(self, name)
             if value is not None and value <= 0:
@@ -113,6 +126,9 @@ class EngineEvent:
 
 @dataclass
 class EngineStats:
+    """What one lane (a model's or a judge's items) did; the concurrency figures are its
+    account's, shared with the other lanes on it."""
+
     ok: int = 0
     failed: int = 0
     #: Attempts that were retried (each failed attempt that was tried again).

@@ -48,10 +48,13 @@ class Limits:
     """How hard the engine may push a model, fixed when the model is built.
 
     API providers take them from their configuration section; ``None`` means no limit is
-    known. The engine turns them into an ``EnginePolicy`` (``EnginePolicy.for_model``).
+    known. The concurrency and per-minute limits are the provider's (an account's): every
+    model and judge it serves shares them in a run. The engine turns them into an
+    ``EnginePolicy`` (``EnginePolicy.for_model``).
     """
 
-    #: Requests the model can usefully run at once (in-process models: 1).
+    #: Requests the provider can usefully run at once, for all its models together
+    #: (in-process models: 1).
     max_concurrency: int = 16
     requests_per_minute: float | None = None
     tokens_per_minute: float | None = None
@@ -59,6 +62,8 @@ class Limits:
     max_retries: int = 6
     #: Seconds a request may take (the SDK's own timeout; the engine allows a little more).
     timeout_s: float = 120.0
+    #: This model's own cap within ``max_concurrency`` (None: none but the provider's).
+    model_max_concurrency: int | None = None
 
 
 @dataclass(frozen=True)
@@ -154,6 +159,12 @@ class Model(abc.ABC):
         """What, besides the messages and the parameters, makes this model's requests what they
         are (for the request cache; empty for most models, which keeps existing keys)."""
         return {"extra": dict(self.extra_body)} if self.extra_body else {}
+
+    @property
+    def provider(self) -> str:
+        """The account whose limits the model shares: its name's first segment, the
+        configuration section it was built from (``openai/gpt-5.5`` -> ``openai``)."""
+        return self.name.partition("/")[0]
 
     @property
     def max_concurrency(self) -> int:

@@ -74,13 +74,29 @@ class ProviderConfig(BaseModel):
         "sections of your own.",
     )
     max_concurrency: int = Field(
-        default=16, ge=1, description="Requests in flight at once, at most."
+        default=16,
+        ge=1,
+        description="Requests in flight at once, at most, for every model and judge of this "
+        "section together (a 429 halves it for a while).",
+    )
+    model_max_concurrency: dict[str, int] = Field(
+        default_factory=dict,
+        description="Caps for single models within max_concurrency, by model id, e.g. "
+        '{ "gpt-5.5" = 4 }; the rest of the limit stays for the section\'s other models and '
+        "judges.",
     )
     requests_per_minute: float | None = Field(
-        default=None, gt=0, description="Pace requests to this rate; unset: no pacing."
+        default=None,
+        gt=0,
+        description="Pace requests to this rate, every model and judge of this section "
+        "together; unset: no pacing.",
     )
     tokens_per_minute: float | None = Field(
-        default=None, gt=0, description="Pace requests to this many tokens a minute; unset: none."
+        default=None,
+        gt=0,
+        description="Pace requests to this many tokens a minute, every model and judge of this "
+        "section together (charged from an estimate before sending, corrected on the reply); "
+        "unset: none.",
     )
     timeout_s: float = Field(
         default=120.0, gt=0, description="Seconds a request may take before it counts as failed."
@@ -135,14 +151,24 @@ class ProviderConfig(BaseModel):
                 )
         return headers
 
-    def limits(self) -> Limits:
-        """The pacing hints the built model carries for the engine."""
+    @field_validator("model_max_concurrency")
+    @classmethod
+    def _caps_at_least_one(cls, caps: dict[str, int]) -> dict[str, int]:
+        for model, cap in caps.items():
+            if cap < 1:
+                raise ValueError(f"model_max_concurrency for {model!r} must be at least 1")
+        return caps
+
+    def limits(self, model_id: str | None = None) -> Limits:
+        """The pacing hints the built model carries for the engine: the section's (shared by
+        its models and judges in a run), and ``model_id``'s own cap if it has one."""
         return Limits(
             max_concurrency=self.max_concurrency,
             requests_per_minute=self.requests_per_minute,
             tokens_per_minute=self.tokens_per_minute,
             max_retries=self.max_retries,
             timeout_s=self.timeout_s,
+            model_max_concurrency=self.model_max_concurrency.get(model_id or ""),
         )
 
     def merged(self, override: ProviderConfig | None) -> ProviderConfig:
@@ -234,7 +260,7 @@ def build_api_model(
     """Build the model for ``provider/model``; keys are read from ``env`` only.
 
     The model carries the provider's pacing settings as its :class:`Limits`, for
-    ``EnginePolicy.for_model``.
+    ``EnginePolicy.for_model``; in a run they are shared by every model of the section.
     """
     provider, api_model = split_name(name)
     cfg = resolve_provider(name, config)
@@ -257,7 +283,7 @@ def build_api_model(
             api_model,
             api_key=key,
             base_url=base_url,
-            limits=cfg.limits(),
+            limits=cfg.limits(api_model),
             structured_output=cfg.structured_output,
             temperature_mode=cfg.temperature_mode,
             extra_body=cfg.extra_body,
@@ -270,7 +296,7 @@ def build_api_model(
         api_model,
         base_url=base_url,
         api_key=key,
-        limits=cfg.limits(),
+        limits=cfg.limits(api_model),
         structured_output=cfg.structured_output,
         max_tokens_param=cfg.max_tokens_param,
         temperature_mode=cfg.temperature_mode,

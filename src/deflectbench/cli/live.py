@@ -1,0 +1,165 @@
+"""One live view of a run on stderr: a row per model and per judge, a line per provider.
+
+On a terminal, a rich Live panel redrawn a few times a second: each model's and judge's done /
+total, rate, errors and ETA, and each provider's requests in flight against its limit, its
+requests in the last minute and what it has cost. Elsewhere (a log file, CI), one plain line a
+minute. The pipeline writes the board; this only reads it (from rich's refresh thread).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from rich.console import Console, Group
+from rich.live import Live
+from rich.progress_bar import ProgressBar
+from rich.table import Table
+from rich.text import Text
+
+from deflectbench.cli.console import err
+from deflectbench.pipeline import Board, Row
+
+#: Seconds between two lines of the plain log.
+LOG_EVERY_S = 60.0
+
+
+def _clock(seconds: float | None) -> str:
+    if seconds is None:
+        return "-:--"
+    seconds = int(seconds)
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def row_figures(board: Board, row: Row) -> tuple[int, int, float, float | None]:
+    """(done, total, rate per minute, seconds left or None) of a row, as known now."""
+    total = board.total(row)
+    elapsed = max(board.elapsed(), 1e-6)
+    rate = row.done / elapsed * 60.0
+    left = max(total - row.done, 0)
+    if not left:
+        eta: float | None = 0.0
+    else:
+        eta = left / rate * 60.0 if rate > 0 else None
+    return row.done, total, rate, eta
+
+
+def _name(row: Row) -> str:
+    return row.name if row.role == "model" else f"judge {row.name}"
+
+
+def _rows(board: Board) -> list[Row]:
+    """Models first, then judges, each in the run's order."""
+    return sorted(list(board.rows), key=lambda r: r.role != "model")
+
+
+def render(board: Board) -> Group:
+    """The panel: the rows, then the providers."""
+    table = Table(box=None, pad_edge=False, expand=False, show_edge=False)
+    columns = [("", "left", None), ("", "left", 16), ("done / total", "right", None)]
+    columns += [("rate", "right", 9), ("errors", "right", None), ("ETA", "right", 7)]
+    for header, justify, width in columns:
+        table.add_column(header, justify=justify, no_wrap=True, min_width=width)  # type: ignore[arg-type]
+    for row in _rows(board):
+        done, total, rate, eta = row_figures(board, row)
+        errors = Text(str(row.errors), style="red") if row.errors else Text("")
+        table.add_row(
+            _name(row),
+            ProgressBar(total=max(total, 1), completed=min(done, max(total, 1)), width=16),
+            f"{done:,} / {total:,}",
+            f"{rate:,.0f}/min" if done else "",
+            errors,
+            "done" if row.finished and not eta else _clock(eta),
+        )
+    lines = [table]
+    for p in board.providers():
+        line = f"{p.name}: {p.in_flight} / {p.limit} in flight"
+        if p.limit < p.max_concurrency:
+            line += f" (of {p.max_concurrency}, lowered after 429s)"
+        line += f", {p.requests_last_minute:,} requests in the last minute"
+        if p.spent_usd:
+            line += f", {p.spent_usd:,.4f} USD"
+        lines.append(Text(line, style="dim"))
+    lines.append(Text(f"elapsed {_clock(board.elapsed())}", style="dim"))
+    return Group(*lines)
+
+
+def log_line(board: Board) -> str:
+    """The plain log's line: every row and provider in one line."""
+    parts = []
+    for row in _rows(board):
+        done, total, rate, eta = row_figures(board, row)
+        text = f"{_name(row)} {done}/{total}"
+        if row.errors:
+            text += f" ({row.errors} errors)"
+        if done and not row.finished:
+            text += f" {rate:.0f}/min ETA {_clock(eta)}"
+        parts.append(text)
+    for p in board.providers():
+        text = f"{p.name} {p.in_flight}/{p.limit} in flight {p.requests_last_minute} rpm"
+        if p.spent_usd:
+            text += f" {p.spent_usd:.4f} USD"
+        parts.append(text)
+    return f"[{_clock(board.elapsed())}] " + "; ".join(parts)
+
+
+class LiveBoard:
+    """Shows a run's board on stderr while it goes (``attach`` is the run's ``watch``)."""
+
+    def __init__(
+        self, enabled: bool, *, console: Console = err, log_every_s: float = LOG_EVERY_S
+    ) -> None:
+        self.enabled = enabled
+        self.console = console
+        self.log_every_s = log_every_s
+        self.board: Board | None = None
+        self._live: Live | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> LiveBoard:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def attach(self, board: Board) -> None:
+        """Start showing ``board`` (called by the run before its first request)."""
+        self.board = board
+        if not self.enabled or not board.rows:
+            return
+        if self.console.is_terminal:
+            self._live = Live(
+                get_renderable=lambda: render(board),
+                console=self.console,
+                refresh_per_second=4,
+                transient=False,
+                redirect_stdout=False,
+                redirect_stderr=False,
+            )
+            self._live.start()
+        else:
+            self._thread = threading.Thread(target=self._log, name="run-log", daemon=True)
+            self._thread.start()
+
+    def _log(self) -> None:
+        board = self.board
+        assert board is not None
+        while not self._stop.wait(self.log_every_s):
+            self.console.print(log_line(board), highlight=False, markup=False, soft_wrap=True)
+
+    def close(self) -> None:
+        """Stop showing: the panel keeps its last frame; the log ends with a last line."""
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+        if self._thread is not None:
+            self._stop.set()
+            self._thread.join(timeout=5)
+            self._thread = None
+            if self.board is not None and self.board.elapsed() >= self.log_every_s:
+                self.console.print(
+                    log_line(self.board), highlight=False, markup=False, soft_wrap=True
+                )

@@ -1,0 +1,260 @@
+"""Results into the store the moment they arrive: a generation, a judge's verdict.
+
+Each recorder is a lane's ``on_result``: it writes one record, counts it on the model's or
+judge's :class:`StageResult` and board row, and (for a generation that is an answer) hands it
+to every judge at once. Replies that are no answer (filtered, refused, empty) are stored and
+counted, never judged. A store that cannot write stops the run: an answered request is never
+stored as an error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+from collections.abc import Callable
+
+from deflectbench.benchmark import Benchmark
+from deflectbench.engine import Failure, Lane
+from deflectbench.judging.judges import ModelJudge, failed_judgment, lexical_judgment
+from deflectbench.models.base import Completion, GenerationParams, Model
+from deflectbench.pipeline.board import Row
+from deflectbench.pipeline.requests import Requests, TokenEstimate
+from deflectbench.pipeline.results import (
+    Advance,
+    StopCheck,
+    store_errors_stop_the_run,
+)
+from deflectbench.records import GenerationRecord, PendingGeneration
+from deflectbench.secrets import scrub
+from deflectbench.store import Store
+from deflectbench.vocab import NON_ANSWERS
+
+Cell = tuple[str, str, int]
+OnAnswer = Callable[[PendingGeneration], None]
+
+
+def _noop(ok: bool) -> None:
+    """No progress callback."""
+
+
+def generation_recorder(
+    store: Store,
+    benchmark: Benchmark,
+    model: Model,
+    condition: str,
+    run_id: str | None,
+    params_for: Callable[[Cell], GenerationParams],
+    row: Row,
+    *,
+    estimate: TokenEstimate[Cell] | None = None,
+    advance: Advance | None = None,
+    on_answer: OnAnswer | None = None,
+) -> Callable[[Cell, Completion | None, Failure | None], None]:
+    """Store a cell's result (or error row); hand an answer to the judges."""
+    result = row.result
+    tick = advance or _noop
+
+    def on_result(cell: Cell, completion: Completion | None, failure: Failure | None) -> None:
+        claim_id, prompt_id, sample = cell
+        params = params_for(cell).as_dict()
+        params.pop("json_schema")
+        common = dict(
+            benchmark=benchmark.key,
+            model=model.name,
+            condition=condition,
+            claim_id=claim_id,
+            prompt_id=prompt_id,
+            sample=sample,
+            prompt=benchmark.render(claim_id, prompt_id),
+            params=params,
+            run_id=run_id,
+        )
+        if completion is not None:
+            rec = GenerationRecord(
+                **common,
+                response=completion.text,
+                input_tokens=completion.usage.input_tokens,
+                output_tokens=completion.usage.output_tokens,
+                latency_s=completion.latency_s,
+                finish_reason=completion.finish_reason,
+                cost_usd=completion.cost_usd,
+            )
+        else:
+            assert failure is not None
+            rec = GenerationRecord(**common, response=None, error=scrub(failure.error))
+        with store_errors_stop_the_run():
+            store.add_generation(rec)
+        answer = completion is not None and completion.finish_reason not in NON_ANSWERS
+        if completion is not None:
+            result.add_reply(completion)
+            result.ok += answer
+            if estimate is not None:
+                estimate.observe(completion)
+        else:
+            result.add_error(failure.cause if failure else "error", rec.error or "")
+        row.count(completion is not None)
+        tick(completion is not None)
+        if answer and on_answer is not None:
+            with store_errors_stop_the_run():
+                gen_id = store.generation_id(
+                    benchmark.key, model.name, claim_id, prompt_id, sample, condition
+                )
+            if gen_id is not None:
+                on_answer(PendingGeneration(gen_id, claim_id, rec.response or ""))
+
+    return on_result
+
+
+def judgment_recorder(
+    store: Store,
+    judge: ModelJudge,
+    run_id: str | None,
+    row: Row,
+    *,
+    estimate: TokenEstimate[PendingGeneration] | None = None,
+    advance: Advance | None = None,
+) -> Callable[[PendingGeneration, Completion | None, Failure | None], None]:
+    """Store a judge's reply (its verdict, or why it holds none) or its failed request."""
+    result = row.result
+    tick = advance or _noop
+
+    def on_result(
+        p: PendingGeneration, completion: Completion | None, failure: Failure | None
+    ) -> None:
+        if completion is not None:
+            rec = judge.record(p.gen_id, completion, run_id)
+        else:
+            assert failure is not None
+            rec = failed_judgment(p.gen_id, judge.name, scrub(failure.error), run_id)
+        with store_errors_stop_the_run():
+            store.add_judgment(rec)
+        if completion is not None:
+            result.ok += 1
+            result.add_reply(completion)
+            if estimate is not None:
+                estimate.observe(completion)
+            if rec.parse_error:
+                result.parse_errors += 1
+                if result.parse_error_example is None:
+                    result.parse_error_example = (
+                        f"generation {p.gen_id}: {rec.reasoning}: {(rec.raw or '')[:160]!r}"
+                    )
+        else:
+            result.add_error(failure.cause if failure else "error", rec.error or "")
+        row.count(completion is not None)
+        tick(completion is not None)
+
+    return on_result
+
+
+class ModelJudgeFeed:
+    """A model judge's way in: each answer is looked up in the request cache (a hit is stored
+    at once, waiting for no pacer) or queued on the judge's lane. Each answer once."""
+
+    def __init__(
+        self,
+        lane: Lane[PendingGeneration],
+        requests: Requests[PendingGeneration],
+        on_result: Callable[[PendingGeneration, Completion | None, Failure | None], None],
+        row: Row,
+        should_stop: StopCheck | None,
+    ) -> None:
+        self.lane = lane
+        self.requests = requests
+        self.on_result = on_result
+        self.row = row
+        self.should_stop = should_stop
+        self.seen: set[int] = set()
+
+    def offer(self, p: PendingGeneration, *, counted: bool = False) -> None:
+        """Judge ``p`` (``counted``: already in the row's total, as the backlog is)."""
+        if p.gen_id in self.seen:
+            return
+        self.seen.add(p.gen_id)
+        self.row.known += not counted
+        stopping = self.should_stop is not None and self.should_stop()
+        if self.requests.uses_cache and not stopping:
+            hit = self.requests.lookup(p)
+            if hit is not None:
+                self.on_result(p, hit, None)
+                return
+        self.lane.add(p)
+
+    def close_feed(self) -> None:
+        self.lane.close_feed()
+
+
+class LexicalJudge:
+    """The rule-based judge in a run: no requests, so no engine and no provider; it scores
+    each answer as it comes, one write per verdict, and stops when the run stops."""
+
+    def __init__(
+        self,
+        store: Store,
+        benchmark: Benchmark,
+        run_id: str | None,
+        row: Row,
+        *,
+        feeds: int,
+        should_stop: StopCheck | None,
+        advance: Advance | None = None,
+    ) -> None:
+        self.store = store
+        self.benchmark = benchmark
+        self.run_id = run_id
+        self.row = row
+        self.feeds = feeds
+        self.should_stop = should_stop
+        self.tick = advance or _noop
+        self.queue: collections.deque[PendingGeneration] = collections.deque()
+        self.seen: set[int] = set()
+        self._more = asyncio.Event()
+
+    def offer(self, p: PendingGeneration, *, counted: bool = False) -> None:
+        """Judge ``p`` (``counted``: already in the row's total, as the backlog is)."""
+        if p.gen_id in self.seen:
+            return
+        self.seen.add(p.gen_id)
+        self.row.known += not counted
+        self.queue.append(p)
+        self._more.set()
+
+    def close_feed(self) -> None:
+        self.feeds -= 1
+        self._more.set()
+
+    def _stopping(self) -> bool:
+        return self.should_stop is not None and self.should_stop()
+
+    async def run(self) -> None:
+        result = self.row.result
+        scored = 0
+        try:
+            while True:
+                while self.queue:
+                    if self._stopping():
+                        result.stopped_early = True
+                        return
+                    self.judge(self.queue.popleft())
+                    scored += 1
+                    if scored % 32 == 0:
+                        await asyncio.sleep(0)  # let requests, Ctrl-C and the display through
+                if self.feeds <= 0:
+                    return
+                if self._stopping():
+                    result.stopped_early = True
+                    return
+                self._more.clear()
+                await self._more.wait()
+        finally:
+            self.row.finished = True
+
+    def judge(self, p: PendingGeneration) -> None:
+        rec = lexical_judgment(
+            p.gen_id, self.benchmark.claim(p.claim_id).text, p.response, self.run_id
+        )
+        with store_errors_stop_the_run():
+            self.store.add_judgment(rec)
+        self.row.result.ok += 1
+        self.row.count(True)
+        self.tick(True)
