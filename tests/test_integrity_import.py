@@ -159,3 +159,34 @@ def test_csv_export_neutralises_formula_cells(tmp_path, benchmark):
     assert "'" + rec["response"] in texts and "'" + rec2["response"] in texts
     assert not any(t.startswith(("=", "+", "@")) for t in texts)
     assert (df["output_tokens"] >= 0).all()  # numbers stay numbers
+
+
+def test_release_export_refuses_to_mix_conditions(tmp_path, benchmark):
+    from deflectbench.interop import InteropError
+    from deflectbench.records import GenerationRecord
+
+    rel = release(tmp_path / "rel", benchmark)
+    with Store.open(tmp_path / "x.db") as store:
+        import_paths(store, [rel])
+        row = store.generation_rows()[0]
+        store.add_generation(
+            GenerationRecord(
+                benchmark=row["benchmark"],
+                model=row["model"],
+                condition="temp0.3-max2048-seed0",
+                claim_id=row["claim_id"],
+                prompt_id=row["prompt_id"],
+                sample=row["sample"],
+                prompt=row["prompt"],
+                response="Another sample, other settings.",
+            )
+        )
+        try:
+            export(store, tmp_path / "out", "release")
+        except InteropError as exc:
+            assert "2 conditions" in str(exc) and "release, temp0.3-max2048-seed0" in str(exc)
+        else:
+            raise AssertionError("a mixed-condition release export must be refused")
+        export(store, tmp_path / "flat", "csv")  # the flat formats carry the condition
+    flat = pd.read_csv(tmp_path / "flat" / "generations.csv")
+    assert set(flat["condition"]) == {"release", "temp0.3-max2048-seed0"}

@@ -58,10 +58,28 @@ def _loads(text: str | None) -> dict[str, Any] | None:
     return None if text is None else json.loads(text)
 
 
+def _one_condition_per_model(rows: list[dict[str, Any]], path: Path) -> None:
+    """The release format has no field for a condition: a model sampled under several settings
+    would be written twice under the same ids. Refuse that, loudly, rather than mix them."""
+    seen: dict[str, set[str]] = {}
+    for r in rows:
+        seen.setdefault(r["model"], set()).add(str(r.get("condition")))
+    mixed = {m: sorted(c) for m, c in seen.items() if len(c) > 1}
+    if mixed:
+        model, labels = next(iter(sorted(mixed.items())))
+        raise InteropError(
+            f"--db {path}: {model} has results under {len(labels)} conditions "
+            f"({', '.join(labels)}) and the release format cannot tell them apart; export "
+            "--format jsonl, csv or parquet (they carry the condition), or export from a store "
+            "holding one condition per model"
+        )
+
+
 def _export_release(store: Store, out: Path, b: Benchmark) -> list[Path]:
     rows = [r for r in store.generation_rows() if r["benchmark"] == b.key]
     if not rows:
         raise InteropError(f"--db {store.path} holds no generations of {b.key}: nothing to export")
+    _one_condition_per_model(rows, store.path)
     catalog = Catalog(b)
     files: dict[Path, list[str]] = {}
     # store gen_id -> (row, origin, release gen_id)
