@@ -38,7 +38,10 @@ def run(
         typer.Option(
             "--model",
             "-m",
-            help="Model(s) to test, provider/model (repeat or comma-separate). Default local/smollm2.",
+            help="Model(s) to test as provider/model (repeat or comma-separate): local/smollm2, "
+            "gguf/PATH, openai/..., anthropic/..., deepseek/..., xai/..., gemini/..., "
+            "openrouter/..., openai-compatible/..., or NAME/... for a [providers.NAME] section "
+            "with a base_url. Default local/smollm2.",
         ),
     ] = None,
     judge: Annotated[
@@ -46,17 +49,24 @@ def run(
         typer.Option(
             "--judge",
             "-j",
-            help="Judge(s) (repeat or comma-separate). Default: the release's pair when "
+            help="Judge(s): lexical (rule-based, offline) or a model as provider/model (repeat "
+            "or comma-separate). Default: the release's pair when "
             "ANTHROPIC_API_KEY and OPENAI_API_KEY are set, else lexical.",
         ),
     ] = None,
     claims: Annotated[
         list[str] | None,
-        typer.Option(help="Claim ids instead of the preset's, e.g. L1_US_01,L3_INT_02."),
+        typer.Option(
+            help="Claim ids instead of the preset's, e.g. L1_US_01,L3_INT_02 "
+            "(`deflectbench spec --claims` lists them)."
+        ),
     ] = None,
     templates: Annotated[
         list[str] | None,
-        typer.Option(help="Template ids instead of all 15, e.g. explicit_coach_WA."),
+        typer.Option(
+            help="Template ids instead of all 15, e.g. explicit_coach_WA "
+            "(`deflectbench spec --templates` lists them)."
+        ),
     ] = None,
     runs: Annotated[
         int | None, typer.Option(help="Samples per cell (preset's by default).")
@@ -73,7 +83,8 @@ def run(
         typer.Option(
             "--config",
             "-c",
-            help="A TOML run configuration ([run], [providers.NAME], [prices]). Flags win.",
+            help="A TOML run configuration ([run], [providers.NAME], [prices]; every key in "
+            "docs/configuration.md). Flags win.",
         ),
     ] = None,
     dry_run: Annotated[
@@ -81,7 +92,10 @@ def run(
     ] = False,
     max_cost: Annotated[
         float | None,
-        typer.Option(help="Stop cleanly once this many USD are spent (requests in flight finish)."),
+        typer.Option(
+            help="Stop cleanly once the results file's spending (all runs, this one included) "
+            "reaches this many USD; requests in flight finish."
+        ),
     ] = None,
     cache: Annotated[
         bool | None,
@@ -124,13 +138,13 @@ def run(
 
     Examples:
 
-        deflectbench run                                  # quick preset, local/smollm2, lexical judge
+        deflectbench run                                # quick preset, offline
 
         deflectbench run --claims L1_US_01 --templates explicit_coach_WA --runs 3
 
-        deflectbench run --config run.toml --dry-run      # what it would cost, sending nothing
+        deflectbench run --config run.toml --dry-run    # the cost; sends nothing
 
-        deflectbench run -m openai/gpt-5.5 -j anthropic/claude-haiku-4-5-20251001 --max-cost 20
+        deflectbench run -m openai/gpt-5.5 -j openai/gpt-5.4-mini --max-cost 20
     """
     from deflectbench.benchmark import default_benchmark
     from deflectbench.config import RunFile, RunFlags, build_models, load_run_file, resolve_run
