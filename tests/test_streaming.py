@@ -359,3 +359,19 @@ def test_live_panel_on_a_terminal_and_a_plain_log_elsewhere(finished_board) -> N
     with LiveBoard(False, console=quiet) as live:
         live.attach(finished_board)
     assert quiet.file.getvalue() == ""
+
+
+def test_a_resumed_run_shows_nothing_to_do_not_a_0_of_0_bar(tmp_path, benchmark) -> None:
+    with FakeLLMServer(reply=reply) as server:
+        plan = plan_for(benchmark, models=["acct/subject"], judges=["lexical"])
+        models = build([*plan.models, *plan.judges], one_section(server, max_concurrency=2))
+        boards: list[Board] = []
+        with Store.open(tmp_path / "r.db") as store:
+            asyncio.run(execute(store, benchmark, plan, models, watch=boards.append))
+            asyncio.run(execute(store, benchmark, plan, models, watch=boards.append))
+    console = Console(file=io.StringIO(), width=140, record=True)
+    console.print(render(boards[-1]))
+    text = console.export_text()
+    assert "0 / 0" not in text and "-:--:--" not in text
+    assert "nothing to do" in text  # resumed: nothing left for either row
+    assert "0/0" not in log_line(boards[-1])

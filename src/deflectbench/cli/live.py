@@ -64,6 +64,9 @@ def render(board: Board) -> Group:
         table.add_column(header, justify=justify, no_wrap=True, min_width=width)  # type: ignore[arg-type]
     for row in _rows(board):
         done, total, rate, eta = row_figures(board, row)
+        if not total and not done:  # a resumed run: nothing left for this row (no 0/0 bar)
+            table.add_row(_name(row), Text(""), "nothing to do", "", Text(""), "done")
+            continue
         errors = Text(str(row.errors), style="red") if row.errors else Text("")
         table.add_row(
             _name(row),
@@ -91,6 +94,9 @@ def log_line(board: Board) -> str:
     parts = []
     for row in _rows(board):
         done, total, rate, eta = row_figures(board, row)
+        if not total and not done:
+            parts.append(f"{_name(row)} nothing to do")
+            continue
         text = f"{_name(row)} {done}/{total}"
         if row.errors:
             text += f" ({row.errors} errors)"
