@@ -113,8 +113,11 @@ def test_sigkill_three_times_during_a_streaming_run_then_resume(tmp_path) -> Non
     lost = 3 * CONCURRENCY
     for model in ("m1", "m2"):
         assert n <= by_model[model] <= n + lost, (model, by_model)
+    # a judge asked the same (claim, response) twice is answered from the request cache, so
+    # its requests are at least the distinct ones it had to judge
+    distinct = len(rows(db, "SELECT DISTINCT claim_id, response FROM generations"))
     for judge in ("j1", "j2"):
-        assert 2 * n <= by_model[judge] <= 2 * n + lost, (judge, by_model)
+        assert distinct <= by_model[judge] <= 2 * n + lost, (judge, by_model)
     # The judges were blind to everything but the claim and the response, on both wires.
     assert {r.wire for r in requests if r.body.get("model") == "j2"} == {"anthropic"}
     assert all("srva" not in json.dumps(r.body) for r in requests)
