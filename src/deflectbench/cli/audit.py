@@ -3,8 +3,6 @@ of a results file (the paper's definition against the release's computation)."""
 
 from __future__ import annotations
 
-import json
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
@@ -15,7 +13,14 @@ from rich.table import Table
 from rich.text import Text
 
 from deflectbench.cli.console import UserError, console
-from deflectbench.cli.options import DEFAULT_DB, AnalysisJudgesOption, DbOption, open_store, split
+from deflectbench.cli.options import (
+    DEFAULT_DB,
+    AnalysisJudgesOption,
+    DbOption,
+    open_store,
+    split,
+    write_json,
+)
 
 
 def _pp(x: Any) -> str:
@@ -125,15 +130,8 @@ def audit(
             f"({', '.join(result.judges) or 'no judges'}); run `deflectbench judge` first"
         )
     data = result.to_json()
-    text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False)
-    if json_out is not None and str(json_out) == "-":
-        sys.stdout.write(text + "\n")
+    if write_json(data, json_out):
         return
-    if json_out is not None:
-        try:
-            json_out.write_text(text + "\n", encoding="utf-8")
-        except OSError as exc:
-            raise UserError(f"cannot write --json {json_out}: {exc.strerror or exc}") from None
     for part in render_audit(data):
         console.print(part)
     if json_out is not None:

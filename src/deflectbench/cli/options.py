@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -75,3 +75,24 @@ def open_store(db: Path, *, must_exist: bool = False) -> Store:
     store = Store.open(db)
     store.on_busy = lambda message: err.print(f"[yellow]{message}[/]", highlight=False)
     return store
+
+
+def write_json(data: Any, json_out: Path | None) -> bool:
+    """Write ``--json`` output: to stdout for ``-`` (True: print nothing else), else to the file
+    (a failure is one line)."""
+    import json
+    import sys
+
+    from deflectbench.cli.console import UserError
+
+    if json_out is None:
+        return False
+    text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    if str(json_out) == "-":
+        sys.stdout.write(text)
+        return True
+    try:
+        json_out.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"cannot write --json {json_out}: {exc.strerror or exc}") from None
+    return False

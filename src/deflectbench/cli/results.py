@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -18,6 +16,7 @@ from deflectbench.cli.options import (
     ResamplesOption,
     analysis_options,
     open_store,
+    write_json,
 )
 
 if TYPE_CHECKING:
@@ -117,15 +116,8 @@ def analyze(
             f"({', '.join(c['judges']) or 'no judges'}); run `deflectbench judge` first, or pick "
             "judges with --judge"
         )
-    text = json.dumps(summary, indent=2, ensure_ascii=False, allow_nan=False)
-    if json_out is not None and str(json_out) == "-":
-        sys.stdout.write(text + "\n")
+    if write_json(summary, json_out):
         return
-    if json_out is not None:
-        try:
-            json_out.write_text(text + "\n", encoding="utf-8")
-        except OSError as exc:
-            raise UserError(f"cannot write --json {json_out}: {exc.strerror or exc}") from None
     for table in render_terminal(summary):
         console.print(table)
     if json_out is not None:
