@@ -139,6 +139,8 @@ def _toml_type(annotation: Any) -> str:
     if origin is dict:
         value = args[1] if len(args) == 2 else Any
         return "table" if value is Any else f"table of {_toml_type(value)}s"
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return "table"  # e.g. an endpoint: { base_url = "...", max_concurrency = 8 }
     return {str: "string", int: "integer", float: "float", bool: "boolean"}.get(
         annotation, getattr(annotation, "__name__", str(annotation))
     )

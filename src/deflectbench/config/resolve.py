@@ -131,6 +131,13 @@ def redacted(file: dict[str, Any]) -> dict[str, Any]:
         for key in ("base_url",):
             if isinstance(section.get(key), str):
                 section[key] = _strip_userinfo(section[key])
+        if isinstance(section.get("endpoints"), list):
+            section["endpoints"] = [
+                {**e, "base_url": _strip_userinfo(e["base_url"])}
+                if isinstance(e, dict) and isinstance(e.get("base_url"), str)
+                else e
+                for e in section["endpoints"]
+            ]
         for key in ("headers", "extra_body"):
             if isinstance(section.get(key), dict):
                 section[key] = sorted(section[key])

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from deflectbench.errors import ConfigError
 from deflectbench.models._http import MaxTokensParam, TemperatureMode
@@ -34,6 +34,18 @@ _CREDENTIAL_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "proxy
 
 class MissingKeyError(ConfigError):
     """The environment variable holding a provider's API key is not set."""
+
+
+class EndpointConfig(BaseModel):
+    """One base URL of a model served by several (a replica of a vLLM, SGLang or llama.cpp
+    server), with its own concurrency limit."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    base_url: str = Field(description="The endpoint's base URL, e.g. http://10.0.0.2:8000/v1.")
+    max_concurrency: int = Field(
+        default=16, ge=1, description="Requests in flight at once at this endpoint, at most."
+    )
 
 
 class ProviderConfig(BaseModel):
@@ -54,6 +66,13 @@ class ProviderConfig(BaseModel):
         description="The API's base URL, e.g. http://localhost:8000/v1. A section for a name "
         "that is not a built-in provider needs it (or base_url_env): it makes that name an "
         "OpenAI-compatible server.",
+    )
+    endpoints: list[EndpointConfig] = Field(
+        default_factory=list,
+        description="Several servers of the same model used together, instead of base_url: a "
+        'list of { base_url = "...", max_concurrency = N }. Each request goes to the endpoint '
+        "with the most room; one that cannot be reached is set aside for 30 s and its requests "
+        "retried elsewhere. The section's concurrency is the sum of the endpoints'.",
     )
     #: Environment variable that may supply the base URL when ``base_url`` is not set.
     base_url_env: str | None = Field(
@@ -151,6 +170,16 @@ class ProviderConfig(BaseModel):
                 )
         return headers
 
+    @model_validator(mode="after")
+    def _endpoints_or_base_url(self) -> ProviderConfig:
+        if self.endpoints and self.base_url is not None:
+            raise ValueError("give either base_url or endpoints, not both")
+        if self.endpoints and "max_concurrency" in self.model_fields_set:
+            raise ValueError(
+                "with endpoints, set max_concurrency on each endpoint (the section's is their sum)"
+            )
+        return self
+
     @field_validator("model_max_concurrency")
     @classmethod
     def _caps_at_least_one(cls, caps: dict[str, int]) -> dict[str, int]:
@@ -162,8 +191,9 @@ class ProviderConfig(BaseModel):
     def limits(self, model_id: str | None = None) -> Limits:
         """The pacing hints the built model carries for the engine: the section's (shared by
         its models and judges in a run), and ``model_id``'s own cap if it has one."""
+        total = sum(e.max_concurrency for e in self.endpoints) or self.max_concurrency
         return Limits(
-            max_concurrency=self.max_concurrency,
+            max_concurrency=total,
             requests_per_minute=self.requests_per_minute,
             tokens_per_minute=self.tokens_per_minute,
             max_retries=self.max_retries,
@@ -241,7 +271,9 @@ def resolve_provider(
     provider, _ = split_name(name)
     defaults = PROVIDERS.get(provider)
     if defaults is None:
-        if config is None or (config.base_url is None and config.base_url_env is None):
+        if config is None or (
+            config.base_url is None and config.base_url_env is None and not config.endpoints
+        ):
             known = ", ".join(sorted(PROVIDERS))
             raise ConfigError(
                 f"unknown provider {provider!r} (known: {known}); for another "
@@ -262,8 +294,26 @@ def build_api_model(
     The model carries the provider's pacing settings as its :class:`Limits`, for
     ``EnginePolicy.for_model``; in a run they are shared by every model of the section.
     """
-    provider, api_model = split_name(name)
     cfg = resolve_provider(name, config)
+    if cfg.endpoints:
+        from deflectbench.models.endpoints import MultiEndpointModel
+
+        members = [
+            (
+                _build_one(
+                    name, cfg.model_copy(update={"endpoints": [], "base_url": e.base_url}), env
+                ),
+                e.max_concurrency,
+            )
+            for e in cfg.endpoints
+        ]
+        return MultiEndpointModel(name, members, cfg.limits(split_name(name)[1]))
+    return _build_one(name, cfg, env)
+
+
+def _build_one(name: str, cfg: ProviderConfig, env: Mapping[str, str]) -> Model:
+    """The model for one base URL."""
+    provider, api_model = split_name(name)
     base_url = cfg.base_url or (env.get(cfg.base_url_env) if cfg.base_url_env else None)
     if not base_url:
         hint = f" or set {cfg.base_url_env}" if cfg.base_url_env else ""
