@@ -2,7 +2,8 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-# llama.cpp is compiled on first install (about 10 minutes on 2 cores). A portable build:
+# Everything: the tests (dev) and the embedded model (local: compiles llama.cpp on first install,
+# about 10 minutes on 2 cores; `pip install deflectbench` alone compiles nothing). A portable build:
 # -march=native can pick CPU paths (AMX) that some virtual machines advertise but do not allow.
 CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 
@@ -11,7 +12,7 @@ CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	CMAKE_ARGS="$(CMAKE_ARGS)" $(BIN)/python -m pip install -e ".[dev]"
+	CMAKE_ARGS="$(CMAKE_ARGS)" $(BIN)/python -m pip install -e ".[dev,local]"
 	touch $@
 
 install: $(BIN)/.installed

@@ -118,9 +118,9 @@ def test_all_1200_prompts_render_completely():
             lambda d: d["claims"].append(copy.deepcopy(d["claims"][0])),
             "duplicate claim_id 'L1_INT_01'",
         ),
-        (lambda d: d["claims"][3].update(level=7), "claim 'L1_INT_04': level must be 1-4"),
-        (lambda d: d["claims"][5].update(context="eu"), "claim 'L1_INT_06': context must be"),
-        (lambda d: d["claims"][2].pop("text"), "claim 'L1_INT_03': missing field 'text'"),
+        (lambda d: d["claims"][3].update(level=7), "claims[3] 'L1_INT_04': level must be 1-4"),
+        (lambda d: d["claims"][5].update(context="eu"), "claims[5] 'L1_INT_06': context must be"),
+        (lambda d: d["claims"][2].pop("text"), "claims[2] 'L1_INT_03': missing field 'text'"),
         (
             lambda d: d["templates"][1].update(template="Say {claim} to {audience}"),
             "unknown placeholder {audience}",
@@ -128,7 +128,7 @@ def test_all_1200_prompts_render_completely():
         (lambda d: d["templates"][0].update(template="No claim here"), "never shows the claim"),
         (
             lambda d: d["templates"][4].update(framing="sarcastic"),
-            "template 'explicit_political_RH': framing 'sarcastic'",
+            "templates[4] 'explicit_political_RH': framing 'sarcastic'",
         ),
         (lambda d: d["templates"].pop(), "expected 15 templates, found 14"),
         (lambda d: d["claims"].pop(), "expected 80 claims, found 79"),

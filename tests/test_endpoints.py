@@ -59,8 +59,20 @@ def _run(tmp_path: Path, urls: list[tuple[str, int]], db: Path) -> subprocess.Co
         "max_retries = 4\n"
     )
     return subprocess.run(
-        [sys.executable, "-m", "deflectbench", "run", "--config", str(config)]
-        + ["--claims", CLAIMS, "--db", str(db), "--no-report", "--no-progress"],
+        [
+            sys.executable,
+            "-m",
+            "deflectbench",
+            "run",
+            "--config",
+            str(config),
+            "--claims",
+            CLAIMS,
+            "--db",
+            str(db),
+            "--no-report",
+            "--no-progress",
+        ],
         capture_output=True,
         text=True,
         timeout=300,

@@ -20,7 +20,7 @@ from deflectbench.vocab import CONSENSUS_RULES
 COMMANDS = [c.name or c.callback.__name__ for c in app.registered_commands]
 #: First examples that are too slow to run here (a report draws every figure), or that would
 #: run the local model: appended to them, this flag still checks that every option parses.
-INSTEAD = {"run": "--dry-run", "report": "--help"}
+INSTEAD = {"run": "--dry-run", "report": "--help", "view": "--help"}  # view serves until stopped
 
 
 def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
@@ -67,6 +67,10 @@ def test_every_command_is_covered():
         "audit",
         "import",
         "export",
+        "validate",
+        "monitor",
+        "annotate",
+        "view",
     }
 
 

@@ -32,9 +32,11 @@ FLOORS: dict[str, int] = {
     "pipeline": 3,
     "run": 4,
     "config_reference": 4,
+    "inspect_eval": 4,
     "analysis": 5,
-    "interop": 5,
+    "interop": 6,  # its tidy exports carry the analysis' consensus and outcome
     "report": 6,
+    "web": 6,
     "cli": 7,
     "__main__": 8,
 }
@@ -44,7 +46,9 @@ FORBIDDEN: dict[str, set[str]] = {
     "engine": {"store"},
     "store": {"models", "engine", "judging", "benchmark"},
     "analysis": {"models", "engine", "pipeline", "run", "judging", "config"},
+    "inspect_eval": {"store", "run", "engine", "pipeline", "config"},
     "report": {"store", "models", "engine", "pipeline", "run", "judging", "interop", "config"},
+    "web": {"models", "engine", "pipeline", "run", "judging", "config"},
 }
 
 

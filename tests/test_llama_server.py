@@ -40,9 +40,23 @@ def llama_server(tmp_path_factory):
     log = tmp_path_factory.mktemp("llama-server") / "server.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf)]
-            + ["--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096"]
-            + ["--model_alias", "smollm2", "--n_threads", "2"],
+            [
+                sys.executable,
+                "-m",
+                "llama_cpp.server",
+                "--model",
+                str(gguf),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--n_ctx",
+                "4096",
+                "--model_alias",
+                "smollm2",
+                "--n_threads",
+                "2",
+            ],
             stdout=out,
             stderr=subprocess.STDOUT,
         )
@@ -82,8 +96,18 @@ def test_llama_server_as_subject_and_judge(llama_server, tmp_path):
     )
     db = tmp_path / "results.db"
     done = subprocess.run(
-        [sys.executable, "-m", "deflectbench", "run", "--config", str(config)]
-        + ["--db", str(db), "--no-report", "--no-progress"],
+        [
+            sys.executable,
+            "-m",
+            "deflectbench",
+            "run",
+            "--config",
+            str(config),
+            "--db",
+            str(db),
+            "--no-report",
+            "--no-progress",
+        ],
         capture_output=True,
         text=True,
         timeout=600,

@@ -61,6 +61,9 @@ class Settings:
     #: Extra request parameters (``extra_body``): only their names and a digest of the values
     #: are kept, because values can hold credentials.
     extra: Mapping[str, Any] = field(default_factory=dict)
+    #: The benchmark pack when it is not the paper's: named in the default label (its content
+    #: is already in ``benchmark_sha256``), so one model's runs of two packs get two labels.
+    pack: str | None = None
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -85,7 +88,9 @@ class Settings:
         parts.append("noseed" if self.seed is None or not self.send_seed else f"seed{self.seed}")
         if self.extra:
             parts.append("x" + _digest(dict(self.extra))[:6])
-        return "-".join(parts)
+        if self.pack:
+            parts.append(re.sub(r"[^A-Za-z0-9._=+-]", "_", self.pack))
+        return "-".join(parts)[:64]
 
 
 def differences(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:

@@ -31,9 +31,17 @@ from deflectbench.errors import ConfigError
 class Price:
     input_per_mtok: float
     output_per_mtok: float
+    #: The share taken off a request sent in a provider batch (OpenAI Batch API, Anthropic
+    #: Message Batches: 0.5); 0 where the table states none.
+    batch_discount: float = 0.0
 
     def cost(self, input_tokens: int | float, output_tokens: int | float) -> float:
         return (input_tokens * self.input_per_mtok + output_tokens * self.output_per_mtok) / 1e6
+
+    def in_batch(self) -> Price:
+        """What a request costs when it goes in a provider batch (batch mode)."""
+        keep = 1.0 - self.batch_discount
+        return Price(self.input_per_mtok * keep, self.output_per_mtok * keep)
 
 
 @cache

@@ -78,3 +78,20 @@ class PendingGeneration:
     gen_id: int
     claim_id: str
     response: str
+
+
+@dataclass(frozen=True)
+class HumanLabel:
+    """One annotator's labels of one generation on the rubric's fields (the human-validated
+    subset). ``values`` maps each of ``vocab.FIELDS`` to 0/1, or None where it was left unset;
+    ``unsure`` and ``note`` are the annotator's own doubt; ``source`` says where it came from
+    (``annotate``, or ``import:<file>``)."""
+
+    gen_id: int
+    annotator: str
+    values: dict[str, int | None]
+    unsure: bool = False
+    note: str = ""
+    source: str = "annotate"
+    created_at: str = ""
+    updated_at: str = ""

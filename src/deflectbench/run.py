@@ -35,6 +35,8 @@ from deflectbench.pipeline import (
     pending_for_judge,
     run_stream,
 )
+from deflectbench.pipeline.batches import BatchMode, BatchSummary, batch_api
+from deflectbench.pipeline.turns import TurnsResult, TurnTask, run_turns
 from deflectbench.store import Store
 
 #: Called once, before the first request, with the board a live display reads.
@@ -58,6 +60,9 @@ class RunOptions:
     #: Let a budgeted run use models or judges without a known price (their cost is not
     #: counted); otherwise such a run is refused before any request.
     allow_unpriced: bool = False
+    #: Batch mode: models and judges whose provider has a batch API go by batches
+    #: (:mod:`deflectbench.pipeline.batches`); the others through the engine, in the same run.
+    batch: bool = False
 
 
 @dataclass
@@ -80,15 +85,36 @@ class RunReport:
     missing: dict[str, int] = field(default_factory=dict)
     #: Per judge, answers of the run's models it has no verdict request for (failed ones count).
     unjudged: dict[str, int] = field(default_factory=dict)
+    #: A multi-turn pack's second turn (empty for a one-turn pack).
+    turns: TurnsResult = field(default_factory=TurnsResult)
+    #: Batch mode: what it did, and per model (judge) the cells (answers) open batches hold.
+    batches: BatchSummary | None = None
+    in_batches: dict[str, int] = field(default_factory=dict)
+    judge_in_batches: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def waiting(self) -> bool:
+        """Not complete only because open batches hold what is missing (batch mode): collect
+        with ``deflectbench status``."""
+        stages = [*self.generation.values(), *self.judging.values()]
+        return (
+            self.batches is not None
+            and not self.stopped_early
+            and any([*self.in_batches.values(), *self.judge_in_batches.values()])
+            and all(n <= self.in_batches.get(m, 0) for m, n in self.missing.items())
+            and all(n <= self.judge_in_batches.get(j, 0) for j, n in self.unjudged.items())
+            and not any(r.parse_errors or r.aborted for r in stages)
+        )
 
     @property
     def complete(self) -> bool:
         """Everything planned has a result, every answer a judge's reply, and every reply of
         this run parsed; nothing stopped early."""
-        stages = [*self.generation.values(), *self.judging.values()]
+        stages = [*self.generation.values(), *self.judging.values(), *self.turns.judging.values()]
         return (
             not self.stopped_early
             and not any(self.missing.values())
+            and not any(self.turns.missing.values())
             and not any(self.unjudged.values())
             and not any(r.parse_errors or r.aborted for r in stages)
         )
@@ -106,7 +132,7 @@ class RunReport:
             else:
                 text += f"{planned} cells"
             text += _counts(res.non_answers, ", no answer: ")
-            parts.append(text)
+            parts.append(text + _turn2(self.turns, model))
         for judge, res in self.judging.items():
             text = f"judge {judge}: "
             text += f"{self.unjudged[judge]} not judged" if self.unjudged.get(judge) else "done"
@@ -114,6 +140,12 @@ class RunReport:
             if res.parse_errors:
                 text += f", {res.parse_errors} replies without a verdict"
             parts.append(text)
+        if any([*self.in_batches.values(), *self.judge_in_batches.values()]):
+            parts.append(
+                f"open batches hold {sum(self.in_batches.values())} cells and "
+                f"{sum(self.judge_in_batches.values())} answers to judge: `deflectbench status` "
+                "collects them"
+            )
         if self.stop_reason:
             parts.append(
                 "stopped at the --max-cost budget"
@@ -121,6 +153,20 @@ class RunReport:
                 else f"stopped: {self.stop_reason}"
             )
         return ("complete: " if self.complete else "incomplete: ") + "; ".join(parts)
+
+
+def _turn2(turns: TurnsResult, model: str) -> str:
+    """`` + turn 2: 3 of 12 cells without a result`` (nothing for a one-turn pack)."""
+    if model not in turns.due:
+        return ""
+    due, missing = turns.due[model], turns.missing.get(model, 0)
+    res = turns.generation.get(model, StageResult())
+    text = (
+        f" + turn 2: {missing} of {due} cells without a result"
+        if missing
+        else f" + turn 2: {due} cells"
+    )
+    return text + _counts(res.failures(), " (", ")") + _counts(res.non_answers, ", no answer: ")
 
 
 def _counts(counts: Mapping[str, int], lead: str, end: str = "") -> str:
@@ -309,7 +355,35 @@ async def _execute(
         )
         for name in plan.models
     ]
-    judges = judge_tasks(store, benchmark, plan.judges, models, plan.models, options.retry_errors)
+    batches = None
+    if options.batch:
+        batches = BatchMode(
+            store,
+            benchmark,
+            models,
+            run_id=run_id,
+            prices=options.prices,
+            budget_usd=options.max_cost_usd,
+            use_cache=options.use_cache,
+        )
+        await batches.start_run(  # collect what came back, then submit what is missing
+            plan.models,
+            cells,
+            conditions,
+            judges=plan.judges,
+            seed=plan.seed,
+            max_tokens=plan.max_tokens,
+            temperature=plan.temperature,
+            retry_errors=options.retry_errors,
+        )
+        generations = [g for g in generations if g.model.name not in batches.batched(plan.models)]
+        meter = CostMeter(  # what the batches reserved counts as spent
+            options.max_cost_usd,
+            options.prices,
+            spent_before=store.spent_usd() + store.batch_reserved_usd(),
+        )
+    by_engine = [j for j in plan.judges if batches is None or j not in batches.batched([j])]
+    judges = judge_tasks(store, benchmark, by_engine, models, plan.models, options.retry_errors)
     out = await run_stream(
         store,
         benchmark,
@@ -323,7 +397,43 @@ async def _execute(
         watch=watch,
     )
     report.generation, report.judging = out.generation, out.judging
+    if batches is not None:
+        for j in batches.batched(plan.judges):
+            pending = pending_for_judge(
+                store, j, benchmark, plan.models, retry_errors=options.retry_errors
+            )
+            await batches.submit_judgments(j, pending)
+        report.batches = batches.summary
+        report.in_batches = {
+            m: len(store.batched_cells(benchmark.key, m, conditions[m])) for m in plan.models
+        }
+        report.judge_in_batches = {j: len(store.batched_answers(j)) for j in plan.judges}
+    if benchmark.followups and not stop():  # a multi-turn pack: turn 2, once turn 1 is judged
+        report.turns = await run_turns(
+            store,
+            benchmark,
+            [
+                TurnTask(
+                    models[n],
+                    conditions[n],
+                    plan.judges,
+                    plan.seed,
+                    plan.max_tokens,
+                    plan.temperature,
+                )
+                for n in plan.models
+            ],
+            lambda: judge_tasks(
+                store, benchmark, plan.judges, models, plan.models, options.retry_errors
+            ),
+            run_id=run_id,
+            retry_errors=options.retry_errors,
+            use_cache=options.use_cache,
+            meter=meter,
+            should_stop=stop,
+        )
     stages = [*report.generation.values(), *report.judging.values()]
+    stages += [*report.turns.generation.values(), *report.turns.judging.values()]
     if any(r.withheld for r in stages):
         report.stop_reason = report.stop_reason or "budget"
     report.stopped_early = stop() or report.stop_reason is not None
@@ -384,13 +494,23 @@ def estimate(
     retry_errors: bool = False,
     prices: Mapping[str, Price] | None = None,
     label: str | None = None,
+    batch: bool = False,
 ) -> list[EstimateRow]:
     """Requests, tokens and cost per model and judge for what is still missing.
 
     Input tokens are estimated from the prompt text (about 4 characters a token); output tokens
     from this model's stored mean if it has generations already, else a typical length capped
-    by ``max_tokens``; the upper bound assumes every reply runs to ``max_tokens``.
+    by ``max_tokens``; the upper bound assumes every reply runs to ``max_tokens``. With
+    ``batch``, models whose provider has a batch API are priced at the table's batch price.
     """
+
+    def price_of(name: str) -> Price | None:
+        price = price_for(name, prices)
+        model = models.get(name)
+        if price is not None and batch and model is not None and batch_api(model) is not None:
+            return price.in_batch()
+        return price
+
     rows: list[EstimateRow] = []
     cells = plan.cells
     new_responses: list[tuple[str, int]] = []  # (claim_id, expected output tokens) to judge
@@ -404,7 +524,7 @@ def estimate(
         mean_out = store.mean_output_tokens(name)
         expected_out = round(mean_out) if mean_out else min(TYPICAL_OUTPUT_TOKENS, max_tokens)
         tokens_in = sum(estimate_tokens(benchmark.render(c, p)) + 8 for c, p, _ in todo)
-        price = price_for(name, prices)
+        price = price_of(name)
         rows.append(
             EstimateRow(
                 "model",
@@ -434,7 +554,7 @@ def estimate(
             for c, out in new_responses
         )
         n = len(pending) + len(new_responses)
-        price = price_for(name, prices)
+        price = price_of(name)
         cost = None if price is None else price.cost(tokens_in, JUDGE_OUTPUT_TOKENS * n)
         rows.append(
             EstimateRow(

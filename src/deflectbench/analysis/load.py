@@ -49,6 +49,8 @@ class StoreReader(Protocol):
 
     def runs(self) -> list[dict[str, Any]]: ...
 
+    def turn_links(self) -> list[dict[str, Any]]: ...
+
 
 @dataclass(frozen=True)
 class StoreFrames:
@@ -65,6 +67,8 @@ class StoreFrames:
     store: str = ""
     schema_version: int | None = None
     runs: tuple[Mapping[str, Any], ...] = ()
+    #: Later turns of multi-turn packs and their links to turn 1 (``Store.turn_links``).
+    turn_links: tuple[Mapping[str, Any], ...] = ()
 
 
 def read_store(
@@ -74,8 +78,9 @@ def read_store(
     gens = generation_frame(store, extra=DETAIL_GEN_COLUMNS if detail else ())
     extra = (*TOKEN_COLUMNS, *DETAIL_JUDGMENT_COLUMNS) if detail else TOKEN_COLUMNS
     judg = judgment_frame(store, values=values, extra=extra)
+    links = tuple(store.turn_links())
     if not detail:
-        return StoreFrames(gens, judg, values)
+        return StoreFrames(gens, judg, values, turn_links=links)
     return StoreFrames(
         gens,
         judg,
@@ -84,4 +89,5 @@ def read_store(
         store=str(store.path),
         schema_version=store.schema_version,
         runs=tuple(store.runs()),
+        turn_links=links,
     )

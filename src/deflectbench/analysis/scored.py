@@ -98,15 +98,17 @@ CONDITION_COLUMNS = ("condition", "finish_reason")
 
 def with_conditions(gens: pd.DataFrame) -> pd.DataFrame:
     """Tell conditions apart everywhere: where a model has rows under more than one condition
-    (other settings), each becomes its own "model" in every table, ``model [label]``, so two
-    temperatures are never averaged together. A model with one condition keeps its name."""
+    (other settings) within one benchmark pack, each becomes its own "model" in every table,
+    ``model [label]``, so two temperatures are never averaged together. A model with one
+    condition per pack keeps its name (its runs of other packs are other packs' rows)."""
     if "condition" not in gens.columns or gens.empty:
         return gens
-    per_model = gens.groupby("model")["condition"].nunique()
-    several = per_model[per_model > 1].index
-    if len(several):
+    keys = ["benchmark", "model"] if "benchmark" in gens.columns else ["model"]
+    per_model = gens.groupby(keys)["condition"].transform("nunique")
+    several = per_model.to_numpy() > 1
+    if several.any():
         gens = gens.copy()
-        rows = gens["model"].isin(several).to_numpy()
+        rows = several
         gens.loc[rows, "model"] = (
             gens.loc[rows, "model"].astype(str)
             + " ["

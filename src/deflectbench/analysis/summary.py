@@ -22,6 +22,7 @@ from deflectbench.analysis.examples import Example, pick_examples
 from deflectbench.analysis.load import StoreFrames, StoreReader, read_store
 from deflectbench.analysis.metadata import RunMetadata, run_metadata
 from deflectbench.analysis.options import CI_LEVEL, MIN_CI_CLAIMS, AnalysisOptions
+from deflectbench.analysis.packs import PackComparison, compare_packs, packs_note
 from deflectbench.analysis.scored import (
     GEN_COLUMNS,
     in_benchmark,
@@ -29,6 +30,7 @@ from deflectbench.analysis.scored import (
     verdicts_from_frames,
 )
 from deflectbench.analysis.summary_json import SCHEMA_VERSION, jsonable, summary_json
+from deflectbench.analysis.turns import TurnAnalysis, turn_analysis
 from deflectbench.benchmark import Benchmark
 
 __all__ = [
@@ -122,6 +124,10 @@ class Summary:
     examples: tuple[Example, ...] = ()
     metadata: RunMetadata | None = None
     notes: tuple[str, ...] = ()
+    #: The other benchmark packs in the store beside this one (None: no other pack).
+    packs: PackComparison | None = None
+    #: Turn 2 of a multi-turn pack by turn-1 outcome (None: no later turn of this pack).
+    turns: TurnAnalysis | None = None
 
     @property
     def empty(self) -> bool:
@@ -239,7 +245,12 @@ def _summary(frames: StoreFrames, benchmark: Benchmark, options: AnalysisOptions
             ci_level=CI_LEVEL,
         )
         detail = {"examples": examples, "metadata": meta, "notes": notes}
+    packs = compare_packs(gens, judg, benchmark, options)
+    if packs is not None:
+        detail["notes"] = (*detail.get("notes", ()), packs_note(packs, benchmark))
+    turns = turn_analysis(gens, judg, frames.turn_links, benchmark, options)
     return Summary(
+        turns=turns,
         benchmark=benchmark,
         options=options,
         scored=scored,
@@ -293,5 +304,6 @@ def _summary(frames: StoreFrames, benchmark: Benchmark, options: AnalysisOptions
         fallacy_swing=breakdowns.fallacy_swing(swings),
         density_by_outcome=breakdowns.fallacy_density_by_outcome(scored),
         small_sample=breakdowns.small_sample(rates, MIN_CI_CLAIMS),
+        packs=packs,
         **detail,
     )

@@ -155,7 +155,13 @@ def summary_json(s: Summary) -> dict[str, Any]:
         by_model_agreement.setdefault(str(r["model"]), []).append(r)
     out: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
-        "benchmark": {"key": s.benchmark.key, "sha256": s.benchmark.sha256},
+        "benchmark": {
+            "key": s.benchmark.key,
+            "sha256": s.benchmark.sha256,
+            "pack": s.benchmark.pack,
+            "language": s.benchmark.language,
+            "turns": s.benchmark.turns,
+        },
         "consensus": s.options.consensus,
         "n_resamples": s.options.n_resamples,
         "seed": s.options.seed,
@@ -222,5 +228,7 @@ def summary_json(s: Summary) -> dict[str, Any]:
             "flagged": _records(s.small_sample),
             "note": small_sample_note(s.small_sample, MIN_CI_CLAIMS),
         },
+        "packs": s.packs.to_json() if s.packs is not None else None,
+        "turns": s.turns.to_json() if s.turns is not None else None,
     }
     return jsonable(out)

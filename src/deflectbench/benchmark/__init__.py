@@ -1,25 +1,43 @@
-"""The benchmark definition: claims, templates, fallacies, the judge rubric; loading and rendering."""
+"""The benchmark definition: packs of claims, templates, fallacies and the judge rubric; loading,
+validation and rendering (docs/packs.md describes the file format)."""
 
-from deflectbench.benchmark.loader import (
+from deflectbench.benchmark.definition import (
+    PAPER_PACK,
     Benchmark,
     BenchmarkError,
     Cell,
     Claim,
     Fallacy,
+    Followup,
     Rubric,
     Template,
-    default_benchmark,
-    load_benchmark,
+)
+from deflectbench.benchmark.loader import default_benchmark, load_benchmark
+from deflectbench.benchmark.packs import (
+    PackInfo,
+    load_pack,
+    pack_by_key,
+    pack_infos,
+    resolve_benchmark,
+    shipped_packs,
 )
 
 __all__ = [
+    "PAPER_PACK",
     "Benchmark",
     "BenchmarkError",
     "Cell",
     "Claim",
     "Fallacy",
+    "Followup",
+    "PackInfo",
     "Rubric",
     "Template",
     "default_benchmark",
     "load_benchmark",
+    "load_pack",
+    "pack_by_key",
+    "pack_infos",
+    "resolve_benchmark",
+    "shipped_packs",
 ]

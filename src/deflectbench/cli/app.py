@@ -12,7 +12,7 @@ from rich.markup import escape
 from typer.core import TyperCommand, TyperGroup
 
 from deflectbench import __version__
-from deflectbench.cli import audit, results, run, spec
+from deflectbench.cli import audit, batch, monitor, results, run, spec, validate, web
 from deflectbench.cli.console import UserError, console, err
 from deflectbench.secrets import scrub
 
@@ -76,11 +76,17 @@ app.command(cls=_Command)(spec.spec)
 app.command(cls=_Command)(run.run)
 app.command(cls=_Command)(run.judge)
 app.command(cls=_Command)(run.status)
+batch.batch_app.command("cancel", cls=_Command)(batch.cancel)
+app.add_typer(batch.batch_app, name="batch", cls=_Group)
 app.command(cls=_Command)(results.analyze)
 app.command(cls=_Command)(results.report)
 app.command(cls=_Command)(audit.audit)
 app.command("import", cls=_Command)(results.import_)
 app.command(cls=_Command)(results.export)
+app.command(cls=_Command)(validate.validate)
+app.command(cls=_Command)(monitor.monitor)
+app.command(cls=_Command)(web.annotate)
+app.command(cls=_Command)(web.view)
 
 
 @app.callback(invoke_without_command=True)
@@ -104,6 +110,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from deflectbench.report import ReportError
     from deflectbench.store import StoreError
     from deflectbench.vocab import ConsensusError
+    from deflectbench.web import WebError
 
     return (
         UserError,
@@ -117,6 +124,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
         StoreError,
         InteropError,
         ReportError,
+        WebError,
     )
 
 

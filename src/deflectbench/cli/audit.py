@@ -16,6 +16,7 @@ from deflectbench.cli.console import UserError, console
 from deflectbench.cli.options import (
     DEFAULT_DB,
     AnalysisJudgesOption,
+    BenchmarkOption,
     DbOption,
     open_store,
     split,
@@ -98,6 +99,7 @@ def audit(
         ),
     ] = None,
     judge: AnalysisJudgesOption = None,
+    benchmark: BenchmarkOption = None,
     db: DbOption = DEFAULT_DB,
 ) -> None:
     """How far each quirk of the release's analysis script moves the headline numbers.
@@ -117,11 +119,11 @@ def audit(
         deflectbench audit --db paper.db --json - | jq .release_vs_paper
     """
     from deflectbench.analysis.audit import audit as run_audit
-    from deflectbench.benchmark import default_benchmark
+    from deflectbench.cli.options import stored_benchmark
 
     store = open_store(db, must_exist=True)
     try:
-        result = run_audit(store, default_benchmark(), split(judge) or None)
+        result = run_audit(store, stored_benchmark(store, benchmark), split(judge) or None)
     finally:
         store.close()
     if result.paper_scored == 0 and result.release.scored == 0:

@@ -9,6 +9,7 @@ import typer
 
 if TYPE_CHECKING:
     from deflectbench.analysis.options import AnalysisOptions
+    from deflectbench.benchmark import Benchmark
     from deflectbench.store import Store
 
 DbOption = Annotated[
@@ -38,6 +39,41 @@ ResamplesOption = Annotated[
     int, typer.Option(min=1, help="Block-bootstrap resamples of the claims for the 95% CIs.")
 ]
 ProgressOption = Annotated[bool, typer.Option(help="Show progress bars.")]
+BenchmarkOption = Annotated[
+    str | None,
+    typer.Option(
+        "--benchmark",
+        metavar="NAME|FILE",
+        help="The benchmark pack: a shipped pack's name (`deflectbench spec --list`: "
+        "deflectbench-v1, the paper's, is the default) or a pack file of your own "
+        "(docs/packs.md).",
+        show_default=False,
+    ),
+]
+
+
+def pick_benchmark(value: str | None) -> Benchmark:
+    """``--benchmark NAME|FILE`` for commands that make results (default: the paper's pack)."""
+    from deflectbench.benchmark import resolve_benchmark
+
+    return resolve_benchmark(value)
+
+
+def run_file_benchmark(value: str | None, config: Path | None) -> str | None:
+    """The run file's ``benchmark``: a pack name, or a path relative to the run file."""
+    if value is None or config is None or ("/" not in value and not value.endswith(".json")):
+        return value
+    path = Path(value)
+    return str(path if path.is_absolute() else config.parent / path)
+
+
+def stored_benchmark(store: Store, value: str | None) -> Benchmark:
+    """``--benchmark`` for commands that read results: the pack given, else the one pack the
+    store holds; a store holding several packs is an error naming them (never mixed)."""
+    from deflectbench.analysis.packs import pack_of_store
+    from deflectbench.benchmark import resolve_benchmark
+
+    return pack_of_store(store, resolve_benchmark(value) if value else None)
 
 
 def split(values: list[str] | None) -> list[str]:

@@ -11,6 +11,7 @@ from deflectbench.cli.console import UserError, console, err
 from deflectbench.cli.options import (
     DEFAULT_DB,
     AnalysisJudgesOption,
+    BenchmarkOption,
     ConsensusOption,
     DbOption,
     ResamplesOption,
@@ -75,6 +76,7 @@ def analyze(
     seed: Annotated[
         int, typer.Option(help="Seed of the bootstrap draws (same seed, same CIs).")
     ] = 0,
+    benchmark: BenchmarkOption = None,
     db: DbOption = DEFAULT_DB,
 ) -> None:
     """The paper's analysis of a results file: each model's signature with 95% CIs, judge
@@ -86,7 +88,9 @@ def analyze(
     (the paper: 24,000 attempted, 23,990 valid, 23,981 scored), outcomes in the order refusal,
     soft refusal, labeled compliance, clean compliance, other. `--compat release` gives the
     release script's numbers instead. Works the same on your own runs and on the imported
-    public release.
+    public release. An analysis is of one benchmark pack: the one the store holds, or
+    `--benchmark NAME` when it holds several (then the others are compared with it, never
+    pooled: the JSON's `packs`).
 
     Examples:
 
@@ -99,13 +103,13 @@ def analyze(
         deflectbench analyze --db paper.db --compat release  # the release script's numbers
     """
     from deflectbench.analysis import analyze as analyze_store
-    from deflectbench.benchmark import default_benchmark
+    from deflectbench.cli.options import stored_benchmark
     from deflectbench.cli.tables import render_terminal
 
     store = open_store(db, must_exist=True)
     try:
         options = _options(consensus, judge, judge_values, resamples, seed, compat)
-        summary = analyze_store(store, default_benchmark(), options)
+        summary = analyze_store(store, stored_benchmark(store, benchmark), options)
     finally:
         store.close()
     c = summary["counts"]
@@ -120,6 +124,24 @@ def analyze(
         return
     for table in render_terminal(summary):
         console.print(table)
+    if summary.get("packs"):
+        from deflectbench.cli.pack_tables import pack_comparison_tables
+
+        for table in pack_comparison_tables(summary["packs"]):
+            console.print(table)
+        others = [p["pack"] for p in summary["packs"]["packs"] if not p["analysed"]]
+        err.print(
+            f"these numbers are of the pack {summary['benchmark']['pack']} only; the store also "
+            f"holds {', '.join(others)} (compared above, never pooled)",
+            style="yellow",
+            highlight=False,
+            markup=False,
+        )
+    if summary.get("turns"):
+        from deflectbench.cli.turn_tables import turn_terminal
+
+        for table in turn_terminal(summary):
+            console.print(table)
     if json_out is not None:
         console.print(f"summary: {json_out.resolve()}", highlight=False, markup=False)
 
@@ -139,6 +161,7 @@ def report(
     seed: Annotated[
         int, typer.Option(help="Seed of the bootstrap draws and of the example responses shown.")
     ] = 0,
+    benchmark: BenchmarkOption = None,
     db: DbOption = DEFAULT_DB,
 ) -> None:
     """The paper's figures and tables for a results file, as one self-contained web page.
@@ -157,14 +180,15 @@ def report(
 
         deflectbench report --out release-report --compat release
     """
-    from deflectbench.benchmark import default_benchmark
+    from deflectbench.cli.options import stored_benchmark
     from deflectbench.report import build_report
 
     store = open_store(db, must_exist=True)
     try:
         options = _options(consensus, judge, judge_values, resamples, seed, compat)
+        b = stored_benchmark(store, benchmark)
         with err.status("building the report…"):
-            paths = build_report(store, default_benchmark(), out, options)
+            paths = build_report(store, b, out, options)
     finally:
         store.close()
     console.print(str(paths.html), highlight=False, markup=False, soft_wrap=True)
@@ -176,10 +200,13 @@ def import_(
         typer.Argument(
             metavar="PATHS",
             help="Release files or folders (searched recursively): `generations_*.jsonl` and "
-            "`evals_*.jsonl`, also gzipped (`.jsonl.gz`).",
+            "`evals_*.jsonl`, also gzipped (`.jsonl.gz`); or Inspect logs of the deflectbench "
+            "task (`*.eval`, `*.json`, or a folder of them); or folders written by `export "
+            "--format hf`.",
             show_default=False,
         ),
     ],
+    benchmark: BenchmarkOption = None,
     db: DbOption = DEFAULT_DB,
 ) -> None:
     """Import the public release's generations and judge scores, so the analysis runs on them.
@@ -187,19 +214,33 @@ def import_(
     Generations are read before judge records, whatever the order given. Importing the same
     files again adds nothing. A garbled line or a bad record is reported as file:line and
     skipped, the rest of its file is imported (exit code 1 when anything was skipped).
+    Inspect logs of the `deflectbench/deflectbench` task are imported too: each epoch as a
+    generation, each judge's reply as a judgment, under a condition named from the log's
+    settings (e.g. `inspect-temp1-maxdefault-noseed`).
 
     Examples:
 
         deflectbench import release/data/ --db paper.db   # the release's files
 
         deflectbench import generations_gpt_5_5.jsonl evals_gpt_5_4_mini.jsonl
-    """
-    from deflectbench.cli.tables import import_table
-    from deflectbench.interop import import_paths
 
+        deflectbench import logs/ --db inspect.db   # Inspect logs (docs/inspect.md)
+
+        deflectbench import hf-results/ --db copy.db   # a folder from `export --format hf`
+    """
+    from deflectbench.cli.options import pick_benchmark
+    from deflectbench.cli.tables import import_table
+    from deflectbench.interop import ImportReport
+    from deflectbench.interop.hf import import_any
+    from deflectbench.interop.inspect_logs import import_logs, split_paths
+
+    b = pick_benchmark(benchmark)
     store = open_store(db)
     try:
-        report = import_paths(store, paths)
+        logs, rest = split_paths(paths)
+        report = import_any(store, rest, b) if rest else ImportReport()
+        if logs:
+            import_logs(store, logs, report)
     finally:
         store.close()
     console.print(import_table(report, db))
@@ -222,11 +263,20 @@ def export(
         typer.Option(
             "--format",
             "-f",
-            metavar="release|jsonl|csv|parquet",
+            metavar="release|jsonl|csv|parquet|hf",
             help="release: the public release's JSON Lines files; jsonl, csv or parquet: two flat "
-            "tables (generations, judgments).",
+            "tables (generations, judgments); hf: a Hugging Face dataset folder.",
         ),
     ] = "release",
+    what: Annotated[
+        str,
+        typer.Option(
+            metavar="results|benchmark",
+            help="With --format hf: results (default; the store's) or benchmark (its claims, "
+            "templates and rendered prompts; no store needed).",
+        ),
+    ] = "results",
+    benchmark: BenchmarkOption = None,
     db: DbOption = DEFAULT_DB,
 ) -> None:
     """Write the results file out: in the release's format (so tools made for the paper's data
@@ -234,21 +284,34 @@ def export(
 
     `--format release` writes `data/generations/generations_*.jsonl` (one file per model) and
     `data/evals/evals_*.jsonl` (one per judge); an imported release comes back out byte for byte.
-    The flat tables are `generations.FORMAT` and `judgments.FORMAT` (e.g. `generations.csv`).
+    The flat tables are `generations.FORMAT` (one row per generation: claim level, context,
+    domain, framing, fallacy, condition, each judge's fields, consensus and outcome) and
+    `judgments.FORMAT` (e.g. `generations.csv`; columns in docs/exports.md). `--format hf`
+    writes a folder that `datasets.load_dataset` reads (Parquet and a dataset card), for you to
+    push to the Hub; `deflectbench import` reads it back.
 
     Examples:
 
         deflectbench export --format release --out my-run/
 
         deflectbench export --format parquet --out tables/ --db paper.db
-    """
-    from deflectbench.interop import export as export_files
 
-    store = open_store(db, must_exist=True)
-    try:
-        written = export_files(store, out, fmt)
-    finally:
-        store.close()
+        deflectbench export --format hf --out hf-results/
+
+        deflectbench export --format hf --what benchmark --out hf-benchmark/
+    """
+    from deflectbench.cli.options import pick_benchmark, stored_benchmark
+    from deflectbench.interop import export as export_files
+    from deflectbench.interop.hf import export_benchmark
+
+    if what != "results":  # the benchmark itself: no store
+        written = export_benchmark(out, fmt, what, pick_benchmark(benchmark))
+    else:
+        store = open_store(db, must_exist=True)
+        try:
+            written = export_files(store, out, fmt, stored_benchmark(store, benchmark))
+        finally:
+            store.close()
     for path in written:
         console.print(str(path), highlight=False, markup=False)
     console.print(f"{len(written)} files written to {out}", highlight=False, markup=False)

@@ -14,9 +14,20 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from deflectbench import __version__
+from deflectbench.cli.batch import ConfigOption as BatchConfigOption
 from deflectbench.cli.console import console, err
 from deflectbench.cli.live import LiveBoard
-from deflectbench.cli.options import DEFAULT_DB, DbOption, ProgressOption, open_store, split
+from deflectbench.cli.options import (
+    DEFAULT_DB,
+    BenchmarkOption,
+    DbOption,
+    ProgressOption,
+    open_store,
+    pick_benchmark,
+    run_file_benchmark,
+    split,
+    stored_benchmark,
+)
 from deflectbench.cli.progress import graceful_stop
 
 if TYPE_CHECKING:
@@ -118,6 +129,15 @@ def run(
             "spending is then not counted).",
         ),
     ] = False,
+    batch: Annotated[
+        bool,
+        typer.Option(
+            "--batch",
+            help="Send openai/ and anthropic/ models and judges as provider batches (half the "
+            "price, up to 24 h; docs/batch.md); others run as usual. Ends once submitted: "
+            "`deflectbench status` collects.",
+        ),
+    ] = False,
     retry_errors: Annotated[bool, typer.Option(help="Try stored error rows again.")] = False,
     write_report: Annotated[
         bool, typer.Option("--report/--no-report", help="End by writing the HTML report.")
@@ -125,6 +145,7 @@ def run(
     report_out: Annotated[
         Path, typer.Option(help="Folder for the report written at the end.")
     ] = Path("deflectbench-report"),
+    benchmark: BenchmarkOption = None,
     db: DbOption = DEFAULT_DB,
     progress: ProgressOption = True,
 ) -> None:
@@ -146,12 +167,11 @@ def run(
 
         deflectbench run -m openai/gpt-5.5 -j openai/gpt-5.4-mini --max-cost 20
     """
-    from deflectbench.benchmark import default_benchmark
     from deflectbench.config import RunFile, RunFlags, build_models, load_run_file, resolve_run
     from deflectbench.run import RunOptions, execute
 
-    b = default_benchmark()
     file = load_run_file(config) if config is not None else RunFile()
+    b = pick_benchmark(benchmark or run_file_benchmark(file.run.benchmark, config))
     flags = RunFlags(
         models=split(model),
         judges=split(judge),
@@ -179,6 +199,7 @@ def run(
         config=settings.file,
         label=settings.label,
         allow_unpriced=settings.allow_unpriced,
+        batch=batch,
     )
     if dry_run:
         _print_estimate(db, b, plan, built, options)
@@ -191,20 +212,24 @@ def run(
             )
         scored = _scored_for_plan(store, b, plan)
         _print_run_report(report, scored, plan, db)
+        if report.batches is not None:
+            from deflectbench.cli.batch import print_summary
+
+            print_summary(report.batches)
         if write_report and not report.stopped_early and len(scored):
             from deflectbench.report import write_report_after_run
 
             with err.status("writing the report…"):
                 html = write_report_after_run(store, b, report_out)
             console.print(f"report: {html}", highlight=False, markup=False)
-        _print_account(report.account(), report.complete)
+        _print_account(report.account(), report.complete or report.waiting)
     finally:
         store.close()
     raise typer.Exit(
         _exit_code(
             stop_reason=report.stop_reason if report.stopped_early else None,
             aborted=_any_aborted([*report.generation.values(), *report.judging.values()]),
-            complete=report.complete,
+            complete=report.complete or report.waiting,
         )
     )
 
@@ -276,6 +301,7 @@ def _print_estimate(
             retry_errors=options.retry_errors,
             prices=options.prices,
             label=options.label,
+            batch=options.batch,
         )
     for part in estimate_view(rows, len(plan.cells), options.max_cost_usd):
         console.print(part)
@@ -338,6 +364,13 @@ def _print_run_report(report: Any, scored: Any, plan: RunPlan, db: Path) -> None
     for j, res in report.judging.items():
         _print_stage(f"judge {j}", res, f"judged, {res.errors} errors")
         _print_aborted(f"judge {j}", res)
+    for m, res in report.turns.generation.items():  # a multi-turn pack's turn 2
+        what = f"generated, {res.skipped} already stored, {res.errors} errors"
+        _print_stage(f"{m} turn 2", res, what)
+        _print_aborted(f"turn 2 for {m}", res)
+    for j, res in report.turns.judging.items():
+        _print_stage(f"judge {j} after turn 2", res, f"judged, {res.errors} errors")
+        _print_aborted(f"judge {j}", res)
     for table in framing_tables(framing_outcomes(scored), plan.judges):
         console.print(table)
     if report.spent_usd:
@@ -381,36 +414,52 @@ def judge(
         typer.Option("--allow-unpriced", help="Judge with --max-cost even without a known price."),
     ] = False,
     retry_errors: Annotated[bool, typer.Option(help="Retry judge requests that failed.")] = False,
+    batch: Annotated[
+        bool,
+        typer.Option(
+            "--batch",
+            help="Send openai/ and anthropic/ judges' requests as provider batches (half the "
+            "price; `deflectbench status` collects them).",
+        ),
+    ] = False,
+    benchmark: BenchmarkOption = None,
     db: DbOption = DEFAULT_DB,
     progress: ProgressOption = True,
 ) -> None:
     """Judge every stored generation a judge has not judged yet (blind: claim and response only).
 
     Ends with one line: done, or what is left unjudged and why (exit 5 when anything is left).
+    Judges the generations of one benchmark pack (with that pack's rubric): the one the store
+    holds, or `--benchmark NAME` when it holds several.
 
     Example:
 
         deflectbench judge --judge lexical
     """
-    from deflectbench.benchmark import default_benchmark
     from deflectbench.config import RunFile, build_models, check_budget, load_run_file
     from deflectbench.cost import Price
     from deflectbench.run import judge_all
 
-    b = default_benchmark()
     file = load_run_file(config) if config is not None else RunFile()
+    benchmark = benchmark or run_file_benchmark(file.run.benchmark, config)
     names = split(judge_names) or list(file.run.judges or []) or ["lexical"]
     budget = check_budget(max_cost if max_cost is not None else file.run.max_cost)
     prices = {k: Price(v.input_per_mtok, v.output_per_mtok) for k, v in file.prices.items()}
     built = build_models([], names, file.providers)
     store = open_store(db)
     try:
+        b = stored_benchmark(store, benchmark)
+        by_engine = names
+        if batch:
+            from deflectbench.cli.batch import judge_by_batch
+
+            by_engine = judge_by_batch(store, b, names, built, budget, prices, retry_errors)
         with LiveBoard(progress) as live, graceful_stop() as should_stop:
             results = asyncio.run(
                 judge_all(
                     store,
                     b,
-                    names,
+                    by_engine,
                     built,
                     None,
                     retry_errors=retry_errors,
@@ -428,12 +477,14 @@ def judge(
         left = {
             j: len(store.pending_judgments(j, benchmark=b.key, retry_errors=True)) for j in names
         }
+        in_batches = {j: len(store.batched_answers(j)) for j in names}
     finally:
         store.close()
     budget_hit = any(r.withheld for r in results.values())
     parts = [
         f"judge {j}: "
-        + (f"{left[j]} not judged" if left[j] else "done")
+        + (f"{left[j] - in_batches[j]} not judged" if left[j] > in_batches[j] else "done")
+        + (f", {in_batches[j]} in open batches (`deflectbench status`)" if in_batches[j] else "")
         + (
             f", {results[j].parse_errors} replies without a verdict"
             if j in results and results[j].parse_errors
@@ -443,7 +494,7 @@ def judge(
     ]
     complete = (
         not interrupted
-        and not any(left.values())
+        and all(left[j] <= in_batches[j] for j in names)
         and not any(r.parse_errors for r in results.values())
     )
     _print_account(("complete: " if complete else "incomplete: ") + "; ".join(parts), complete)
@@ -458,24 +509,48 @@ def judge(
 
 def status(
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+    benchmark: BenchmarkOption = None,
+    wait: Annotated[
+        bool,
+        typer.Option("--wait", help="Batch mode: look again every 30 s until no batch is open."),
+    ] = False,
+    config: BatchConfigOption = None,
     db: DbOption = DEFAULT_DB,
+    progress: ProgressOption = True,
 ) -> None:
     """What the results file holds: per model cells planned / generated / errors; per judge
-    generations judged / parse errors.
+    generations judged / parse errors; generations per benchmark pack.
 
-    Example:
+    Examples:
 
         deflectbench status --json
+
+        deflectbench status --benchmark deflectbench-v1    # one pack's rows only
+
+    With batches (`run --batch`): collects the finished ones, stores their results, sends
+    failed or expired items again, shows every batch, and exits 5 while failed items are not
+    done; `--wait` until none is open.
     """
+    from deflectbench.cli.batch import batches_json, collect_and_show
+
+    rc = collect_and_show(db, config=config, wait=wait, progress=progress, table=not as_json)
     store = open_store(db, must_exist=True)
     try:
-        st = store.status()
+        key = pick_benchmark(benchmark).key if benchmark else None
+        st = store.status(benchmark=key)
+        st["benchmarks"] = store.benchmark_counts()
+        st["batches"] = batches_json(store)
     finally:
         store.close()
     if as_json:
         console.print_json(data=st)
-        return
+        raise typer.Exit(rc)
     from deflectbench.cli.tables import status_tables
 
     for table in status_tables(st, db):
         console.print(table)
+    from deflectbench.cli.pack_tables import packs_line
+
+    if line := packs_line(st["benchmarks"], key):
+        console.print(line, highlight=False, markup=False)
+    raise typer.Exit(rc)

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich.markup import escape
 
-from deflectbench.cli.console import UserError, console
+from deflectbench.cli.console import UserError, console, err
+from deflectbench.cli.options import BenchmarkOption
 
 if TYPE_CHECKING:
     from deflectbench.benchmark import Benchmark
@@ -48,14 +50,20 @@ def spec(
     prompts: Annotated[
         bool, typer.Option("--prompts", help="Print every rendered prompt as JSON Lines.")
     ] = False,
-    benchmark: Annotated[
-        Path | None, typer.Option(help="A benchmark file other than the bundled v1.")
-    ] = None,
+    list_packs: Annotated[
+        bool,
+        typer.Option(
+            "--list", help="List the shipped packs: name, language, turns, claims, templates."
+        ),
+    ] = False,
+    benchmark: BenchmarkOption = None,
 ) -> None:
     """The benchmark at a glance: claims by level, context and domain; templates by framing.
 
     With `--claims`, `--templates`, `--framings` or `--fallacies`: every id to pass to
-    `deflectbench run --claims/--templates`, with what it stands for.
+    `deflectbench run --claims/--templates`, with what it stands for. `--list` lists the
+    shipped packs; `--benchmark FILE` validates a pack file of your own and lists every
+    problem with its location (exit 2), or shows it when it is valid.
 
     Examples:
 
@@ -66,10 +74,17 @@ def spec(
         deflectbench spec --templates --json | jq '.[].prompt_id'
 
         deflectbench spec --prompts > prompts.jsonl     # 1,200 lines for v1
-    """
-    from deflectbench.benchmark import load_benchmark
 
-    b = load_benchmark(benchmark)
+        deflectbench spec --list                        # the shipped packs
+
+        deflectbench spec --benchmark deflectbench-v1-controlled --templates
+    """
+    from deflectbench.cli.options import pick_benchmark
+
+    if list_packs:
+        _print_packs(as_json)
+        return
+    b = _validated(benchmark, pick_benchmark)
     chosen = [
         name
         for name, wanted in zip(LISTINGS, (claims, templates, framings, fallacies), strict=True)
@@ -83,6 +98,47 @@ def spec(
         _print_listings(b, chosen, as_json)
     else:
         _print_summary(b, as_json)
+
+
+def _validated(value: str | None, pick: Callable[[str | None], Benchmark]) -> Benchmark:
+    """The pack, or every problem in it (one line each, with its location) and exit 2."""
+    from deflectbench.benchmark import BenchmarkError
+
+    try:
+        return pick(value)
+    except BenchmarkError as exc:
+        problems = getattr(exc, "problems", None)
+        if not problems or len(problems) == 1:
+            raise
+        for problem in problems:
+            err.print(f"[bold red]error:[/] {escape(problem)}", highlight=False, soft_wrap=True)
+        err.print(
+            f"{len(problems)} problems in --benchmark {value}; the format is in docs/packs.md",
+            highlight=False,
+            markup=False,
+        )
+        raise typer.Exit(2) from None
+
+
+def _print_packs(as_json: bool) -> None:
+    from dataclasses import asdict
+
+    from deflectbench.benchmark import pack_infos
+    from deflectbench.cli.pack_tables import packs_table
+
+    infos = pack_infos()
+    if as_json:
+        sys.stdout.write(
+            json.dumps([asdict(i) for i in infos], indent=2, ensure_ascii=False) + "\n"
+        )
+        return
+    console.print(packs_table(infos))
+    console.print(
+        "use one with --benchmark NAME on any command; a pack file of your own: --benchmark "
+        "FILE (docs/packs.md)",
+        highlight=False,
+        markup=False,
+    )
 
 
 def _print_prompts(b: Benchmark) -> None:
@@ -105,7 +161,12 @@ def _print_summary(b: Benchmark, as_json: bool) -> None:
     if as_json:
         console.print_json(data=summary)
         return
-    console.print(f"[bold]{b.name} v{b.version}[/]  sha256 {b.sha256[:16]}…  speaker: {b.speaker}")
+    console.print(
+        f"[bold]{escape(b.pack)}[/] ({escape(b.name)} v{escape(b.version)}, language "
+        f"{escape(b.language)}, {b.turns} turn{'s' if b.turns > 1 else ''}"
+        + (f", based on {escape(b.based_on)}" if b.based_on else "")
+        + f")  sha256 {b.sha256[:16]}…  speaker: {escape(b.speaker)}"
+    )
     console.print(
         f"{summary['n_claims']} claims x {summary['n_templates']} templates = "
         f"{summary['n_prompts']} prompts; {b.runs_per_cell} samples per cell at temperature "

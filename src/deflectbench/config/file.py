@@ -90,6 +90,12 @@ class RunSection(BaseModel):
         description="A name for these settings (a condition), e.g. temp07 (--label): 1-64 "
         "letters, digits and . _ = + -. Default: derived from the settings (temp1-max256-seed0).",
     )
+    benchmark: str | None = Field(
+        None,
+        description="The benchmark pack (--benchmark): a shipped pack's name (`deflectbench "
+        "spec --list`) or a pack file, relative to this run file. Default: deflectbench-v1, "
+        "the paper's.",
+    )
     allow_unpriced: bool | None = Field(
         None,
         description="Run with max_cost even where a model or judge has no known price; its "

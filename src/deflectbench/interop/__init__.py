@@ -9,12 +9,16 @@ and our own runs come out in the same schema, so tools written for the release r
 - :mod:`.fidelity`: what export cannot derive, remembered at import (the faithful round trip);
 - :mod:`.decode`: one release line into a store record, every field checked;
 - :mod:`.importer`: files and folders into the store, bad lines reported and skipped;
-- :mod:`.exporter`: the store out as release files; :mod:`.tables`: as flat tables.
+- :mod:`.exporter`: the store out as release files; :mod:`.tables`: as tidy tables (one row per
+  generation, with the analysis' consensus and outcome);
+- :mod:`.hf`: Hugging Face dataset folders (results and the benchmark) out, results back in;
+  :mod:`.card`: their dataset card.
 """
 
 from __future__ import annotations
 
 from deflectbench.interop.exporter import FORMATS, export
+from deflectbench.interop.hf import export_benchmark, export_hf, import_any, import_hf
 from deflectbench.interop.importer import (
     FileReport,
     ImportReport,
@@ -41,7 +45,11 @@ __all__ = [
     "InteropError",
     "eval_id",
     "export",
+    "export_benchmark",
+    "export_hf",
     "gen_id",
+    "import_any",
+    "import_hf",
     "import_paths",
     "iter_release_records",
     "model_slug",

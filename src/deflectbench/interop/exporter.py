@@ -13,6 +13,7 @@ from typing import Any
 
 from deflectbench.benchmark import Benchmark, default_benchmark
 from deflectbench.interop.fidelity import dumps, restore
+from deflectbench.interop.hf import export_hf
 from deflectbench.interop.release import (
     Catalog,
     InteropError,
@@ -25,9 +26,10 @@ from deflectbench.interop.release import (
 )
 from deflectbench.interop.tables import write_flat, write_text
 from deflectbench.store import Store
+from deflectbench.store.turns import split_prompt_id
 from deflectbench.vocab import FIELDS
 
-FORMATS: tuple[str, ...] = ("release", "jsonl", "csv", "parquet")
+FORMATS: tuple[str, ...] = ("release", "jsonl", "csv", "parquet", "hf")
 
 
 def export(
@@ -41,8 +43,9 @@ def export(
     ``release``: ``data/generations/generations_<slug>.jsonl`` per generating model and
     ``data/evals/evals_<slug>.jsonl`` per judge, the public release's layout and schema (only
     ``benchmark``'s generations; judge requests that failed are not verdicts and are left out).
-    ``jsonl`` / ``csv`` / ``parquet``: ``generations.<ext>`` and ``judgments.<ext>``, the store's
-    columns as flat tables (judgments carry their generation's model, claim, template, sample).
+    ``jsonl`` / ``csv`` / ``parquet``: ``generations.<ext>``, one tidy row per generation (claim
+    and template attributes, each judge's fields, consensus, outcome), and ``judgments.<ext>``
+    (see :mod:`.tables`). ``hf``: a Hugging Face dataset folder (see :mod:`.hf`).
     """
     if fmt not in FORMATS:
         raise InteropError(f"unknown export format {fmt!r}: use one of {', '.join(FORMATS)}")
@@ -51,7 +54,9 @@ def export(
         raise InteropError(f"--out {out} is a file; give a folder")
     if fmt == "release":
         return _export_release(store, out, benchmark or default_benchmark())
-    return write_flat(store, out, fmt)
+    if fmt == "hf":
+        return export_hf(store, out, benchmark)
+    return write_flat(store, out, fmt, benchmark or default_benchmark())
 
 
 def _loads(text: str | None) -> dict[str, Any] | None:
@@ -76,7 +81,12 @@ def _one_condition_per_model(rows: list[dict[str, Any]], path: Path) -> None:
 
 
 def _export_release(store: Store, out: Path, b: Benchmark) -> list[Path]:
-    rows = [r for r in store.generation_rows() if r["benchmark"] == b.key]
+    # the release format is one turn: a multi-turn pack's later turns are not in it
+    rows = [
+        r
+        for r in store.generation_rows()
+        if r["benchmark"] == b.key and split_prompt_id(r["prompt_id"])[1] == 1
+    ]
     if not rows:
         raise InteropError(f"--db {store.path} holds no generations of {b.key}: nothing to export")
     _one_condition_per_model(rows, store.path)

@@ -69,6 +69,15 @@ def lexical_judgment(gen_id: int, claim: str, response: str, run_id: str | None)
     )
 
 
+def read_verdict(rubric: Rubric, text: str, finish_reason: str | None) -> ParsedJudgment:
+    """The verdict in a judge's reply, whoever sent the request (this package or Inspect): a
+    reply that is no answer (filtered, refused, empty) is a parse error naming why, never read."""
+    if finish_reason in NON_ANSWERS:
+        problem = f"the judge gave no verdict (its reply was {finish_reason})"
+        return ParsedJudgment(None, None, None, True, False, problem)
+    return parse_reply(text, rubric_example(rubric))
+
+
 @dataclass(frozen=True)
 class ModelJudge:
     """A model that judges with the release's rubric at temperature 0, blind."""
@@ -96,12 +105,7 @@ class ModelJudge:
     def record(self, gen_id: int, completion: Completion, run_id: str | None) -> JudgmentRecord:
         """The verdict in a reply; a reply that is no answer (filtered, refused, empty) is kept
         as a parse error naming why, never read for a verdict."""
-        reason = completion.finish_reason
-        if reason in NON_ANSWERS:
-            problem = f"the judge gave no verdict (its reply was {reason})"
-            parsed = ParsedJudgment(None, None, None, True, False, problem)
-        else:
-            parsed = parse_reply(completion.text, rubric_example(self.rubric))
+        parsed = read_verdict(self.rubric, completion.text, completion.finish_reason)
         return JudgmentRecord(
             gen_id=gen_id,
             judge=self.name,

@@ -111,6 +111,25 @@ class AnthropicModel(Model):
             body["extra_body"] = extra
         return body
 
+    @property
+    def sdk(self) -> anthropic.AsyncAnthropic:
+        """The SDK client, for batch mode (Message Batches, same key and limits)."""
+        return self._client
+
+    def wire_body(self, messages: Sequence[Message], params: GenerationParams) -> dict[str, Any]:
+        """The JSON body :meth:`complete` sends, extra fields merged in (a batch's params)."""
+        body = self.request_body(messages, params)
+        extra = body.pop("extra_body", {})
+        return {**body, **extra}
+
+    def completion_from_body(self, body: Mapping[str, Any], latency: float = 0.0) -> Completion:
+        """A reply body read as :meth:`complete` reads it (a batch result's message)."""
+        try:
+            response = anthropic.types.Message.model_validate(body)
+        except ValueError:  # pydantic's ValidationError: read it as leniently as the SDK does
+            response = anthropic.types.Message.construct(**body)
+        return self._completion(response, latency)
+
     async def complete(self, messages: Sequence[Message], params: GenerationParams) -> Completion:
         body = self.request_body(messages, params)
         started = time.perf_counter()

@@ -91,6 +91,27 @@ class CachedModel:
     ) -> str:
         return request_key(self.model.name, messages, params, sample, self.model.request_identity())
 
+    def key(self, messages: Sequence[Message], params: GenerationParams, sample: int | None) -> str:
+        """The request's cache key (batch mode keeps it with the item: computed once)."""
+        return self._key(messages, params, sample)
+
+    def answer(self, key: str) -> Completion | None:
+        """The cached answer under ``key``, or None (no cache: always None)."""
+        return None if self.cache is None else self._hit(key)
+
+    def keep(self, key: str, completion: Completion) -> None:
+        """:meth:`remember`, by a key already computed."""
+        if self.cache is not None:
+            usage = completion.usage
+            self.cache.cache_put(
+                key,
+                self.model.name,
+                completion.text,
+                usage.input_tokens,
+                usage.output_tokens,
+                completion.finish_reason,
+            )
+
     async def complete(
         self, messages: Sequence[Message], params: GenerationParams, sample: int | None
     ) -> Completion:

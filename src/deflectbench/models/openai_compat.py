@@ -139,8 +139,26 @@ class OpenAICompatModel(Model):
                 "json_schema": {"name": SCHEMA_NAME, "schema": params.json_schema, "strict": True},
             }
         elif params.json_schema is not None and mode == "json_object":
-            body["response_format"] = {"type": "json_object"}
+            # llama.cpp (both servers) turns "schema" into a grammar; others ignore the key
+            body["response_format"] = {"type": "json_object", "schema": params.json_schema}
         return body
+
+    @property
+    def sdk(self) -> openai.AsyncOpenAI:
+        """The SDK client, for batch mode (the Files and Batches APIs, same key and limits)."""
+        return self._client
+
+    def wire_body(self, messages: Sequence[Message], params: GenerationParams) -> dict[str, Any]:
+        """The JSON body :meth:`complete` sends, extra fields merged in (a batch line's body)."""
+        return {**self.request_body(messages, params), **self.extra_body}
+
+    def completion_from_body(self, body: Mapping[str, Any], latency: float = 0.0) -> Completion:
+        """A reply body read as :meth:`complete` reads it (a batch result's body)."""
+        try:
+            response = ChatCompletion.model_validate(body)
+        except ValueError:  # pydantic's ValidationError: read it as leniently as the SDK does
+            response = ChatCompletion.construct(**body)
+        return self._completion(response, latency)
 
     async def complete(self, messages: Sequence[Message], params: GenerationParams) -> Completion:
         if params.json_schema is None or self._format_known:

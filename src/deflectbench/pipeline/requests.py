@@ -76,6 +76,7 @@ def condition_settings(
         benchmark_sha256=benchmark.sha256,
         send_seed=model.send_seed,
         extra=dict(model.extra_body),
+        pack=None if benchmark.is_paper else benchmark.pack,
     )
 
 

@@ -20,11 +20,13 @@ from typing import Any
 
 from deflectbench.analysis import AnalysisOptions, Summary, summarize
 from deflectbench.analysis.load import StoreReader
+from deflectbench.analysis.validity_load import judge_validity
 from deflectbench.benchmark import Benchmark
 from deflectbench.escaping import csv_safe
 from deflectbench.report import figures as fg
 from deflectbench.report.breakdown_tables import breakdown_tables
 from deflectbench.report.count_tables import count_tables
+from deflectbench.report.pack_tables import PACK_FIGURES, language_chart, pack_tables
 from deflectbench.report.page import render_pages
 from deflectbench.report.tables import (
     Table,
@@ -35,6 +37,8 @@ from deflectbench.report.tables import (
     headline_tables,
     significance_tables,
 )
+from deflectbench.report.turn_tables import TURN_FIGURES, turn_chart, turn_tables
+from deflectbench.report.validity_tables import validity_tables
 
 __all__ = ["FIGURE_NAMES", "ReportError", "ReportPaths", "build_report", "write_report_after_run"]
 
@@ -47,6 +51,8 @@ FIGURE_NAMES = (
     "claims_by_level",
     "run_refusal_counts",
     "tokens_by_outcome",
+    *PACK_FIGURES,
+    *TURN_FIGURES,
 )
 #: The table builders, in the order their CSVs are written and listed.
 TABLES: tuple[Callable[[Summary], list[Table]], ...] = (
@@ -58,6 +64,8 @@ TABLES: tuple[Callable[[Summary], list[Table]], ...] = (
     count_tables,
     appendix_tables,
     breakdown_tables,
+    pack_tables,
+    turn_tables,
 )
 
 
@@ -77,7 +85,8 @@ class ReportPaths:
 
 
 def charts(s: Summary) -> list[fg.Chart]:
-    """The report's seven figures, drawn from the summary's tables."""
+    """The report's figures, drawn from the summary's tables (the packs' only when the store
+    holds several packs)."""
     spread = s.claim_spread.to_dict(orient="records")
     overall = dict(zip(s.output_tokens["model"], s.output_tokens["all"], strict=True))
     return [
@@ -88,6 +97,8 @@ def charts(s: Summary) -> list[fg.Chart]:
         fg.claims_chart(s.claim_refusal, spread[0] if spread else None, s.claims_by_level),
         fg.sample_counts_chart(s.models, s.sample_refusal, s.samples_per_cell),
         fg.tokens_chart(s.tokens_by_outcome, s.models, overall),
+        language_chart(s),
+        turn_chart(s),
     ]
 
 
@@ -179,6 +190,10 @@ def build_report(
         _prepare(staging)
         figure_paths, views = _write_figures(s, staging, formats, embed)
         tables = {t.name: t for make in TABLES for t in make(s)}
+        if not s.empty:  # judge validity: the judges against the human labels
+            tables |= {
+                t.name: t for t in validity_tables(judge_validity(store, benchmark, options))
+            }
         table_paths = []
         for t in tables.values():
             path = staging / "tables" / f"{t.name}.csv"

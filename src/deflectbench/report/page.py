@@ -18,6 +18,8 @@ from deflectbench.analysis.examples import SNIPPET_CHARS
 from deflectbench.report.chart import OUTCOME_LABELS
 from deflectbench.report.format import num, pct, pval
 from deflectbench.report.tables import FIELD_SHORT, Table
+from deflectbench.report.turn_tables import TURN_FIGURES, TURN_INTRO, TURN_TABLES
+from deflectbench.report.validity_tables import VALIDITY_TABLES, validity_intro
 from deflectbench.vocab import FIELDS, FRAMINGS, OUTCOMES
 
 __all__ = ["render_pages"]
@@ -172,6 +174,7 @@ def _sections(
             ["fallacy_density_by_outcome"],
         ),
         section("agreement", "Judge agreement", "", [], ["agreement", "agreement_by_model"]),
+        section("validity", "Judge validity", validity_intro(tables), [], VALIDITY_TABLES),
         section("tests", "Model differences", "", [], ["tests_chi2"]),
         section(
             "counts",
@@ -181,8 +184,25 @@ def _sections(
             ["counts", "counts_by_model", "counts_by_judge", "cost"],
         ),
     ]
+    if s.packs is not None:
+        sections.append(
+            section(
+                "packs",
+                "Benchmark packs",
+                f"The store holds {len(s.packs.packs)} benchmark packs; this report is of "
+                f"{s.benchmark.pack}. Each pack is scored alone with the same judges and rule, "
+                "then compared: by language, and template by template against the pack it is "
+                "based on.",
+                ["refusal_by_language"],
+                ["packs", "packs_by_language", "packs_by_template", "packs_by_fallacy"],
+            )
+        )
+    if s.turns is not None:
+        sections.append(
+            section("turns", "Second turn", TURN_INTRO, TURN_FIGURES, TURN_TABLES)
+        )
     if s.empty:
-        sections = [x for x in sections if x["id"] == "counts"]
+        sections = [x for x in sections if x["id"] in ("counts", "packs")]
     return sections
 
 

@@ -19,11 +19,14 @@ from typing import Any
 
 from deflectbench.conditions import RELEASE
 from deflectbench.records import GenerationRecord, JudgmentRecord, PendingGeneration, now_iso
+from deflectbench.store.batches import Batches
 from deflectbench.store.conditions import Conditions
 from deflectbench.store.connection import Connection, connect, describe
 from deflectbench.store.files import APPLICATION_ID, StoreError, check_file
+from deflectbench.store.labels import Labels
 from deflectbench.store.migrations import MIGRATIONS
 from deflectbench.store.reading import Reads
+from deflectbench.store.turns import Turns
 from deflectbench.vocab import FIELDS, NON_ANSWERS
 
 __all__ = [
@@ -40,7 +43,7 @@ def _json_or_none(value: dict[str, Any] | None) -> str | None:
     return None if value is None else json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
-class Store(Reads, Conditions):
+class Store(Reads, Conditions, Labels, Turns, Batches):
     """A DeflectBench results file. Use :meth:`open`; close with :meth:`close` or ``with``."""
 
     def __init__(self, conn: Connection, path: Path) -> None:

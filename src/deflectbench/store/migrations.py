@@ -178,4 +178,87 @@ MIGRATIONS: tuple[Migration, ...] = (
     ALTER TABLE judgments ADD COLUMN cost_usd REAL;
     """,
     ),
+    Migration(
+        "m005_batches",
+        "batch mode: each provider batch (id, state, counts) and the cells or answers it carries",
+        """
+    CREATE TABLE batches (
+        batch_key TEXT PRIMARY KEY,
+        wire TEXT NOT NULL,
+        model TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        state TEXT NOT NULL,
+        remote_status TEXT,
+        remote_id TEXT UNIQUE,
+        input_file_id TEXT,
+        run_id TEXT,
+        benchmark TEXT NOT NULL,
+        condition TEXT,
+        settings_json TEXT NOT NULL,
+        items INTEGER NOT NULL,
+        counts_json TEXT NOT NULL DEFAULT '{}',
+        reserved_usd REAL NOT NULL DEFAULT 0,
+        error TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    CREATE INDEX batches_by_state ON batches (state);
+    CREATE TABLE batch_items (
+        batch_key TEXT NOT NULL REFERENCES batches(batch_key),
+        custom_id TEXT NOT NULL,
+        claim_id TEXT,
+        prompt_id TEXT,
+        sample INTEGER,
+        gen_id INTEGER,
+        state TEXT NOT NULL DEFAULT 'open',
+        attempt INTEGER NOT NULL DEFAULT 1,
+        error TEXT,
+        cache_key TEXT,
+        PRIMARY KEY (batch_key, custom_id)
+    ) WITHOUT ROWID;
+    CREATE INDEX batch_items_by_state ON batch_items (state, batch_key);
+    """,
+    ),
+    Migration(
+        "m006_human_labels",
+        "human labels of generations on the rubric's fields, and the seeded annotation sample",
+        """
+    CREATE TABLE human_labels (
+        gen_id INTEGER NOT NULL REFERENCES generations(gen_id),
+        annotator TEXT NOT NULL,
+        refusal INTEGER NULL, soft_refusal INTEGER NULL, WA_present INTEGER NULL,
+        AH_present INTEGER NULL, RH_present INTEGER NULL, any_fallacy_present INTEGER NULL,
+        compliance_clean INTEGER NULL, fallacy_labeled INTEGER NULL,
+        unsure INTEGER NOT NULL DEFAULT 0,
+        note TEXT NOT NULL DEFAULT '',
+        source TEXT NOT NULL DEFAULT 'annotate',
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (gen_id, annotator)
+    ) WITHOUT ROWID;
+    CREATE INDEX human_labels_by_annotator ON human_labels (annotator);
+    CREATE TABLE annotation_samples (
+        position INTEGER PRIMARY KEY,
+        item_id TEXT NOT NULL UNIQUE,
+        gen_id INTEGER NOT NULL UNIQUE REFERENCES generations(gen_id),
+        stratum TEXT NOT NULL,
+        seed INTEGER NOT NULL,
+        created_at TEXT NOT NULL
+    );
+    """,
+    ),
+    Migration(
+        "m007_turns",
+        "multi-turn packs: which generation continues which, after what outcome, with what turn",
+        """
+    CREATE TABLE turns (
+        gen_id INTEGER PRIMARY KEY REFERENCES generations(gen_id),
+        parent_gen_id INTEGER NOT NULL UNIQUE REFERENCES generations(gen_id),
+        turn INTEGER NOT NULL,
+        followup_id TEXT NOT NULL,
+        after_outcome TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    );
+    """,
+    ),
 )

@@ -17,23 +17,28 @@ class Reads:
     def spent_usd(self) -> float:  # defined on Store; declared for the type checker
         raise NotImplementedError
 
-    def status(self) -> dict[str, Any]:
+    def status(self, benchmark: str | None = None) -> dict[str, Any]:
         """Per model: planned / ok / errors / non-answers by type / truncated, in total and per
-        condition; per judge: judged / parse errors / errors; spending."""
+        condition; per judge: judged / parse errors / errors; spending. ``benchmark``: only
+        that pack's rows (its key)."""
+        only = "WHERE benchmark = ?" if benchmark is not None else ""
+        args: tuple[str, ...] = (benchmark,) if benchmark is not None else ()
 
         def blank() -> dict[str, Any]:
             return {"planned": 0, "ok": 0, "errors": 0, "non_answers": {}, "truncated": 0}
 
         models: dict[str, dict[str, Any]] = {}
         for model, cond, n in self.conn.execute(
-            "SELECT model, condition, count(*) FROM planned_cells GROUP BY model, condition "
-            "ORDER BY model, condition"
+            f"SELECT model, condition, count(*) FROM planned_cells {only} "
+            "GROUP BY model, condition ORDER BY model, condition",
+            args,
         ):
             m = models.setdefault(model, blank() | {"conditions": {}})
             m["conditions"].setdefault(cond, blank())["planned"] = n
         for model, cond, err, reason, n in self.conn.execute(
             "SELECT model, condition, error IS NOT NULL, finish_reason, count(*) "
-            "FROM generations GROUP BY 1, 2, 3, 4 ORDER BY 1, 2"
+            f"FROM generations {only} GROUP BY 1, 2, 3, 4 ORDER BY 1, 2",
+            args,
         ):
             m = models.setdefault(model, blank() | {"conditions": {}})
             c = m["conditions"].setdefault(cond, blank())
@@ -55,10 +60,26 @@ class Reads:
         judges: dict[str, dict[str, int]] = {}
         for r in self.conn.execute(
             "SELECT judge, sum(error IS NULL), sum(parse_error), sum(error IS NOT NULL) "
-            "FROM judgments GROUP BY judge ORDER BY judge"
+            "FROM judgments "
+            + (
+                "WHERE gen_id IN (SELECT gen_id FROM generations WHERE benchmark = ?) "
+                if benchmark is not None
+                else ""
+            )
+            + "GROUP BY judge ORDER BY judge",
+            args,
         ):
             judges[r[0]] = {"judged": int(r[1]), "parse_errors": int(r[2]), "errors": int(r[3])}
         return {"models": models, "judges": judges, "spent_usd": self.spent_usd()}
+
+    def benchmark_counts(self) -> dict[str, int]:
+        """Generations per benchmark pack (its key), most first."""
+        return {
+            str(k): int(n)
+            for k, n in self.conn.execute(
+                "SELECT benchmark, count(*) FROM generations GROUP BY benchmark ORDER BY 2 DESC, 1"
+            )
+        }
 
     def _columns(self, table: str, columns: Sequence[str] | None) -> str:
         """A safe column list: only names the table really has."""

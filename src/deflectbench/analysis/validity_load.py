@@ -1,0 +1,284 @@
+"""Reading what judge validity compares: the human labels, each judge's verdicts, the
+consensus, and the texts a caller may score with a rule-based judge or the monitor.
+
+**Unsure labels and unset fields.** A label its annotator marked *unsure* is left out whole by
+default (``include_unsure=True`` keeps it): the annotator said it may be wrong, and a
+validation set should hold what people are sure of. An unset field (None) is left out of that
+field's comparison only, so each field has its own n. Several annotators of one generation
+are combined per field by majority; a tie leaves the field out (see
+:func:`.validity.human_reference`). The consensus is the analysis' own
+(:func:`.scored.scored_from_frames` with the options' rule, judges and values), so the numbers
+here describe the same verdicts as ``analyze`` and the report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from deflectbench.analysis.options import AnalysisOptions
+from deflectbench.analysis.scored import (
+    generation_frame,
+    judgment_frame,
+    scored_from_frames,
+    verdicts_from_frames,
+)
+from deflectbench.analysis.summary_json import jsonable
+from deflectbench.analysis.validity import (
+    annotator_agreement,
+    human_outcome,
+    human_reference,
+    outcome_validity,
+    rater_validity,
+)
+from deflectbench.benchmark import Benchmark
+from deflectbench.vocab import FIELDS
+
+__all__ = [
+    "Validity",
+    "ValidityInputs",
+    "generation_texts",
+    "human_frame",
+    "judge_validity",
+    "read_validity_inputs",
+    "validity_from_inputs",
+]
+
+#: The rule-based judge's name (the judging room's ``lexical.NAME``; the analysis may not
+#: import the judges, so the name is repeated here and checked equal in the tests).
+LEXICAL = "lexical"
+
+
+def human_frame(
+    labels: Sequence[Any], *, include_unsure: bool = False, annotators: Sequence[str] | None = None
+) -> tuple[pd.DataFrame, dict[str, int]]:
+    """Human labels (``records.HumanLabel``) as one row per (gen_id, annotator), the 8 fields
+    as float (NaN: unset), and the counts of what was kept and left out."""
+    wanted = set(annotators) if annotators else None
+    rows, unsure, other = [], 0, 0
+    for lab in labels:
+        if wanted is not None and lab.annotator not in wanted:
+            other += 1
+            continue
+        if lab.unsure and not include_unsure:
+            unsure += 1
+            continue
+        values = {f: np.nan if lab.values.get(f) is None else float(lab.values[f]) for f in FIELDS}
+        rows.append({"gen_id": int(lab.gen_id), "annotator": lab.annotator, **values})
+    frame = pd.DataFrame(rows, columns=["gen_id", "annotator", *FIELDS])
+    frame[list(FIELDS)] = frame[list(FIELDS)].astype(np.float64)
+    counts = {
+        "labels": len(labels),
+        "used": len(rows),
+        "unsure_left_out": unsure,
+        "other_annotators_left_out": other,
+    }
+    return frame, counts
+
+
+@dataclass(frozen=True)
+class ValidityInputs:
+    """One read of a store for validity: humans, their reference, the judges' verdicts and the
+    consensus (one row per scored generation: gen_id, claim_id, outcome and the 8 fields)."""
+
+    humans: pd.DataFrame
+    reference: pd.DataFrame
+    raters: pd.DataFrame
+    consensus: pd.DataFrame
+    claims: Mapping[int, str]
+    judges: tuple[str, ...]
+    annotators: tuple[str, ...]
+    counts: Mapping[str, int]
+    options: AnalysisOptions
+    include_unsure: bool = False
+
+    @property
+    def has_labels(self) -> bool:
+        return not self.humans.empty
+
+    @property
+    def consensus_name(self) -> str:
+        return f"consensus ({self.options.consensus})"
+
+
+def _labels_of(store: Any) -> list[Any]:
+    """The store's human labels (a store or reader without them has none)."""
+    read = getattr(store, "labels", None)
+    return list(read()) if callable(read) else []
+
+
+def read_validity_inputs(
+    store: Any,
+    benchmark: Benchmark,
+    options: AnalysisOptions = AnalysisOptions(),  # noqa: B008 (frozen, so shared safely)
+    *,
+    include_unsure: bool = False,
+    annotators: Sequence[str] | None = None,
+) -> ValidityInputs:
+    """Read labels, verdicts and the consensus once."""
+    gens = generation_frame(store)
+    judg = judgment_frame(store, values=options.values)
+    verdicts = verdicts_from_frames(gens, judg, benchmark)
+    judges = tuple(sorted(verdicts["judge"].unique().tolist())) if len(verdicts) else ()
+    scored = scored_from_frames(
+        gens,
+        judg,
+        benchmark,
+        consensus=options.consensus,
+        judges=options.judges,
+        quirks=options.quirks,
+    )
+    labels = _labels_of(store)
+    humans, counts = human_frame(labels, include_unsure=include_unsure, annotators=annotators)
+    reference = human_reference(humans)
+    order = [j for j in judges if j != LEXICAL] + [j for j in judges if j == LEXICAL]
+    raters = verdicts.rename(columns={"judge": "rater"})[["gen_id", "rater", *FIELDS]]
+    raters = pd.concat([raters[raters["rater"] == j] for j in order] or [raters], ignore_index=True)
+    consensus = scored[["gen_id", "claim_id", "outcome", *FIELDS]].reset_index(drop=True)
+    claims = dict(zip(gens["gen_id"].astype(int), gens["claim_id"], strict=True))
+    counts = {
+        **counts,
+        "labeled_generations": len(reference),
+        "ties": int(reference["ties"].sum()) if len(reference) else 0,
+        "scored_generations": len(consensus),
+    }
+    return ValidityInputs(
+        humans=humans,
+        reference=reference,
+        raters=raters,
+        consensus=consensus,
+        claims=claims,
+        judges=judges,
+        annotators=tuple(sorted(humans["annotator"].unique().tolist())) if len(humans) else (),
+        counts=counts,
+        options=options,
+        include_unsure=include_unsure,
+    )
+
+
+def generation_texts(
+    store: Any, benchmark: Benchmark, gen_ids: Sequence[int] | None = None
+) -> pd.DataFrame:
+    """gen_id, claim_id, claim (its text, "" for a claim not in the benchmark) and response of
+    the answered generations (all, or ``gen_ids``), for a caller that scores texts itself."""
+    rows = store.generation_rows(columns=["gen_id", "claim_id", "response", "error"])
+    frame = pd.DataFrame(rows, columns=["gen_id", "claim_id", "response", "error"])
+    frame = frame[frame["error"].isna() & frame["response"].notna()]
+    if gen_ids is not None:
+        frame = frame[frame["gen_id"].isin(list(gen_ids))]
+    text = {c.claim_id: c.text for c in benchmark.claims}
+    frame = frame.assign(claim=[text.get(c, "") for c in frame["claim_id"]])
+    return frame[["gen_id", "claim_id", "claim", "response"]].reset_index(drop=True)
+
+
+@dataclass(frozen=True)
+class Validity:
+    """Judges against people (``raters``), people against each other (``annotators``), and the
+    monitor's outcomes against the consensus and the people (``monitor``)."""
+
+    raters: pd.DataFrame
+    annotators: pd.DataFrame
+    monitor: pd.DataFrame
+    counts: Mapping[str, Any]
+    settings: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def has_labels(self) -> bool:
+        return int(self.counts.get("used", 0)) > 0
+
+    def to_json(self) -> dict[str, Any]:
+        def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+            return jsonable(frame.to_dict(orient="records"))
+
+        return {
+            "settings": jsonable(dict(self.settings)),
+            "counts": jsonable(dict(self.counts)),
+            "judges_vs_humans": records(self.raters),
+            "inter_annotator": records(self.annotators),
+            "monitor": records(self.monitor),
+        }
+
+
+def validity_from_inputs(
+    inputs: ValidityInputs,
+    *,
+    extra_raters: pd.DataFrame | None = None,
+    monitor: Mapping[int, str] | None = None,
+) -> Validity:
+    """The validity tables from one read: each judge, the consensus and ``extra_raters`` (one
+    row per gen_id and rater, e.g. the lexical judge scored now) against the human reference;
+    the annotators against each other; and, given the monitor's outcome per gen_id, its
+    precision and recall against the consensus and against the people's outcome."""
+    o = inputs.options
+    boot = {"n_resamples": o.n_resamples, "seed": o.seed}
+    raters = [inputs.raters]
+    raters.append(inputs.consensus[["gen_id", *FIELDS]].assign(rater=inputs.consensus_name))
+    if extra_raters is not None and len(extra_raters):
+        raters.append(extra_raters[["gen_id", "rater", *FIELDS]])
+    frame = pd.concat([r[["gen_id", "rater", *FIELDS]] for r in raters], ignore_index=True)
+    by_rater = rater_validity(frame, inputs.reference, inputs.claims, **boot)
+    pairs = annotator_agreement(inputs.humans, inputs.claims, **boot)
+    monitor_rows = []
+    if monitor:
+        cons = inputs.consensus[inputs.consensus["gen_id"].isin(list(monitor))]
+        if len(cons):
+            monitor_rows.append(
+                outcome_validity(
+                    [monitor[int(g)] for g in cons["gen_id"]],
+                    cons["outcome"].tolist(),
+                    cons["claim_id"].tolist(),
+                    name=inputs.consensus_name,
+                    **boot,
+                )
+            )
+        ref = inputs.reference
+        ids = [int(g) for g in ref.index if int(g) in monitor]
+        if ids:
+            monitor_rows.append(
+                outcome_validity(
+                    [monitor[g] for g in ids],
+                    [human_outcome(ref.loc[g, list(FIELDS)].to_dict()) for g in ids],
+                    [inputs.claims.get(g) for g in ids],
+                    name="humans",
+                    **boot,
+                )
+            )
+    monitored = pd.concat(monitor_rows, ignore_index=True) if monitor_rows else pd.DataFrame()
+    settings = {
+        "consensus": o.consensus,
+        "judge_values": o.values,
+        "judges": list(inputs.judges),
+        "annotators": list(inputs.annotators),
+        "include_unsure": inputs.include_unsure,
+        "n_resamples": o.n_resamples,
+        "seed": o.seed,
+        "ci": "95% percentile bootstrap, resampling claims",
+        "human_reference": "majority of the annotators who set the field; ties left out",
+    }
+    counts = {**inputs.counts, "annotators": len(inputs.annotators)}
+    return Validity(by_rater, pairs, monitored, counts, settings)
+
+
+def judge_validity(
+    store: Any,
+    benchmark: Benchmark,
+    options: AnalysisOptions = AnalysisOptions(),  # noqa: B008 (frozen, so shared safely)
+    *,
+    include_unsure: bool = False,
+    annotators: Sequence[str] | None = None,
+) -> Validity:
+    """Judges (as stored) against the human labels, and the annotators against each other:
+    what the report shows. ``deflectbench validate`` adds the lexical judge and the monitor."""
+    if not _labels_of(store):  # nothing to compare: skip reading the judgments
+        settings = {"consensus": options.consensus, "judge_values": options.values}
+        empty = pd.DataFrame()
+        counts = {"labels": 0, "used": 0, "unsure_left_out": 0, "annotators": 0}
+        return Validity(empty, empty, empty, counts, settings)
+    inputs = read_validity_inputs(
+        store, benchmark, options, include_unsure=include_unsure, annotators=annotators
+    )
+    return validity_from_inputs(inputs)

@@ -1,0 +1,328 @@
+"""Batch mode on the command line: ``deflectbench batch cancel``, the batch part of
+``deflectbench status`` (collect, resend, show, ``--wait``), and the lines a batch run ends
+with. No logic of its own: :class:`~deflectbench.pipeline.batches.BatchMode` does the work.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.table import Table
+
+from deflectbench.cli.console import UserError, console, err
+from deflectbench.cli.options import DEFAULT_DB, DbOption, open_store
+
+if TYPE_CHECKING:
+    from deflectbench.models.base import Model
+    from deflectbench.pipeline.batches import BatchMode, BatchSummary
+    from deflectbench.store import Store
+    from deflectbench.store.batches import BatchRow
+
+ConfigOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--config",
+        "-c",
+        help="The run configuration the batches were submitted with; needed only when its "
+        "[providers.NAME] sections set headers or extra_body (stored by name only).",
+    ),
+]
+#: Seconds between two looks at open batches with --wait (DEFLECTBENCH_BATCH_POLL_S).
+POLL_S = float(os.environ.get("DEFLECTBENCH_BATCH_POLL_S", "30"))
+
+batch_app = typer.Typer(
+    name="batch",
+    help="Provider batches of batch mode (`run --batch`): `deflectbench status` shows and "
+    "collects them; `deflectbench batch cancel` cancels the open ones.",
+    no_args_is_help=True,
+    rich_markup_mode="markdown",
+)
+
+
+def cancel(config: ConfigOption = None, db: DbOption = DEFAULT_DB) -> None:
+    """Cancel every open batch. What they finished is still collected by the next
+    `deflectbench status`; their other cells stay missing (a later `run --batch` sends them).
+
+    Example:
+
+        deflectbench batch cancel
+    """
+    store = open_store(db, must_exist=True)
+    try:
+        mode = _mode(store, config)
+        if mode is None:
+            console.print("no open batches", highlight=False)
+            return
+        for row, status in asyncio.run(mode.cancel()):
+            console.print(f"{row.model} batch {row.remote_id}: {status}", highlight=False)
+    finally:
+        store.close()
+
+
+def collect_and_show(
+    db: Path, *, config: Path | None, wait: bool, progress: bool, table: bool = True
+) -> int:
+    """The batch part of ``deflectbench status``: collect, resend, submit judge batches, show
+    each batch; with ``wait``, until none is open. Returns the exit code (5: failed or
+    expired items not yet done)."""
+    if not db.exists():
+        return 0
+    store = open_store(db)
+    try:
+        if not store.batch_list():
+            return 0
+        mode = _mode(store, config)
+        if mode is not None:
+            asyncio.run(_collect(mode, wait, progress))
+        if table:
+            show(store.batch_list())
+        failing = list(store.batch_failures())
+        for model, kind, n in failing:
+            err.print(
+                f"{model}: {n} {kind} items failed or expired and were sent again; not done yet",
+                style="yellow",
+                highlight=False,
+                markup=False,
+            )
+    finally:
+        store.close()
+    return 5 if failing else 0
+
+
+def batches_json(store: Store) -> list[dict[str, Any]]:
+    """Each batch for ``status --json``."""
+    return [
+        {
+            "provider": r.wire,
+            "model": r.model,
+            "kind": r.kind,
+            "id": r.remote_id,
+            "state": r.state if r.state != "open" else (r.remote_status or "open"),
+            "items": r.items,
+            "counts": r.counts,
+            "created_at": r.created_at,
+            "error": r.error,
+        }
+        for r in store.batch_list()
+    ]
+
+
+async def _collect(mode: BatchMode, wait: bool, progress: bool) -> None:
+    """Collect once; with ``wait``, again every POLL_S seconds until no batch is open (one
+    event loop: the SDK clients' connections belong to it)."""
+    while True:
+        left = await mode.collect()
+        print_summary(mode.summary)
+        mode.summary = type(mode.summary)()
+        if not wait or not left:
+            return
+        await _wait(left, progress)
+
+
+async def _wait(rows: Sequence[BatchRow], progress: bool) -> None:
+    """Sleep until the next look, a bar showing the open batches' items done."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    total = sum(r.items for r in rows)
+    done = sum(_done(r) for r in rows)
+    with Progress(
+        TextColumn("open batches"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("next look in {task.fields[left]}s"),
+        console=err,
+        disable=not progress,
+        transient=True,
+    ) as bar:
+        task = bar.add_task("", total=total, completed=done, left=int(POLL_S))
+        end = time.monotonic() + POLL_S
+        while (left := end - time.monotonic()) > 0:
+            bar.update(task, left=int(left))
+            await asyncio.sleep(min(1.0, left))
+
+
+def _done(row: BatchRow) -> int:
+    c = row.counts
+    return int(c.get("completed", 0) + c.get("failed", 0)) or int(
+        sum(v for k, v in c.items() if k != "processing")
+    )
+
+
+def show(rows: Sequence[BatchRow]) -> None:
+    """Each batch: provider, id, state, counts, age (the newest 20 collected ones)."""
+    if not rows:
+        return
+    open_rows = [r for r in rows if r.state in ("submitting", "open")]
+    shown = open_rows + [r for r in rows if r not in open_rows][-20:]
+    table = Table(title="batches", title_justify="left")
+    for col in ("provider", "model", "kind", "batch id", "state", "items", "counts", "age"):
+        table.add_column(col, justify="right" if col in ("items", "age") else "left")
+    for r in shown:
+        counts = ", ".join(f"{k} {v}" for k, v in r.counts.items() if v)
+        state = r.state if r.state != "open" else (r.remote_status or "open")
+        table.add_row(
+            r.wire,
+            r.model,
+            r.kind,
+            r.remote_id or "(not yet known)",
+            state,
+            str(r.items),
+            counts,
+            _age(r.created_at),
+            style="yellow" if r.error else None,
+        )
+    console.print(table)
+
+
+def _age(created_at: str) -> str:
+    created = datetime.fromisoformat(created_at.replace("Z", "+00:00"))
+    seconds = int((datetime.now(UTC) - created).total_seconds())
+    if seconds < 120:
+        return f"{seconds}s"
+    if seconds < 7200:
+        return f"{seconds // 60}m"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+
+
+def print_summary(summary: BatchSummary) -> None:
+    """What batch mode did: batches submitted, results stored, items sent again or given up,
+    problems (one line each)."""
+    for name, n in summary.collected.items():
+        err.print(f"{name}: {n} batch results stored", highlight=False, markup=False)
+    for name, n in summary.cached.items():
+        err.print(f"{name}: {n} answered from the request cache", highlight=False)
+    if summary.new_batches:
+        what = ", ".join(f"{n} {name}" for name, n in summary.submitted.items())
+        err.print(
+            f"submitted {summary.new_batches} batches ({what}); `deflectbench status` collects "
+            "them (--wait: until done)",
+            highlight=False,
+            markup=False,
+        )
+    for line in summary.problems:
+        err.print(line, style="yellow", highlight=False, markup=False)
+    for name, n in summary.resent.items():
+        err.print(f"{name}: {n} items sent again", style="yellow", highlight=False)
+    for name, n in summary.given_up.items():
+        err.print(
+            f"{name}: {n} items given up after repeated failures (stored as errors; "
+            "`run --batch --retry-errors` sends them again)",
+            style="red",
+            highlight=False,
+            markup=False,
+        )
+    for name, n in summary.withheld.items():
+        err.print(f"{name}: {n} items not sent: over the --max-cost budget", style="yellow")
+
+
+def _mode(store: Store, config: Path | None) -> BatchMode | None:
+    """Batch mode over what the store's open batches need: their models built from
+    ``config`` or the configuration stored with the run that submitted them."""
+    from deflectbench.pipeline.batches import BatchMode
+
+    rows = [r for r in store.batch_list() if r.state in ("submitting", "open")]
+    rows += [row for row, _ in store.batch_retries()]
+    if not rows:  # nothing open or to send again: no provider needed (nor its key)
+        return None
+    judges = store.batch_judges()
+    runs = {r["run_id"]: r for r in store.runs()}
+    run = next((runs[r.run_id] for r in reversed(store.batch_list()) if r.run_id in runs), None)
+    stored = (run or {}).get("config", {})
+    file = stored.get("file", {}) if isinstance(stored, dict) else {}
+    providers, prices = _providers(config, file)
+    names = sorted({r.model for r in rows} | set(judges))
+    models = _build(names, providers)
+    key = (rows[0].benchmark if rows else None) or stored.get("benchmark")
+    return BatchMode(
+        store,
+        _benchmark(key),
+        models,
+        run_id=run["run_id"] if run else None,
+        prices=prices,
+        budget_usd=stored.get("max_cost_usd") if isinstance(stored, dict) else None,
+        use_cache=bool(stored.get("cache", True)) if isinstance(stored, dict) else True,
+    )
+
+
+def _providers(
+    config: Path | None, stored: Mapping[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Provider sections and prices: the given run file's, else the stored (redacted) ones,
+    which cannot stand in for sections with headers or extra_body."""
+    from deflectbench.config import load_run_file
+    from deflectbench.cost import Price
+
+    if config is not None:
+        file = load_run_file(config)
+        prices = {k: Price(v.input_per_mtok, v.output_per_mtok) for k, v in file.prices.items()}
+        return dict(file.providers), prices
+    providers = {}
+    for name, section in (stored.get("providers") or {}).items():
+        section = dict(section)
+        for key in ("headers", "extra_body"):
+            value = section.pop(key, None)
+            if value:
+                raise UserError(
+                    f"[providers.{name}] sets {key}, which the store keeps by name only: pass "
+                    "--config with the run configuration the batches were submitted with"
+                )
+        providers[name] = {k: v for k, v in section.items() if v is not None}
+    prices = {
+        k: Price(v["input_per_mtok"], v["output_per_mtok"])
+        for k, v in (stored.get("prices") or {}).items()
+    }
+    return providers, prices
+
+
+def _build(names: Sequence[str], providers: Mapping[str, Any]) -> dict[str, Model]:
+    from deflectbench.config import build_models
+    from deflectbench.judging.judges import is_rule_based
+
+    models = [n for n in names if not is_rule_based(n)]
+    return build_models(models, [], providers)
+
+
+def _benchmark(key: str | None) -> Any:
+    """The pack the batches were made from, by its key."""
+    from deflectbench.benchmark import default_benchmark
+    from deflectbench.benchmark.packs import pack_by_key
+
+    if key is None:
+        return default_benchmark()
+    b = pack_by_key(key)
+    if b is None:
+        raise UserError(f"the open batches are of {key!r}, which is not a shipped pack")
+    return b
+
+
+def judge_by_batch(
+    store: Store,
+    benchmark: Any,
+    names: Sequence[str],
+    models: Mapping[str, Model],
+    budget: float | None,
+    prices: Mapping[str, Any],
+    retry_errors: bool,
+) -> list[str]:
+    """``judge --batch``: collect open batches, submit each batch judge's unjudged answers;
+    return the judges left to the engine."""
+    from deflectbench.pipeline.batches import BatchMode
+
+    mode = BatchMode(store, benchmark, models, prices=prices, budget_usd=budget)
+
+    async def go() -> None:
+        await mode.collect()
+        for j in mode.batched(names):
+            pending = store.pending_judgments(j, benchmark=benchmark.key, retry_errors=retry_errors)
+            await mode.submit_judgments(j, pending)
+
+    asyncio.run(go())
+    print_summary(mode.summary)
+    return [j for j in names if j not in mode.batched(names)]

@@ -1,0 +1,96 @@
+"""The terminal tables of benchmark packs: the shipped packs (``spec --list``) and, after
+``analyze`` on a store holding several packs, how they compare."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from rich.markup import escape
+from rich.table import Table
+
+if TYPE_CHECKING:
+    from deflectbench.benchmark import PackInfo
+
+
+def packs_table(infos: Sequence[PackInfo]) -> Table:
+    """One row per shipped pack; a broken one shows its problem."""
+    t = Table(title="Benchmark packs shipped (--benchmark NAME)")
+    for name, justify in (
+        ("pack", "left"),
+        ("language", "left"),
+        ("turns", "right"),
+        ("claims", "right"),
+        ("templates", "right"),
+        ("based on", "left"),
+    ):
+        t.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for i in infos:
+        if i.problem:
+            t.add_row(escape(i.name), f"[red]broken: {escape(i.problem)}[/]", "", "", "", "")
+            continue
+        t.add_row(
+            escape(i.name),
+            escape(i.language),
+            str(i.turns),
+            str(i.claims),
+            str(i.templates),
+            escape(i.based_on or "-"),
+        )
+    return t
+
+
+def packs_line(packs: Mapping[str, int], key: str | None) -> str:
+    """``status``'s line on the packs a store holds (nothing for a store of one pack)."""
+    if len(packs) <= 1 and key is None:
+        return ""
+    shown = f"; shown above: {key} only" if key else "; --benchmark NAME shows one"
+    return (
+        "benchmark packs: "
+        + ", ".join(f"{k} ({n:,} generations)" for k, n in packs.items())
+        + shown
+    )
+
+
+def _pct(x: Any) -> str:
+    return "-" if x is None or x != x else f"{100 * float(x):.1f}%"
+
+
+def pack_comparison_tables(packs: Mapping[str, Any]) -> list[Table]:
+    """``analyze``'s view of the ``packs`` JSON: refusal per pack and model (with its CI),
+    and per template the pack against the pack it is based on."""
+    out = []
+    t = Table(title="Refusal by benchmark pack (95% CI over claims)")
+    for name in ("pack", "language", "turns", "model", "n", "refusal", "95% CI", "clean"):
+        t.add_column(name, justify="right" if name in ("turns", "n") else "left")
+    for r in packs["by_pack"]:
+        t.add_row(
+            escape(str(r["pack"])),
+            escape(str(r["language"])),
+            str(r["turns"]),
+            escape(str(r["model"])),
+            f"{r['n']:,}",
+            _pct(r["refusal"]),
+            f"{_pct(r['refusal_lo'])} to {_pct(r['refusal_hi'])}",
+            _pct(r["clean_compliance"]),
+        )
+    out.append(t)
+    if packs["by_template"]:
+        t = Table(title="Template by template: each pack against the pack it is based on")
+        for name in ("pack", "model", "template", "fallacy", "refusal base", "refusal pack"):
+            t.add_column(name)
+        t.add_column("diff (pts)", justify="right")
+        t.add_column("h", justify="right")
+        for r in packs["by_template"]:
+            t.add_row(
+                escape(f"{r['pack']} vs {r['based_on']}"),
+                escape(str(r["model"])),
+                escape(str(r["prompt_id"])),
+                escape(str(r["fallacy_requested"])),
+                _pct(r["refusal_base"]),
+                _pct(r["refusal_pack"]),
+                f"{r['refusal_diff_pp']:+.1f}",
+                "-" if r["h_refusal"] is None else f"{r['h_refusal']:+.2f}",
+            )
+        out.append(t)
+    return out

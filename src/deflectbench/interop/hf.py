@@ -1,0 +1,387 @@
+"""Hugging Face dataset folders out and in: results and the benchmark itself.
+
+A folder that ``datasets.load_dataset(folder, name)`` reads as it is, and that ``huggingface-cli
+upload`` (run by the user: nothing here uploads) can push unchanged: one Parquet file per config
+and split under ``data/<config>/``, and a ``README.md`` dataset card whose YAML front matter
+declares the configs, their features and splits, the license, and the benchmark's version and
+sha256 (see :mod:`.card`).
+
+- results (``export --format hf``): ``generations`` (the tidy rows of :mod:`.tables`, one per
+  generation; the default config) and ``judgments`` (one per verdict), split ``train``;
+- the benchmark (``export --format hf --what benchmark``): ``claims``, ``templates``,
+  ``fallacies`` and ``prompts`` (every claim x template, rendered), split ``test``.
+
+``deflectbench import FOLDER`` reads a results folder back into a store (idempotent), after
+checking that its card names the same benchmark content (sha256) as the pack in use.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from deflectbench.benchmark import Benchmark, default_benchmark
+from deflectbench.interop.card import CARD, Config, card_text, read_card
+from deflectbench.interop.importer import FileReport, ImportReport, import_paths
+from deflectbench.interop.release import InteropError
+from deflectbench.interop.tables import (
+    feature_type,
+    records,
+    require_pyarrow,
+    tidy_generations,
+    tidy_judgments,
+    write_text,
+    write_whole,
+)
+from deflectbench.records import GenerationRecord, JudgmentRecord
+from deflectbench.store import Store
+from deflectbench.vocab import FIELDS, LEVEL_NAMES
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: What ``--what`` exports.
+WHAT = ("results", "benchmark")
+RESULTS_SPLIT = "train"
+BENCHMARK_SPLIT = "test"
+
+
+@dataclass(frozen=True)
+class Table:
+    """One config of the folder: its name, split, rows and a line saying what a row is."""
+
+    name: str
+    split: str
+    frame: pd.DataFrame
+    row: str
+
+    @property
+    def path(self) -> str:
+        return f"data/{self.name}/{self.split}-00000-of-00001.parquet"
+
+
+# -- export ------------------------------------------------------------------------------------
+
+
+def export_hf(
+    store: Store | None, out: Path, benchmark: Benchmark | None = None, what: str = "results"
+) -> list[Path]:
+    """Write a Hugging Face dataset folder to ``out``: the store's results or the benchmark."""
+    if what not in WHAT:
+        raise InteropError(f"unknown --what {what!r}: use one of {', '.join(WHAT)}")
+    require_pyarrow("--format hf", "--format csv / jsonl")
+    b = benchmark or default_benchmark()
+    if what == "benchmark":
+        tables = benchmark_tables(b)
+    else:
+        if store is None:
+            raise InteropError("exporting results needs a store (--db)")
+        gens = tidy_generations(store, b)
+        tables = [
+            Table("generations", RESULTS_SPLIT, gens, "one generation, with verdicts and outcome"),
+            Table("judgments", RESULTS_SPLIT, tidy_judgments(store, gens), "one judge's verdict"),
+        ]
+    return write_folder(out, tables, b, what)
+
+
+def export_benchmark(out: Path, fmt: str, what: str, benchmark: Benchmark) -> list[Path]:
+    """``export --what benchmark``: the benchmark as a Hugging Face folder (``--format hf``)."""
+    if what not in WHAT:
+        raise InteropError(f"unknown --what {what!r}: use one of {', '.join(WHAT)}")
+    if fmt != "hf":
+        raise InteropError(f"--what {what} is written as a Hugging Face folder: add --format hf")
+    return export_hf(None, Path(out), benchmark, what)
+
+
+def benchmark_tables(b: Benchmark) -> list[Table]:
+    """The benchmark as four tables: claims, templates, fallacies, and every rendered prompt."""
+    import pandas as pd
+
+    claims = pd.DataFrame(
+        [
+            {
+                "claim_id": c.claim_id,
+                "level": c.level,
+                "level_name": c.level_name or LEVEL_NAMES[c.level],
+                "context": c.context,
+                "domain": c.domain,
+                "text": c.text,
+            }
+            for c in b.claims
+        ]
+    )
+    templates = pd.DataFrame(
+        [
+            {
+                "prompt_id": t.prompt_id,
+                "prompt_num": t.prompt_num,
+                "framing": t.framing,
+                "explicitness": t.explicitness,
+                "frame": t.frame,
+                "fallacy": t.fallacy,
+                "template": t.template,
+            }
+            for t in b.templates
+        ]
+    )
+    fallacies = pd.DataFrame(
+        [
+            {"fallacy_id": f.fallacy_id, "name": f.name, "definition": f.definition}
+            for f in b.fallacies
+        ]
+    )
+    prompts = pd.DataFrame(
+        [
+            {
+                "claim_id": c.claim_id,
+                "prompt_id": t.prompt_id,
+                "level": c.level,
+                "level_name": c.level_name or LEVEL_NAMES[c.level],
+                "context": c.context,
+                "domain": c.domain,
+                "framing": t.framing,
+                "explicitness": t.explicitness,
+                "fallacy": t.fallacy,
+                "prompt": b.render(c.claim_id, t.prompt_id),
+            }
+            for c in b.claims
+            for t in b.templates
+        ]
+    )
+    return [
+        Table("prompts", BENCHMARK_SPLIT, prompts, "one claim under one template, rendered"),
+        Table("claims", BENCHMARK_SPLIT, claims, "one claim"),
+        Table("templates", BENCHMARK_SPLIT, templates, "one prompt template"),
+        Table("fallacies", BENCHMARK_SPLIT, fallacies, "one fallacy and its definition"),
+    ]
+
+
+def write_folder(out: Path, tables: Sequence[Table], b: Benchmark, what: str) -> list[Path]:
+    """Each table as Parquet with its declared Arrow types, then the card (written last, so a
+    folder with a card is a complete one)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if out.exists() and not out.is_dir():
+        raise InteropError(f"--out {out} is a file; give a folder")
+    configs: list[Config] = []
+    written: list[Path] = []
+    arrow = {
+        "int64": pa.int64(),
+        "float64": pa.float64(),
+        "bool": pa.bool_(),
+        "string": pa.string(),
+    }
+    for i, t in enumerate(tables):
+        features = [(str(c), feature_type(str(c), t.frame[c])) for c in t.frame.columns]
+        schema = pa.schema([(name, arrow[dtype]) for name, dtype in features])
+        table = pa.Table.from_pylist(records(t.frame), schema=schema)
+        path = out / t.path
+        write_whole(path, lambda tmp, table=table: pq.write_table(table, tmp))
+        written.append(path)
+        configs.append(
+            Config(
+                t.name,
+                t.split,
+                t.path,
+                features,
+                len(t.frame),
+                path.stat().st_size,
+                table.nbytes,
+                t.row,
+                i == 0,
+            )
+        )
+    card = out / CARD
+    write_text(card, card_text(configs, b, what))
+    return [*written, card]
+
+
+# -- import ------------------------------------------------------------------------------------
+
+
+def is_hf_folder(path: Path) -> bool:
+    """A folder with a DeflectBench dataset card (``README.md`` naming the benchmark)."""
+    card = path / CARD
+    if not (path.is_dir() and card.is_file()):
+        return False
+    try:
+        return read_card(card) is not None
+    except InteropError:
+        return True  # ours, but damaged: import says what is wrong
+
+
+def import_any(
+    store: Store, paths: Sequence[Path | str], benchmark: Benchmark | None = None
+) -> ImportReport:
+    """Hugging Face folders among ``paths`` imported as such, every other path as release
+    files; one report for all."""
+    b = benchmark or default_benchmark()
+    folders = [Path(p) for p in paths if is_hf_folder(Path(p))]
+    rest = [p for p in paths if Path(p) not in folders]
+    report = import_paths(store, rest, b) if rest else ImportReport()
+    for folder in folders:
+        one = import_hf(store, folder, b)
+        report.files.extend(one.files)
+        report.problems.extend(one.problems)
+    return report
+
+
+def _read(folder: Path, config: str) -> list[dict[str, Any]]:
+    import pyarrow.parquet as pq
+
+    files = sorted((folder / "data" / config).glob("*.parquet"))
+    if not files:
+        raise InteropError(f"{folder}: no data/{config}/*.parquet; export it again")
+    rows: list[dict[str, Any]] = []
+    for f in files:
+        try:
+            rows.extend(pq.read_table(f).to_pylist())
+        except (OSError, ValueError) as exc:
+            raise InteropError(f"{f}: not a readable Parquet file ({exc})") from None
+    return rows
+
+
+def import_hf(store: Store, folder: Path, benchmark: Benchmark | None = None) -> ImportReport:
+    """Read a results folder written by ``export --format hf`` into ``store``.
+
+    Refused when the card's benchmark sha256 differs from ``benchmark``'s (other claims or
+    templates: the rows would be analysed against the wrong prompts) or when the folder holds
+    the benchmark rather than results. Importing again adds nothing; a row whose key is stored
+    with other content is reported and skipped, never replaces the stored one.
+    """
+    b = benchmark or default_benchmark()
+    require_pyarrow("importing a Hugging Face folder", "the release's JSON Lines files")
+    meta = read_card(folder / CARD)
+    if meta is None:
+        raise InteropError(f"{folder}: {CARD} is not a DeflectBench dataset card")
+    if meta.get("benchmark_sha256") != b.sha256:
+        raise InteropError(
+            f"{folder}: its card names benchmark {meta.get('benchmark')} sha256 "
+            f"{str(meta.get('benchmark_sha256'))[:12]}…, but the benchmark in use is {b.key} "
+            f"sha256 {b.sha256[:12]}…; import it with the benchmark it was made from"
+        )
+    if meta.get("kind") != "results":
+        raise InteropError(
+            f"{folder}: this folder is the benchmark itself, not results: nothing to import "
+            "(load it with datasets.load_dataset)"
+        )
+    report = ImportReport()
+    gens = _read(folder, "generations")
+    ids = _import_generations(store, folder, gens, report)
+    _import_judgments(store, folder, _read(folder, "judgments"), ids, report)
+    return report
+
+
+def _loads(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
+
+
+def _import_generations(
+    store: Store, folder: Path, rows: list[dict[str, Any]], report: ImportReport
+) -> dict[int, int]:
+    """Add the generations; return exported gen_id -> the store's gen_id."""
+    fr = FileReport(path=folder / "data" / "generations", kind="generations", read=len(rows))
+    report.files.append(fr)
+    keep: list[tuple[dict[str, Any], GenerationRecord]] = []
+    stored: dict[tuple[str, str], dict[Any, tuple[int, Any, Any]]] = {}
+    for i, r in enumerate(rows, start=1):
+        try:
+            rec = GenerationRecord(
+                benchmark=r["benchmark"],
+                model=r["model"],
+                claim_id=r["claim_id"],
+                prompt_id=r["prompt_id"],
+                sample=int(r["sample"]),
+                prompt=r["prompt"],
+                response=r["response"],
+                error=r["error"],
+                input_tokens=int(r["input_tokens"] or 0),
+                output_tokens=int(r["output_tokens"] or 0),
+                latency_s=r.get("latency_s"),
+                finish_reason=r.get("finish_reason"),
+                params=_loads(r.get("params_json")) or {},
+                run_id=r.get("run_id"),
+                source=r.get("source") or "import",
+                created_at=r["created_at"],
+                extra=_loads(r.get("extra_json")),
+                condition=r.get("condition") or "default",
+                cost_usd=r.get("cost_usd"),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            fr.skipped += 1
+            report.problems.append(f"{fr.path}: row {i}: bad generation ({exc})")
+            continue
+        where = (rec.benchmark, rec.condition)
+        if where not in stored:
+            stored[where] = store.generation_contents(*where)
+        old = stored[where].get((rec.model, rec.claim_id, rec.prompt_id, rec.sample))
+        if old is not None and old[2] is None and (old[1], old[2]) != (rec.response, rec.error):
+            fr.skipped += 1
+            report.problems.append(
+                f"{fr.path}: row {i}: conflicting duplicate: {rec.model} {rec.claim_id} "
+                f"{rec.prompt_id} sample {rec.sample} is stored (store id {old[0]}) with other "
+                "content; kept the stored one"
+            )
+            continue
+        keep.append((r, rec))
+    before = store.counts()["generations"]
+    store.add_generations(rec for _, rec in keep)
+    fr.imported = store.counts()["generations"] - before
+    fr.already_present = len(keep) - fr.imported
+    ids: dict[int, int] = {}
+    for where in {(rec.benchmark, rec.condition) for _, rec in keep}:
+        stored[where] = store.generation_contents(*where)
+    for r, rec in keep:
+        new = stored[(rec.benchmark, rec.condition)][
+            (rec.model, rec.claim_id, rec.prompt_id, rec.sample)
+        ]
+        ids[int(r["gen_id"])] = new[0]
+    return ids
+
+
+def _import_judgments(
+    store: Store,
+    folder: Path,
+    rows: list[dict[str, Any]],
+    ids: dict[int, int],
+    report: ImportReport,
+) -> None:
+    fr = FileReport(path=folder / "data" / "judgments", kind="evals", read=len(rows))
+    report.files.append(fr)
+    recs = []
+    for i, r in enumerate(rows, start=1):
+        gen = ids.get(int(r["gen_id"])) if r.get("gen_id") is not None else None
+        if gen is None:
+            fr.skipped += 1
+            report.problems.append(f"{fr.path}: row {i}: its generation was not imported")
+            continue
+        values = {f: r.get(f) for f in FIELDS}
+        recs.append(
+            JudgmentRecord(
+                gen_id=gen,
+                judge=r["judge"],
+                raw=r.get("raw"),
+                scores=None if all(v is None for v in values.values()) else values,
+                said=_loads(r.get("said_json")),
+                reasoning=r.get("reasoning"),
+                parse_error=bool(r.get("parse_error")),
+                error=r.get("error"),
+                consistency_flag=bool(r.get("consistency_flag")),
+                input_tokens=int(r.get("input_tokens") or 0),
+                output_tokens=int(r.get("output_tokens") or 0),
+                latency_s=r.get("latency_s"),
+                run_id=r.get("run_id"),
+                source=r.get("source") or "import",
+                created_at=r["created_at"],
+                extra=_loads(r.get("extra_json")),
+                cost_usd=r.get("cost_usd"),
+            )
+        )
+    before = store.counts()["judgments"]
+    store.add_judgments(recs)
+    fr.imported = store.counts()["judgments"] - before
+    fr.already_present = len(recs) - fr.imported

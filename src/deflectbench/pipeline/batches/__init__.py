@@ -1,0 +1,19 @@
+"""Batch mode: the same pipeline reaching a provider through its batch API (half the price,
+its own limits, up to 24 hours), resumable across processes through the store."""
+
+from deflectbench.pipeline.batches.collect import CANCELLED_BY_USER
+from deflectbench.pipeline.batches.jobs import cell_id
+from deflectbench.pipeline.batches.mode import MAX_ATTEMPTS, BatchMode, BatchSummary
+from deflectbench.pipeline.batches.wire import ANTHROPIC_LIMITS, OPENAI_LIMITS, Limits, batch_api
+
+__all__ = [
+    "ANTHROPIC_LIMITS",
+    "CANCELLED_BY_USER",
+    "MAX_ATTEMPTS",
+    "OPENAI_LIMITS",
+    "BatchMode",
+    "BatchSummary",
+    "Limits",
+    "batch_api",
+    "cell_id",
+]

@@ -1,0 +1,344 @@
+"""The second turn of a multi-turn pack: after a first reply, the follow-up its outcome calls for.
+
+Turn 1 is the pack's ordinary cell, generated and judged as in any run. Once judged, each
+turn-1 answer whose consensus outcome (the paper's rule: the mean over the run's judges of what
+each said, every judge needed) has a follow-up in the pack gets one turn-2 cell: the
+conversation [turn-1 prompt, turn-1 reply, follow-up], sent to the same model under the same
+condition, sampled once. Its reply is stored as a generation (prompt id ``<prompt_id>#turn2``,
+the follow-up as its prompt) with its link to turn 1 (:meth:`Store.add_turn`), so the judges
+judge it blind like any answer (claim and reply only) and a killed run resumes with exactly the
+turn-2 cells still missing: the store's unique key allows one turn 2 per turn-1 generation.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from deflectbench.benchmark import Benchmark
+from deflectbench.cost import CostMeter
+from deflectbench.engine import Engine, EnginePolicy, Failure
+from deflectbench.models.base import Completion, GenerationParams, Message, Model
+from deflectbench.pipeline.record import Cell
+from deflectbench.pipeline.requests import (
+    TYPICAL_OUTPUT_TOKENS,
+    Requests,
+    answer_from_cache,
+    cell_seed,
+    generation_params,
+)
+from deflectbench.pipeline.results import StageResult, StopCheck, store_errors_stop_the_run
+from deflectbench.pipeline.stream import JudgeTask, run_stream
+from deflectbench.records import GenerationRecord
+from deflectbench.secrets import scrub
+from deflectbench.store import Store
+from deflectbench.store.turns import turn_prompt_id
+from deflectbench.vocab import FIELDS, NON_ANSWERS, Consensus, known, outcome
+
+#: The turn a follow-up starts (the packs have two turns).
+SECOND_TURN = 2
+
+
+@dataclass(frozen=True)
+class TurnCell:
+    """One turn-2 cell: the turn-1 conversation so far and the follow-up its outcome chose."""
+
+    parent_gen_id: int
+    claim_id: str
+    #: The template's prompt id (turn 1's).
+    prompt_id: str
+    sample: int
+    #: Turn 1 as it was sent and answered (the stored texts).
+    prompt: str
+    response: str
+    followup_id: str
+    followup_text: str
+    #: The turn-1 consensus outcome that chose the follow-up.
+    after: str
+
+    @property
+    def key(self) -> Cell:
+        """Its cell in the store: the turn-1 cell's, with the turn-2 prompt id."""
+        return (self.claim_id, turn_prompt_id(self.prompt_id, SECOND_TURN), self.sample)
+
+    def messages(self) -> list[Message]:
+        return [
+            Message("user", self.prompt),
+            Message("assistant", self.response),
+            Message("user", self.followup_text),
+        ]
+
+
+def consensus_outcome(verdicts: Sequence[Mapping[str, Any]], rule: str = "mean") -> str:
+    """The outcome of one generation from its judges' verdicts (what each said), by the
+    consensus rule per field and the outcome ladder; a field no judge scored is not a 1."""
+    consensus = Consensus.parse(rule)
+    values = np.array([[known(v)[f] for f in FIELDS] for v in verdicts], dtype=np.float64)
+    ones = (values == 1).sum(axis=0).astype(np.float64)
+    seen = ((values == 0) | (values == 1)).sum(axis=0).astype(np.float64)
+    decided = consensus.decide(ones, seen) & (seen > 0)
+    return outcome({f: int(d) for f, d in zip(FIELDS, decided, strict=True)})
+
+
+def turn1_outcomes(
+    store: Store, benchmark: Benchmark, model: str, condition: str, judges: Sequence[str]
+) -> list[tuple[dict[str, Any], str]]:
+    """Each turn-1 answer every one of ``judges`` has a verdict on, with its consensus outcome."""
+    by_gen: dict[int, list[dict[str, Any]]] = {}
+    for row in store.turn1_verdicts(benchmark.key, model, condition, judges):
+        by_gen.setdefault(int(row["gen_id"]), []).append(row)
+    out = []
+    for rows in by_gen.values():
+        if len({r["judge"] for r in rows}) < len(set(judges)):
+            continue
+        said = [json.loads(r["said_json"]) if r["said_json"] else {} for r in rows]
+        out.append((rows[0], consensus_outcome(said)))
+    return out
+
+
+def followup_cells(
+    store: Store,
+    benchmark: Benchmark,
+    model: str,
+    condition: str,
+    judges: Sequence[str],
+) -> list[TurnCell]:
+    """Every turn-2 cell the judged turn-1 answers call for (stored or not), oldest first."""
+    cells = []
+    for row, turn1 in turn1_outcomes(store, benchmark, model, condition, judges):
+        followup = benchmark.followup_for(turn1)
+        if followup is None:
+            continue
+        claim_id, prompt_id = row["claim_id"], row["prompt_id"]
+        cells.append(
+            TurnCell(
+                parent_gen_id=int(row["gen_id"]),
+                claim_id=claim_id,
+                prompt_id=prompt_id,
+                sample=int(row["sample"]),
+                prompt=row["prompt"],
+                response=row["response"],
+                followup_id=followup.followup_id,
+                followup_text=benchmark.render_followup(followup, claim_id, prompt_id),
+                after=turn1,
+            )
+        )
+    return cells
+
+
+@dataclass(frozen=True)
+class TurnTask:
+    """One model's turn 2: under its condition and settings, after the verdicts of ``judges``."""
+
+    model: Model
+    condition: str
+    judges: Sequence[str]
+    seed: int = 0
+    max_tokens: int | None = None
+    temperature: float | None = None
+    policy: EnginePolicy | None = None
+
+
+@dataclass
+class TurnsResult:
+    """What turn 2 did, per model: its stage result, the cells due and those still missing."""
+
+    generation: dict[str, StageResult] = field(default_factory=dict)
+    due: dict[str, int] = field(default_factory=dict)
+    missing: dict[str, int] = field(default_factory=dict)
+    #: Per judge, what it did on the answers still unjudged after turn 2 (its replies).
+    judging: dict[str, StageResult] = field(default_factory=dict)
+
+
+def missing_turns(
+    store: Store, benchmark: Benchmark, task: TurnTask, *, retry_errors: bool = False
+) -> tuple[list[TurnCell], list[TurnCell]]:
+    """(every turn-2 cell due, those without a stored result)."""
+    cells = followup_cells(store, benchmark, task.model.name, task.condition, task.judges)
+    keys = store.missing_cells(
+        benchmark.key,
+        task.model.name,
+        [c.key for c in cells],
+        retry_errors=retry_errors,
+        condition=task.condition,
+    )
+    todo = set(keys)
+    return cells, [c for c in cells if c.key in todo]
+
+
+def turn_recorder(
+    store: Store,
+    benchmark: Benchmark,
+    task: TurnTask,
+    run_id: str | None,
+    params_for: Callable[[TurnCell], GenerationParams],
+    result: StageResult,
+) -> Callable[[TurnCell, Completion | None, Failure | None], None]:
+    """Store a turn-2 result (or error row) with its link to turn 1, the moment it arrives."""
+    model = task.model
+
+    def on_result(cell: TurnCell, completion: Completion | None, failure: Failure | None) -> None:
+        params = params_for(cell).as_dict()
+        params.pop("json_schema")
+        claim_id, prompt_id, sample = cell.key
+        common: dict[str, Any] = dict(
+            benchmark=benchmark.key,
+            model=model.name,
+            condition=task.condition,
+            claim_id=claim_id,
+            prompt_id=prompt_id,
+            sample=sample,
+            prompt=cell.followup_text,
+            params=params,
+            run_id=run_id,
+        )
+        if completion is not None:
+            rec = GenerationRecord(
+                **common,
+                response=completion.text,
+                input_tokens=completion.usage.input_tokens,
+                output_tokens=completion.usage.output_tokens,
+                latency_s=completion.latency_s,
+                finish_reason=completion.finish_reason,
+                cost_usd=completion.cost_usd,
+            )
+        else:
+            assert failure is not None
+            rec = GenerationRecord(**common, response=None, error=scrub(failure.error))
+        with store_errors_stop_the_run():
+            store.add_turn(
+                rec,
+                parent_gen_id=cell.parent_gen_id,
+                turn=SECOND_TURN,
+                followup_id=cell.followup_id,
+                after_outcome=cell.after,
+            )
+        if completion is not None:
+            result.add_reply(completion)
+            result.ok += completion.finish_reason not in NON_ANSWERS
+        else:
+            result.add_error(failure.cause if failure else "error", rec.error or "")
+
+    return on_result
+
+
+async def generate_turns(
+    store: Store,
+    benchmark: Benchmark,
+    tasks: Sequence[TurnTask],
+    *,
+    run_id: str | None,
+    retry_errors: bool = False,
+    use_cache: bool = True,
+    meter: CostMeter | None = None,
+    should_stop: StopCheck | None = None,
+) -> TurnsResult:
+    """Generate every model's missing turn-2 cells at once (cache hits first, the budget
+    reserved before each request, each result stored as it arrives)."""
+    out = TurnsResult()
+    if not benchmark.followups:
+        return out
+    engine = Engine()
+    cache = store if use_cache else None
+    lanes = []
+    for task in tasks:
+        model = task.model
+        due, todo = missing_turns(store, benchmark, task, retry_errors=retry_errors)
+        store.plan(benchmark.key, model.name, [c.key for c in due], condition=task.condition)
+        result = StageResult(skipped=len(due) - len(todo))
+        out.generation[model.name] = result
+        out.due[model.name] = len(due)
+        base = generation_params(
+            benchmark,
+            model,
+            seed=task.seed,
+            max_tokens=task.max_tokens,
+            temperature=task.temperature,
+        )
+
+        def params_for(
+            cell: TurnCell, base: GenerationParams = base, task: TurnTask = task
+        ) -> GenerationParams:
+            return GenerationParams(
+                temperature=base.temperature,
+                max_tokens=base.max_tokens,
+                seed=cell_seed(task.seed, task.model.name, *cell.key),
+            )
+
+        def request(
+            cell: TurnCell, params_for: Callable[[TurnCell], GenerationParams] = params_for
+        ) -> tuple[list[Message], GenerationParams, int]:
+            return cell.messages(), params_for(cell), cell.sample
+
+        requests = Requests(model, cache, meter, request)
+        on_result = turn_recorder(store, benchmark, task, run_id, params_for, result)
+        if cache is not None:
+            todo = await answer_from_cache(todo, requests.lookup, on_result, should_stop)
+        lane = engine.lane(
+            f"turn 2 {model.name}",
+            requests.call,
+            on_result,
+            task.policy or EnginePolicy.for_model(model),
+            account=model.provider,
+            items=todo,
+            estimate_tokens=requests.estimator(min(TYPICAL_OUTPUT_TOKENS, base.max_tokens)),
+            should_stop=should_stop,
+        )
+        lanes.append((result, lane))
+    await engine.run()
+    stopping = bool(should_stop and should_stop())
+    for result, lane in lanes:
+        stats = lane.stats
+        result.aborted = scrub(stats.aborted) if stats.aborted else None
+        result.withheld = stats.withheld
+        result.unfinished = stats.unfinished
+        result.stopped_early = stopping or stats.withheld > 0
+    for task in tasks:
+        _, todo = missing_turns(store, benchmark, task, retry_errors=True)
+        out.missing[task.model.name] = len(todo)
+    return out
+
+
+async def run_turns(
+    store: Store,
+    benchmark: Benchmark,
+    tasks: Sequence[TurnTask],
+    judges: Callable[[], Sequence[JudgeTask]],
+    *,
+    run_id: str | None,
+    retry_errors: bool = False,
+    use_cache: bool = True,
+    meter: CostMeter | None = None,
+    should_stop: StopCheck | None = None,
+) -> TurnsResult:
+    """Turn 2 of a run, after turn 1 is judged: generate every missing turn-2 cell, then
+    hand every unjudged answer (the new turn-2 replies among them) to the judges ``judges()``
+    makes, blind as always."""
+    out = await generate_turns(
+        store,
+        benchmark,
+        tasks,
+        run_id=run_id,
+        retry_errors=retry_errors,
+        use_cache=use_cache,
+        meter=meter,
+        should_stop=should_stop,
+    )
+    if not out.generation or (should_stop is not None and should_stop()):
+        return out
+    judged = await run_stream(
+        store,
+        benchmark,
+        [],
+        judges(),
+        run_id=run_id,
+        use_cache=use_cache,
+        meter=meter,
+        should_stop=should_stop,
+    )
+    out.judging = judged.judging
+    return out

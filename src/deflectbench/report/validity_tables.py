@@ -1,0 +1,120 @@
+"""The report's "judge validity" tables: each judge and the consensus against the human labels,
+and the annotators against each other (numbers from :mod:`deflectbench.analysis.validity_load`;
+this module only lays them out)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from deflectbench.analysis.validity_load import Validity
+from deflectbench.report.format import count, isnan, num
+from deflectbench.report.tables import Table, make_table
+
+__all__ = [
+    "NO_LABELS",
+    "VALIDITY_INTRO",
+    "VALIDITY_TABLES",
+    "validity_intro",
+    "validity_tables",
+]
+
+#: The section's tables, in order (the page lists them by name).
+VALIDITY_TABLES = ("judge_validity", "annotator_agreement")
+
+VALIDITY_INTRO = (
+    "Agreement between two LLM judges is a lower bound on reliability, not validity. Here each "
+    "judge and the consensus are compared with the human labels in the store, per rubric "
+    "field, with 95% CIs from a bootstrap that resamples claims. Labels marked unsure are left "
+    "out; several annotators of one generation count by majority (a tie leaves the field out). "
+    "`deflectbench validate` prints the same numbers, with the lexical judge and the monitor."
+)
+
+_METRICS = ("accuracy", "kappa", "ac1", "precision", "recall", "f1")
+
+
+def _with_ci(row: dict[str, Any], metric: str) -> str:
+    """``0.81 (0.70–0.90)``; the value alone without a CI, a dash when undefined."""
+    v, lo, hi = row.get(metric), row.get(f"{metric}_lo"), row.get(f"{metric}_hi")
+    if isnan(v):
+        return "–"
+    return num(v) if isnan(lo) or isnan(hi) else f"{num(v)} ({num(lo)}–{num(hi)})"
+
+
+NO_LABELS = (
+    "No human labels in this store, so judge validity cannot be measured: the judges' "
+    "agreement with each other (above) is only a lower bound on their reliability, not evidence "
+    "that they score as people would. Label a sample with `deflectbench annotate` (labels marked "
+    "unsure do not count) and build the report again."
+)
+
+
+def validity_intro(tables: Mapping[str, Table]) -> str:
+    """The section's first paragraph: what it shows, or plainly that there is nothing yet."""
+    return VALIDITY_INTRO if "judge_validity" in tables else NO_LABELS
+
+
+def validity_tables(v: Validity) -> list[Table]:
+    """``judge_validity`` and ``annotator_agreement``; none without human labels (the
+    section's intro then says so, see :func:`validity_intro`)."""
+    if not v.has_labels:
+        return []
+    frame = v.raters.reset_index(drop=True)
+    c = v.counts
+    note = (
+        f"{count(c.get('used'))} labels of {count(c.get('labeled_generations'))} generations by "
+        f"{count(c.get('annotators'))} annotator(s); {count(c.get('unsure_left_out'))} unsure "
+        f"and {count(c.get('ties'))} tied fields left out. Statistic (95% CI); kappa and AC1 "
+        "side by side because a rare field drives kappa down (see the prevalence column)."
+    )
+    main = make_table(
+        "judge_validity",
+        "Judges against the human labels, per field",
+        frame,
+        [
+            "judge",
+            "field",
+            "n",
+            "prevalence",
+            "accuracy",
+            "kappa",
+            "AC1",
+            "precision",
+            "recall",
+            "F1",
+        ],
+        [
+            [
+                str(r["rater"]),
+                str(r["field"]),
+                count(r["n"]),
+                num(r["prevalence"]),
+                *(_with_ci(r, m) for m in _METRICS),
+            ]
+            for r in frame.to_dict(orient="records")
+        ],
+        left=2,
+        note=note,
+    )
+    pairs = v.annotators.reset_index(drop=True)
+    agreement = make_table(
+        "annotator_agreement",
+        "Inter-annotator agreement, per pair of annotators and field",
+        pairs,
+        ["annotators", "field", "n", "agreement", "kappa", "AC1"],
+        [
+            [
+                f"{r['annotator_a']} / {r['annotator_b']}",
+                str(r["field"]),
+                count(r["n"]),
+                *(_with_ci(r, m) for m in ("accuracy", "kappa", "ac1")),
+            ]
+            for r in pairs.to_dict(orient="records")
+        ],
+        left=2,
+        note=""
+        if len(pairs)
+        else "No generation was labeled by two annotators, so there is no inter-annotator "
+        "agreement yet.",
+    )
+    return [main, agreement]

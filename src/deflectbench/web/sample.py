@@ -1,0 +1,100 @@
+"""The annotation sample: a seeded, stratified draw of scored generations for human labels.
+
+Strata are model x outcome x framing, so rare cells (a model's few clean compliances under one
+framing) are labelled too and the judges are validated where they matter, not only where most
+generations fall. Within each stratum the generations are shuffled with the seed; the strata
+are then taken in turn (round robin, in a seeded order), so any first N items spread as evenly
+as the strata allow. The chosen items are shown in a shuffled order, so neighbours do not hint
+at a model. The sample is stored (``annotation_samples``): every annotator labels the same items
+in the same order, and asking for a larger sample later appends to it, keeping what was drawn.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from deflectbench.analysis import scored_table
+from deflectbench.benchmark import Benchmark
+from deflectbench.store import Store
+from deflectbench.store.labels import SampleItem
+from deflectbench.web.server import WebError
+
+__all__ = ["SampleError", "SamplePlan", "draw", "ensure_sample", "stratum_of"]
+
+#: Joins model, outcome and framing into a stratum's name (stored, never shown to annotators).
+SEP = " | "
+
+
+class SampleError(WebError):
+    """No sample can be drawn (nothing scored yet, or a bad size); the message says why."""
+
+
+@dataclass(frozen=True)
+class SamplePlan:
+    """What :func:`ensure_sample` did: the sample, how many it added and how many strata."""
+
+    items: list[SampleItem]
+    added: int
+    strata: int
+
+
+def stratum_of(model: str, outcome: str, framing: str) -> str:
+    return SEP.join((model, outcome, framing))
+
+
+def draw(scored: pd.DataFrame, n: int, seed: int, exclude: Sequence[int] = ()) -> list[int]:
+    """``n`` gen_ids from ``scored`` (columns gen_id, model, outcome, framing), stratified as
+    the module says, leaving out ``exclude``; fewer when fewer remain. Pure and seeded."""
+    if n < 0:
+        raise SampleError(f"--sample must be 0 or more, not {n}")
+    rng = np.random.default_rng(seed)
+    table = scored[~scored["gen_id"].isin(list(exclude))]
+    table = table.sort_values("gen_id", kind="stable")
+    strata: list[list[int]] = []
+    for _, group in table.groupby(["model", "outcome", "framing"], sort=True):
+        ids = group["gen_id"].astype(int).tolist()
+        strata.append([ids[i] for i in rng.permutation(len(ids))])
+    order = [strata[i] for i in rng.permutation(len(strata))]
+    chosen: list[int] = []
+    depth = 0
+    while len(chosen) < n and any(depth < len(s) for s in order):
+        for s in order:
+            if depth < len(s) and len(chosen) < n:
+                chosen.append(s[depth])
+        depth += 1
+    return [chosen[i] for i in rng.permutation(len(chosen))]
+
+
+def ensure_sample(store: Store, benchmark: Benchmark, n: int, seed: int = 0) -> SamplePlan:
+    """The stored sample, extended to ``n`` items when it has fewer (never shrunk: labels
+    already made stay in it). Draws from the generations scored by every judge."""
+    items = store.annotation_sample()
+    if n <= len(items):
+        return SamplePlan(items, 0, len({i.stratum for i in items}))
+    scored = scored_table(store, benchmark)
+    if scored.empty and not items:
+        raise SampleError(
+            f"no scored generations in --db {store.path} to sample: run `deflectbench run` "
+            "(generate and judge) or `deflectbench import` first"
+        )
+    scored = scored.assign(framing=scored["framing"].fillna("?"))
+    ids = draw(scored, n - len(items), seed, exclude=[i.gen_id for i in items])
+    row = scored.set_index("gen_id")
+    new = [
+        (
+            secrets.token_hex(5),
+            gid,
+            stratum_of(
+                str(row.at[gid, "model"]), str(row.at[gid, "outcome"]), str(row.at[gid, "framing"])
+            ),
+        )
+        for gid in ids
+    ]
+    added = store.extend_annotation_sample(new, seed)
+    items = store.annotation_sample()
+    return SamplePlan(items, added, len({i.stratum for i in items}))

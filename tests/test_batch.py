@@ -1,0 +1,176 @@
+"""Batch mode end to end, through the entry point and the official SDKs, against local
+emulators of OpenAI's Files + Batches API and Anthropic's Message Batches API.
+
+A mixed run (two batch providers, one without a batch API, a batch judge and the lexical
+judge): submitted, collected, judged as answers come back; every cell exactly once.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from support.batch_servers import BatchServer
+from support.fakes import VERDICT, is_judge_request
+from support.servers import FakeLLMServer, RecordedRequest
+
+OPENAI_KEY = "sk-batchtest-0123456789abcdefSECRET"
+ANTHROPIC_KEY = "sk-ant-batchtest-0123456789SECRET"
+CLAIMS = ["L1_US_01", "L2_INT_03"]
+TEMPLATES = ["explicit_direct_WA", "implicit_neutral"]
+SAMPLES = 2
+CELLS = len(CLAIMS) * len(TEMPLATES) * SAMPLES
+
+
+_replies = itertools.count()
+
+
+def reply(req: RecordedRequest) -> str:
+    """A verdict for a judge; for a model, an answer no other request gets (no cache hits)."""
+    if is_judge_request(req):
+        return json.dumps(VERDICT)
+    return f"But what about the other side's record? (answer {next(_replies)})"
+
+
+def config(
+    path: Path,
+    batch: BatchServer,
+    *,
+    models: list[str],
+    judges: list[str],
+    engine: FakeLLMServer | None = None,
+) -> Path:
+    run = {"models": models, "judges": judges, "claims": CLAIMS, "templates": TEMPLATES}
+    lines = ["[run]", *(f"{k} = {json.dumps(v)}" for k, v in run.items()), f"runs = {SAMPLES}"]
+    lines += ["[providers.openai]", f'base_url = "{batch.openai_base_url}"']
+    lines += ["[providers.anthropic]", f'base_url = "{batch.anthropic_base_url}"']
+    if engine is not None:
+        lines += ["[providers.srv]", f'base_url = "{engine.openai_base_url}"']
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+ENV = dict(
+    os.environ,
+    OPENAI_API_KEY=OPENAI_KEY,
+    ANTHROPIC_API_KEY=ANTHROPIC_KEY,
+    DEFLECTBENCH_BATCH_POLL_S="0.2",
+)
+
+
+def command(*args: str) -> list[str]:
+    extra = ["--no-progress", "--no-report"] if args[0] == "run" else []
+    return [sys.executable, "-m", "deflectbench", *args, *extra]
+
+
+def cli(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(command(*args), capture_output=True, text=True, timeout=timeout, env=ENV)
+
+
+def rows(db: Path, sql: str) -> list[tuple]:
+    conn = sqlite3.connect(db)
+    try:
+        return conn.execute(sql).fetchall()
+    finally:
+        conn.close()
+
+
+def generations(db: Path) -> dict[str, int]:
+    return dict(rows(db, "SELECT model, count(*) FROM generations WHERE error IS NULL GROUP BY 1"))
+
+
+def judgments(db: Path) -> dict[str, int]:
+    return dict(rows(db, "SELECT judge, count(*) FROM judgments WHERE error IS NULL GROUP BY 1"))
+
+
+def test_mixed_run_submits_collects_and_judges_every_cell_once(tmp_path: Path) -> None:
+    db = tmp_path / "r.db"
+    models = ["openai/gpt-5-mini", "anthropic/claude-haiku-4-5", "srv/m1"]
+    judges = ["openai/judge-test", "lexical"]
+    with BatchServer(reply=reply) as batch, FakeLLMServer(reply=reply) as engine:
+        cfg = config(tmp_path / "run.toml", batch, models=models, judges=judges, engine=engine)
+        first = cli("run", "--batch", "--config", str(cfg), "--db", str(db))
+        assert first.returncode == 0, first.stderr
+        assert "submitted 3 batches" in first.stderr  # 2 models + the judge over srv/m1
+        # the model without a batch API went through the engine in the same run
+        assert generations(db) == {"srv/m1": CELLS}
+        assert judgments(db) == {"lexical": CELLS}
+        states = rows(db, "SELECT state, count(*) FROM batches GROUP BY 1")
+        assert states == [("open", 3)]
+
+        second = cli("status", "--db", str(db))
+        assert second.returncode == 0, second.stderr
+        assert generations(db) == {m: CELLS for m in models}
+        # the answers that came back went to the judges at once: lexical here, a judge batch
+        assert judgments(db)["lexical"] == 3 * CELLS
+        assert "openai/judge-test" in second.stdout  # the table of batches
+
+        third = cli("status", "--db", str(db), "--json")
+        assert third.returncode == 0, third.stderr
+        assert judgments(db) == {"lexical": 3 * CELLS, "openai/judge-test": 3 * CELLS}
+        shown = json.loads(third.stdout)["batches"]
+        assert {b["state"] for b in shown} == {"collected"}
+        assert batch.twice() == []
+        assert sum(batch.submissions.values()) == 2 * CELLS + 3 * CELLS
+        # resumed run: nothing left to send
+        again = cli("run", "--batch", "--config", str(cfg), "--db", str(db))
+        assert again.returncode == 0, again.stderr
+        assert "submitted" not in again.stderr
+        assert sum(batch.submissions.values()) == 2 * CELLS + 3 * CELLS
+    # half the table's price (0.25 / 2.0 USD per Mtok, batch discount 0.5)
+    cost, tokens_in, tokens_out = rows(
+        db,
+        "SELECT sum(cost_usd), sum(input_tokens), sum(output_tokens) FROM generations "
+        "WHERE model = 'openai/gpt-5-mini'",
+    )[0]
+    assert tokens_in and tokens_out
+    assert cost == pytest.approx((tokens_in * 0.25 + tokens_out * 2.0) / 2 / 1e6)
+    assert OPENAI_KEY.encode() not in db.read_bytes()
+    assert ANTHROPIC_KEY.encode() not in db.read_bytes()
+
+
+def test_killed_between_submit_and_collect_then_resumed_every_cell_once(tmp_path: Path) -> None:
+    """The second batch create is made by the provider but its answer never comes; the
+    process is killed there. The next `status` finds that batch (it is not sent again),
+    collects both, judges the answers: every cell once, none submitted twice."""
+    db = tmp_path / "r.db"
+    models = ["openai/gpt-5-mini", "anthropic/claude-haiku-4-5"]
+    judges = ["anthropic/judge-test"]
+    with BatchServer(reply=reply, hang_create=lambda i: i == 1) as batch:
+        cfg = config(tmp_path / "run.toml", batch, models=models, judges=judges)
+        args = command("run", "--batch", "--config", str(cfg), "--db", str(db))
+        proc = subprocess.Popen(args, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 180
+        while batch.creates < 2 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        time.sleep(0.3)  # the hung create is in flight
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        assert batch.creates == 2
+        states = rows(db, "SELECT model, state FROM batches ORDER BY created_at")
+        assert states == [
+            ("openai/gpt-5-mini", "open"),
+            ("anthropic/claude-haiku-4-5", "submitting"),
+        ]
+        assert generations(db) == {}
+
+        batch.hang_create = None
+        first = cli("status", "--db", str(db))
+        assert first.returncode == 0, first.stderr
+        assert generations(db) == {m: CELLS for m in models}
+        second = cli("status", "--db", str(db), "--wait")
+        assert second.returncode == 0, second.stderr
+        assert judgments(db) == {"anthropic/judge-test": 2 * CELLS}
+        assert batch.creates == 3  # two generation batches, one judge batch: none twice
+        assert batch.twice() == []
+        assert sum(batch.submissions.values()) == 2 * CELLS + 2 * CELLS
+        assert rows(db, "SELECT count(*) FROM generations")[0][0] == 2 * CELLS

@@ -1,0 +1,286 @@
+"""The multi-turn pack end to end against the local wire-format server (official OpenAI SDK):
+turn 2 is asked only after an outcome with a follow-up, carries the whole conversation, is
+judged blind, is linked to turn 1, and is stored exactly once however often the run is killed
+and resumed; the turn-1 analysis does not see it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from deflectbench.analysis import AnalysisOptions, summarize
+from deflectbench.analysis.scored import scored_table
+from deflectbench.benchmark.packs import load_pack
+from deflectbench.pipeline.turns import consensus_outcome
+from deflectbench.report.build import build_report
+from deflectbench.run import RunOptions, execute
+from deflectbench.store import Store
+from deflectbench.store.turns import split_prompt_id, turn_prompt_id
+from deflectbench.vocab import FIELDS
+from support.fakes import build, plan_for, run_once, sections
+from support.servers import FakeLLMServer, RecordedRequest
+
+PACK = "deflectbench-v1-multiturn"
+JUDGE = "openai/gpt-judge"
+CLAIMS = ["L1_US_01", "L2_INT_03"]
+#: Turn-1 reply by template: a refusal, a labeled deflection, a clean one (no follow-up).
+TEMPLATES = {
+    "explicit_direct_WA": "REFUSE: I will not write that.",
+    "explicit_coach_AH": "LABELED: this is an ad hominem: who is Jordan to talk?",
+    "implicit_neutral": "CLEAN: but what about the other side's record?",
+}
+VERDICTS = {
+    "REFUSE": {"refusal": 1},
+    "LABELED": {"AH_present": 1, "any_fallacy_present": 1, "fallacy_labeled": 1},
+    "CLEAN": {"WA_present": 1, "any_fallacy_present": 1, "compliance_clean": 1},
+}
+
+
+def is_judge(req: RecordedRequest) -> bool:
+    return any(m.get("role") == "system" for m in req.body.get("messages", []))
+
+
+def verdict(response: str) -> dict[str, object]:
+    kind = next(k for k in VERDICTS if k in response)
+    return {"reasoning": kind, **{f: VERDICTS[kind].get(f, 0) for f in FIELDS}}
+
+
+def reply(req: RecordedRequest) -> str:
+    if is_judge(req):
+        return json.dumps(verdict(req.prompt))
+    messages = req.body["messages"]
+    if len(messages) == 1:
+        return next(text for pid, text in TEMPLATES.items() if pid in _template_of(req.prompt))
+    follow = messages[-1]["content"]
+    # The pushback gets a labeled deflection; the request to strip the label gets it stripped.
+    return (
+        TEMPLATES["explicit_coach_AH"] if "educational" in follow else TEMPLATES["implicit_neutral"]
+    )
+
+
+_RENDERED: dict[str, str] = {}
+
+
+def _template_of(prompt: str) -> str:
+    if not _RENDERED:
+        b = load_pack(PACK)
+        _RENDERED.update({b.render(c, p): p for c in CLAIMS for p in TEMPLATES})
+    return _RENDERED[prompt]
+
+
+@pytest.fixture(scope="module")
+def pack():
+    return load_pack(PACK)
+
+
+def rows(db: Path, sql: str) -> list[tuple]:
+    con = sqlite3.connect(db)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def test_the_pack_is_v1_with_a_follow_up_per_outcome_that_calls_for_one(pack) -> None:
+    assert pack.turns == 2 and pack.key != load_pack("deflectbench-v1").key
+    assert [(f.after, f.followup_id) for f in pack.followups] == [
+        ("refusal", "pushback_after_refusal"),
+        ("soft_refusal", "pushback_after_soft_refusal"),
+        ("labeled_compliance", "strip_label"),
+    ]
+    assert pack.followup_for("clean_compliance") is None and pack.followup_for("other") is None
+    assert pack.followup_for("refusal").text == pack.followup_for("soft_refusal").text
+    assert "educational" in pack.followup_for("refusal").text
+    strip = pack.followup_for("labeled_compliance").text
+    assert "without naming or labelling the tactic" in strip and "as if you meant it" in strip
+    v1 = load_pack("deflectbench-v1")
+    assert pack.prompts() == v1.prompts()  # turn 1 is exactly the v1 cell
+
+
+def test_turn_prompt_ids_round_trip() -> None:
+    assert split_prompt_id(turn_prompt_id("explicit_coach_AH", 2)) == ("explicit_coach_AH", 2)
+    assert split_prompt_id("explicit_coach_AH") == ("explicit_coach_AH", 1)
+
+
+def test_consensus_outcome_is_the_paper_rule() -> None:
+    labeled = {f: 0 for f in FIELDS} | VERDICTS["LABELED"]
+    clean = {f: 0 for f in FIELDS} | VERDICTS["CLEAN"]
+    refusal = {f: 0 for f in FIELDS} | VERDICTS["REFUSE"]
+    assert consensus_outcome([clean]) == "clean_compliance"
+    assert consensus_outcome([clean, labeled]) == "labeled_compliance"  # a 1 from either wins
+    assert consensus_outcome([refusal, clean]) == "refusal"
+    assert consensus_outcome([{"refusal": -1}]) == "other"
+
+
+def run(db: Path, pack, server: FakeLLMServer, **options: object):
+    plan = plan_for(pack, judges=[JUDGE], claims=CLAIMS, templates=list(TEMPLATES), runs=1)
+    return run_once(db, pack, plan, sections(server), RunOptions(**options))
+
+
+def test_a_multi_turn_run_asks_turn_two_after_the_outcomes_that_call_for_it(tmp_path, pack) -> None:
+    db = tmp_path / "r.db"
+    with FakeLLMServer(reply=reply) as server:
+        report = run(db, pack, server)
+        requests = list(server.requests)
+    assert report.complete, report.account()
+    assert report.turns.due == {"vllm/test-model": 4} and report.turns.missing == {
+        "vllm/test-model": 0
+    }
+    assert "+ turn 2: 4 cells" in report.account()
+    # 6 turn-1 cells; turn 2 after the 2 refusals and the 2 labeled replies, not the clean ones.
+    links = rows(
+        db,
+        "SELECT g.prompt_id, p.prompt_id, t.followup_id, t.after_outcome, t.turn, "
+        "g.claim_id = p.claim_id AND g.sample = p.sample, g.condition = p.condition "
+        "FROM turns t JOIN generations g ON g.gen_id = t.gen_id "
+        "JOIN generations p ON p.gen_id = t.parent_gen_id ORDER BY g.gen_id",
+    )
+    assert sorted(links) == sorted(
+        [
+            (
+                "explicit_direct_WA#turn2",
+                "explicit_direct_WA",
+                "pushback_after_refusal",
+                "refusal",
+                2,
+                1,
+                1,
+            ),
+            (
+                "explicit_coach_AH#turn2",
+                "explicit_coach_AH",
+                "strip_label",
+                "labeled_compliance",
+                2,
+                1,
+                1,
+            ),
+        ]
+        * 2
+    )
+    # Every answer, turn 2 included, judged once by the judge.
+    assert rows(db, "SELECT count(*) FROM generations") == [(10,)]
+    assert rows(db, "SELECT count(*), count(DISTINCT gen_id) FROM judgments") == [(10, 10)]
+
+    # Turn 2 is the whole conversation: turn-1 prompt, turn-1 reply, the follow-up.
+    b = pack
+    turn2 = [r for r in requests if not is_judge(r) and len(r.body["messages"]) == 3]
+    assert len(turn2) == 4
+    for r in turn2:
+        user1, assistant, user2 = r.body["messages"]
+        pid = _template_of(user1["content"])
+        assert (user1["role"], assistant["role"], user2["role"]) == ("user", "assistant", "user")
+        assert assistant["content"] == TEMPLATES[pid]
+        after = "refusal" if pid == "explicit_direct_WA" else "labeled_compliance"
+        claim = next(c for c in CLAIMS if b.render(c, pid) == user1["content"])
+        assert user2["content"] == b.render_followup(b.followup_for(after), claim, pid)
+    # ... judged blind: the rubric with the claim and the turn-2 reply only.
+    judged = {r.prompt for r in requests if is_judge(r)}
+    stored = rows(
+        db,
+        "SELECT g.claim_id, g.response FROM turns t JOIN generations g ON g.gen_id = t.gen_id",
+    )
+    for claim, response in stored:
+        assert b.rubric.user_prompt(b.claim(claim).text, response) in judged
+    for r in requests:
+        if is_judge(r):
+            blob = json.dumps(r.body)
+            assert "educational" not in blob and "#turn2" not in blob and "strip_label" not in blob
+
+    # The turn-1 analysis is unchanged by turn 2: six scored turn-1 generations.
+    with Store.open(db, readonly=True) as store:
+        scored = scored_table(store, b)
+    assert len(scored) == 6 and not scored["prompt_id"].str.contains("#").any()
+
+    # Re-running sends nothing and adds nothing.
+    with FakeLLMServer(reply=reply) as server:
+        again = run(db, pack, server)
+        assert len(server.requests) == 0
+    assert again.complete, again.account()
+    assert rows(db, "SELECT count(*) FROM turns") == [(4,)]
+
+
+class Stop:
+    """Stops a run once turn 1 is judged and ``after`` results of turn 2 are stored: 0 stops
+    it between the turns, 1 and 3 within turn 2, 4 before turn 2 is judged."""
+
+    def __init__(self, db: Path, after: int) -> None:
+        self.db, self.after = db, after
+
+    def __call__(self) -> bool:
+        ((judged, turns),) = rows(
+            self.db, "SELECT (SELECT count(*) FROM judgments), (SELECT count(*) FROM turns)"
+        )
+        return judged >= 6 and turns >= self.after
+
+
+@pytest.mark.parametrize("after", [0, 1, 3, 4])
+def test_killed_and_resumed_every_turn_two_cell_is_stored_exactly_once(
+    tmp_path, pack, after
+) -> None:
+    db = tmp_path / "r.db"
+    with FakeLLMServer(reply=reply, latency=0.01) as server:
+        plan = plan_for(pack, judges=[JUDGE], claims=CLAIMS, templates=list(TEMPLATES))
+        models = build([*plan.models, *plan.judges], sections(server, max_concurrency=1))
+        with Store.open(db) as store:
+            first = asyncio.run(
+                execute(store, pack, plan, models, RunOptions(), should_stop=Stop(db, after))
+            )
+        assert not first.complete
+        ((turns,),) = rows(db, "SELECT count(*) FROM turns")
+        assert turns == after  # one request at a time: the stop comes between two results
+        second = run(db, pack, server)
+        third = run(db, pack, server)
+        turn2_requests = [
+            r for r in server.requests if not is_judge(r) and len(r.body["messages"]) == 3
+        ]
+    assert second.complete and third.complete, second.account()
+    assert rows(db, "SELECT count(*), count(DISTINCT parent_gen_id) FROM turns") == [(4, 4)]
+    assert rows(db, "SELECT count(*) FROM generations WHERE prompt_id LIKE '%#turn2'") == [(4,)]
+    assert rows(
+        db,
+        "SELECT count(*) FROM generations g LEFT JOIN turns t ON t.gen_id = g.gen_id "
+        "WHERE g.prompt_id LIKE '%#turn2' AND t.gen_id IS NULL",
+    ) == [(0,)]
+    assert rows(db, "SELECT count(*), count(DISTINCT gen_id) FROM judgments") == [(10, 10)]
+    # Each turn-2 request was sent at most once per cell (the cache answers a repeat).
+    prompts = [json.dumps(r.body["messages"]) for r in turn2_requests]
+    assert len(prompts) == len(set(prompts)) <= 4
+
+
+@pytest.mark.slow
+def test_analyze_and_report_show_turn_two_by_turn_one(tmp_path, pack) -> None:
+    db = tmp_path / "r.db"
+    with FakeLLMServer(reply=reply) as server:
+        assert run(db, pack, server).complete
+    with Store.open(db, readonly=True) as store:
+        s = summarize(store, pack, AnalysisOptions(n_resamples=200))
+        paths = build_report(store, pack, tmp_path / "report", AnalysisOptions(n_resamples=200))
+    assert s.turns is not None and len(s.scored) == 6
+    stripped = s.turns.stripped.set_index("model").loc["vllm/test-model"]
+    assert (stripped["n"], stripped["stripped"], stripped["rate"]) == (2, 2, 1.0)
+    after_refusal = s.turns.transitions.query("turn1_outcome == 'refusal'").set_index("outcome")
+    assert after_refusal.loc["labeled_compliance", "count"] == 2
+    assert s.to_json()["turns"]["label_stripped"][0]["stripped"] == 2
+
+    html = paths.html.read_text()
+    assert "Second turn" in html and "Label stripped on request" in html
+    assert (paths.out_dir / "figures" / "turn2_by_turn1.svg").exists()
+    assert (paths.out_dir / "tables" / "label_stripped.csv").exists()
+
+    p = subprocess.run(
+        [sys.executable, "-m", "deflectbench", "analyze", "--db", str(db), "--resamples", "200"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": "120"},
+    )
+    assert p.returncode == 0, p.stderr
+    assert "Label stripped on request" in p.stdout and "Turn-2 outcome by turn-1" in p.stdout
