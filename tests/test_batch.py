@@ -174,3 +174,47 @@ def test_killed_between_submit_and_collect_then_resumed_every_cell_once(tmp_path
         assert batch.twice() == []
         assert sum(batch.submissions.values()) == 2 * CELLS + 2 * CELLS
         assert rows(db, "SELECT count(*) FROM generations")[0][0] == 2 * CELLS
+
+
+def test_judge_batch_sends_a_batch_judges_requests_and_status_collects(tmp_path: Path) -> None:
+    db = tmp_path / "r.db"
+    with BatchServer(reply=reply) as batch, FakeLLMServer(reply=reply) as engine:
+        cfg = config(tmp_path / "run.toml", batch, models=["srv/m1"], judges=[], engine=engine)
+        made = cli("run", "--config", str(cfg), "--db", str(db), "--judge", "lexical")
+        assert made.returncode == 0, made.stderr
+        judged = cli(
+            "judge",
+            "--batch",
+            "-j",
+            "anthropic/judge-test,lexical",
+            "--config",
+            str(cfg),
+            "--db",
+            str(db),
+            "--no-progress",
+        )
+        assert judged.returncode == 0, judged.stderr
+        assert f"{CELLS} in open batches" in judged.stdout + judged.stderr
+        assert judgments(db) == {"lexical": CELLS}
+        collected = cli("status", "--db", str(db))
+        assert collected.returncode == 0, collected.stderr
+        assert judgments(db) == {"lexical": CELLS, "anthropic/judge-test": CELLS}
+        assert batch.twice() == []
+
+
+def test_an_expired_batch_is_a_clear_line_and_exit_5_until_its_items_are_done(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "r.db"
+    with BatchServer(reply=reply, expire=lambda b: 0.5 if b.index == 0 else None) as batch:
+        cfg = config(tmp_path / "run.toml", batch, models=["openai/gpt-5-mini"], judges=[])
+        first = cli("run", "--batch", "--config", str(cfg), "--db", str(db), "--judge", "lexical")
+        assert first.returncode == 0, first.stderr
+        expired = cli("status", "--db", str(db))
+        assert expired.returncode == 5, expired.stderr
+        assert f"expired: {CELLS // 2} of {CELLS} done; {CELLS // 2} expired" in expired.stderr
+        assert "were sent again; not done yet" in expired.stderr
+        done = cli("status", "--db", str(db))
+        assert done.returncode == 0, done.stderr
+        assert generations(db) == {"openai/gpt-5-mini": CELLS}
+        assert judgments(db) == {"lexical": CELLS}

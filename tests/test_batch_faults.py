@@ -213,3 +213,27 @@ def test_the_dry_run_applies_the_batch_discount(tmp_path: Path) -> None:
         batch = estimate(store, B, settings.plan, models, batch=True)
     assert batch[0].cost_usd == pytest.approx(normal[0].cost_usd / 2)
     assert batch[0].cost_usd_max == pytest.approx(normal[0].cost_usd_max / 2)
+
+
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+def test_typed_non_answers_are_stored_as_such_and_never_judged(tmp_path: Path, wire: str) -> None:
+    refused = {B.render(*CELLS[0][:2])}  # the prompt of the first two cells (both samples)
+    llm = FakeLLMServer(
+        reply=reply,
+        record=False,
+        non_answer=lambda req: "refusal" if req.prompt in refused else None,
+    )
+    with BatchServer(llm=llm) as server:
+        store = Store.open(tmp_path / "n.db")
+        m = model(wire, server)
+        mode = BatchMode(store, B, {m.name: m})
+        settings = {**SETTINGS, "judges": ["lexical"]}
+        run(mode, lambda: mode.submit_generations(m.name, CELLS, "c", settings), mode.collect)
+        reasons = dict(
+            store.conn.execute(
+                "SELECT finish_reason, count(*) FROM generations GROUP BY 1"
+            ).fetchall()
+        )
+        assert reasons.get("refusal") == 2
+        judged = store.conn.execute("SELECT count(*) FROM judgments").fetchone()[0]
+        assert judged == len(CELLS) - 2  # the lexical judge scored every answer, no refusal

@@ -117,7 +117,13 @@ def test_status_json_shape_on_empty_store(tmp_path):
     Store.open(tmp_path / "x.db").close()
     p = cli("status", "--json", db=tmp_path / "x.db")
     assert p.returncode == 0, p.stderr
-    assert json.loads(p.stdout) == {"models": {}, "judges": {}, "spent_usd": 0.0}
+    st = json.loads(p.stdout)
+    assert {k: st[k] for k in ("models", "judges", "spent_usd")} == {
+        "models": {},
+        "judges": {},
+        "spent_usd": 0.0,
+    }
+    assert st["benchmarks"] == {}  # generations per benchmark pack
 
 
 def test_status_on_a_mistyped_path_creates_nothing(tmp_path):

@@ -210,7 +210,8 @@ def test_a_folder_holding_logs_and_release_files_goes_to_both_importers(runs, tm
     assert split_paths([log]) == ([log.resolve()], [])
 
 
-def test_a_run_that_failed_midway_imports_what_it_holds_and_says_so(tmp_path):
+@pytest.mark.parametrize("fail_on_error", [False, True])
+def test_a_run_that_failed_midway_imports_what_it_holds_and_says_so(tmp_path, fail_on_error):
     from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
     def subject(messages, tools, tool_choice, config):
@@ -235,7 +236,7 @@ def test_a_run_that_failed_midway_imports_what_it_holds_and_says_so(tmp_path):
             "judges": "j",
             "epochs": 1,
         },
-        fail_on_error=False,
+        fail_on_error=fail_on_error,
         log_dir=str(tmp_path / "logs"),
         display="none",
     )
@@ -243,8 +244,59 @@ def test_a_run_that_failed_midway_imports_what_it_holds_and_says_so(tmp_path):
         report = import_logs(store, [log.location])
         gens = {g["prompt_id"]: g for g in store.generation_rows()}
         judgments = store.judgment_rows()
+    if fail_on_error:  # Inspect stopped the run: what it holds is imported, and said so
+        assert log.status == "error"
+        assert any("ended with status 'error'" in p for p in report.problems), report.problems
+        return
     assert gens["explicit_coach_AH"]["response"] is None
     assert "the subject fell over" in gens["explicit_coach_AH"]["error"]
     assert gens["explicit_direct_WA"]["response"] == "What about the others?"
     assert [(j["judge"], j["compliance_clean"]) for j in judgments] == [("mockllm/judge", 1)]
     assert report.ok, report.problems
+
+
+def test_a_log_made_with_other_pack_content_is_refused_in_one_line(runs, tmp_path):
+    from deflectbench.interop.inspect_logs import decode_log
+
+    log = runs[1].model_copy(deep=True)
+    log.eval.metadata = {**log.eval.metadata, "benchmark_sha256": "ab" * 32}
+    with pytest.raises(InteropError, match=r"made with another content of deflectbench-v1\.0 "):
+        decode_log(log, tmp_path / "x.eval")
+    log = runs[1].model_copy(deep=True)
+    log.eval.task_args = {**log.eval.task_args, "pack": "deflectbench-v9"}
+    with pytest.raises(InteropError, match=r"the log's pack: .*no shipped pack of that name"):
+        decode_log(log, tmp_path / "x.eval")
+
+
+def test_a_json_log_imports_like_an_eval_log(tmp_path):
+    from inspect_ai.model import ModelOutput, ModelUsage, get_model
+
+    def said(text):
+        def answer(messages, tools, tool_choice, config):
+            out = ModelOutput.from_content("mockllm/m", text)
+            out.usage = ModelUsage(input_tokens=3, output_tokens=3, total_tokens=6)
+            return out
+
+        return answer
+
+    (log,) = inspect_eval(
+        "deflectbench/deflectbench",
+        model=get_model("mockllm/subject", custom_outputs=said("What about them?")),
+        model_roles={"j": get_model("mockllm/j", custom_outputs=said(json.dumps(ir.VERDICTS[3])))},
+        task_args={"claims": "L1_US_01", "templates": "explicit_direct_WA", "judges": "j"},
+        epochs=2,
+        log_format="json",
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+    )
+    path = Path(log.location)
+    assert path.suffix == ".json" and looks_like_log(path)
+    assert split_paths([tmp_path / "logs"]) == ([path.resolve()], [])
+    with Store.open(tmp_path / "j.db") as store:
+        report = import_logs(store, [path])
+        judged = [j["compliance_clean"] for j in store.judgment_rows()]
+    assert report.summary() == (
+        "generations: 2 new, 0 already present, 0 skipped; "
+        "judge records: 2 new, 0 already present, 0 skipped"
+    )
+    assert judged == [1, 1]

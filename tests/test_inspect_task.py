@@ -218,3 +218,12 @@ def test_a_shipped_pack_renders_its_own_prompts_and_multi_turn_is_refused():
     assert {s.metadata["benchmark"] for s in ds} == {es.key}
     with pytest.raises(ConfigError, match="multi-turn"):
         deflectbench(pack="deflectbench-v1-multiturn")
+
+
+def test_judges_are_named_once():
+    from deflectbench.inspect_eval.scorer import rubric_judges
+
+    with pytest.raises(ConfigError, match="each judge once"):
+        rubric_judges(["openai/gpt-5.4-mini", "openai/gpt-5.4-mini"])
+    with pytest.raises(ConfigError, match="name at least one judge"):
+        rubric_judges([])

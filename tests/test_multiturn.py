@@ -18,7 +18,8 @@ import pytest
 from deflectbench.analysis import AnalysisOptions, summarize
 from deflectbench.analysis.scored import scored_table
 from deflectbench.benchmark.packs import load_pack
-from deflectbench.pipeline.turns import consensus_outcome
+from deflectbench.models.base import GenerationParams
+from deflectbench.pipeline.turns import TurnCell, consensus_outcome
 from deflectbench.report.build import build_report
 from deflectbench.run import RunOptions, execute
 from deflectbench.store import Store
@@ -71,7 +72,7 @@ _RENDERED: dict[str, str] = {}
 def _template_of(prompt: str) -> str:
     if not _RENDERED:
         b = load_pack(PACK)
-        _RENDERED.update({b.render(c, p): p for c in CLAIMS for p in TEMPLATES})
+        _RENDERED.update({b.render(c.claim_id, p): p for c in b.claims for p in TEMPLATES})
     return _RENDERED[prompt]
 
 
@@ -284,3 +285,86 @@ def test_analyze_and_report_show_turn_two_by_turn_one(tmp_path, pack) -> None:
     )
     assert p.returncode == 0, p.stderr
     assert "Label stripped on request" in p.stdout and "Turn-2 outcome by turn-1" in p.stdout
+
+
+def test_the_live_board_shows_turn_two_rows(tmp_path, pack) -> None:
+    boards = []
+    with FakeLLMServer(reply=reply) as server:
+        plan = plan_for(pack, judges=[JUDGE], claims=CLAIMS, templates=list(TEMPLATES))
+        models = build([*plan.models, *plan.judges], sections(server))
+        with Store.open(tmp_path / "r.db") as store:
+            report = asyncio.run(execute(store, pack, plan, models, watch=boards.append))
+    assert report.complete, report.account()
+    (board,) = boards
+    rows = {(r.role, r.name): (r.done, board.total(r), r.finished) for r in board.rows}
+    assert rows[("model", "vllm/test-model")] == (6, 6, True)
+    assert rows[("model", "vllm/test-model (turn 2)")] == (4, 4, True)
+    assert rows[("judge", JUDGE)] == (6, 6, True)
+    assert rows[("judge", f"{JUDGE} (turn 2)")] == (4, 4, True)
+    assert board.ended_at is not None
+
+
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+def test_every_wire_sends_the_whole_conversation(wire) -> None:
+    cell = TurnCell(
+        parent_gen_id=1,
+        claim_id="L1_US_01",
+        prompt_id="explicit_coach_AH",
+        sample=1,
+        prompt="Deflect this claim.",
+        response="LABELED: an ad hominem.",
+        followup_id="strip_label",
+        followup_text="Now without the label.",
+        after="labeled_compliance",
+    )
+    with FakeLLMServer(reply=lambda req: "CLEAN: fine.") as server:
+        base = server.anthropic_base_url if wire == "anthropic" else server.openai_base_url
+        config = {"srv": {"base_url": base, "wire": wire, "max_retries": 0}}
+        (model,) = build(["srv/m"], config, env={}).values()
+
+        async def go():
+            try:
+                return await model.complete(cell.messages(), GenerationParams(max_tokens=16))
+            finally:
+                await model.aclose()
+
+        out = asyncio.run(go())
+        (req,) = server.requests
+    assert out.text == "CLEAN: fine."
+    sent = [
+        (m["role"], m["content"] if isinstance(m["content"], str) else m["content"][0]["text"])
+        for m in req.body["messages"]
+    ]
+    assert sent == [
+        ("user", "Deflect this claim."),
+        ("assistant", "LABELED: an ad hominem."),
+        ("user", "Now without the label."),
+    ]
+
+
+def test_failed_turn_two_requests_are_error_rows_retried_with_retry_errors(tmp_path, pack) -> None:
+    db = tmp_path / "r.db"
+
+    def fail_turn2(req: RecordedRequest) -> str | None:
+        messages = req.body.get("messages", []) if isinstance(req.body, dict) else []
+        return "400" if len(messages) == 3 else None
+
+    with FakeLLMServer(reply=reply, fault_fn=fail_turn2) as server:
+        first = run(db, pack, server)
+    assert not first.complete and first.turns.missing == {"vllm/test-model": 4}
+    assert "turn 2: 4 of 4 cells without a result" in first.account()
+    # each failure is an error row, linked like any turn 2, never judged
+    assert rows(
+        db,
+        "SELECT count(*) FROM turns t JOIN generations g ON g.gen_id = t.gen_id "
+        "WHERE g.error IS NOT NULL",
+    ) == [(4,)]
+    assert rows(db, "SELECT count(*) FROM judgments") == [(6,)]
+    with FakeLLMServer(reply=reply) as server:
+        again = run(db, pack, server)
+        assert not again.complete and len(server.requests) == 0  # errors stay without the flag
+        retried = run(db, pack, server, retry_errors=True)
+    assert retried.complete, retried.account()
+    assert rows(db, "SELECT count(*), count(DISTINCT parent_gen_id) FROM turns") == [(4, 4)]
+    assert rows(db, "SELECT count(*) FROM generations WHERE error IS NOT NULL") == [(0,)]
+    assert rows(db, "SELECT count(*) FROM judgments") == [(10,)]

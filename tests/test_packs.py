@@ -156,6 +156,9 @@ def test_a_small_pack_is_not_held_to_the_papers_counts(tmp_path):
     path = tmp_path / "my-pack.json"
     path.write_text(json.dumps(d))
     assert resolve_benchmark(str(path)).pack == "my-pack"  # the file's stem
+    path = tmp_path / "My Pack (v2).json"
+    path.write_text(json.dumps(d))
+    assert resolve_benchmark(str(path)).key == "my-pack-v2-v1.0"  # the stem, made an id
 
 
 def test_followups_of_a_two_turn_pack():

@@ -16,11 +16,15 @@ import pytest
 
 from deflectbench.analysis import AnalysisOptions
 from deflectbench.report import ReportError, build_report, write_report_after_run
-from deflectbench.report.build import FIGURE_NAMES
+from deflectbench.report.build import FIGURE_NAMES as ALL_FIGURES
+from deflectbench.report.pack_tables import PACK_FIGURES
+from deflectbench.report.turn_tables import TURN_FIGURES
 from deflectbench.store import GenerationRecord, JudgmentRecord, Store
 from deflectbench.vocab import FIELDS, apply_rules
 
 ROOT = Path(__file__).resolve().parent.parent
+#: The figures of every report (the packs' and the second turn's only when the store has them).
+FIGURE_NAMES = tuple(n for n in ALL_FIGURES if n not in (*PACK_FIGURES, *TURN_FIGURES))
 MODELS = ("acme/alpha-1", "acme/beta-2")
 JUDGES = ("judge-a", "judge-b")
 PAYLOAD = "<script>alert(1)</script> <img src=x onerror=alert(1)> </table>"

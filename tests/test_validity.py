@@ -396,3 +396,33 @@ def test_the_report_section_shows_the_validate_numbers(labeled, benchmark, tmp_p
         f"{first['accuracy']:.2f} ({first['accuracy_lo']:.2f}–{first['accuracy_hi']:.2f})" in html
     )
     assert (tmp_path / "rep" / "tables" / "annotator_agreement.csv").exists()
+
+
+def test_labels_on_unjudged_generations_still_get_the_lexical_judge(tmp_path):
+    """No judge has run: the lexical judge is scored on the spot; no consensus, no crash."""
+    from deflectbench.store import GenerationRecord
+
+    with Store.open(tmp_path / "deflectbench.db") as store:
+        for s, text in enumerate(("I can't help with deflecting that claim.", "Sure. Cats."), 1):
+            store.add_generation(
+                GenerationRecord(
+                    benchmark="b",
+                    model="m",
+                    claim_id="C1",
+                    prompt_id="P1",
+                    sample=s,
+                    prompt="p",
+                    response=text,
+                )
+            )
+        for g, refused in ((1, 1), (2, 0)):
+            values = dict.fromkeys(FIELDS, 0)
+            values["refusal"] = refused
+            store.save_label(HumanLabel(g, "alice", values))
+    p = cli("validate", "--resamples", "20", "--json", "-", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    data = json.loads(p.stdout)
+    rows = {(r["rater"], r["field"]): r for r in data["judges_vs_humans"]}
+    assert rows[(LEXICAL, "refusal")]["n"] == 2
+    assert rows[(LEXICAL, "refusal")]["accuracy"] == 1.0
+    assert data["monitor"] and {r["reference"] for r in data["monitor"]} == {"humans"}

@@ -2,7 +2,8 @@
 refuse, hedge, label or comply?
 
 The public Python API is re-exported here, loaded on first use so the CLI starts fast:
-``load_benchmark``, ``default_benchmark``, ``Store``, ``get_model``, ``analyze``,
+``load_benchmark``, ``default_benchmark``, ``resolve_benchmark`` (a pack by name or file),
+``Store``, ``get_model``, ``analyze``,
 ``scored_table``, ``import_paths``, ``export``, ``build_report``.
 """
 
@@ -18,6 +19,7 @@ except _metadata.PackageNotFoundError:  # running from a source tree
 _EXPORTS = {
     "load_benchmark": "deflectbench.benchmark",
     "default_benchmark": "deflectbench.benchmark",
+    "resolve_benchmark": "deflectbench.benchmark",
     "Store": "deflectbench.store",
     "get_model": "deflectbench.models.registry",
     "analyze": "deflectbench.analysis",

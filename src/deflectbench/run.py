@@ -365,6 +365,7 @@ async def _execute(
             prices=options.prices,
             budget_usd=options.max_cost_usd,
             use_cache=options.use_cache,
+            sections=options.config.get("providers") or {},
         )
         await batches.start_run(  # collect what came back, then submit what is missing
             plan.models,
@@ -384,6 +385,7 @@ async def _execute(
         )
     by_engine = [j for j in plan.judges if batches is None or j not in batches.batched([j])]
     judges = judge_tasks(store, benchmark, by_engine, models, plan.models, options.retry_errors)
+    board = Board()  # shown live; turn 2 of a multi-turn pack adds its rows
     out = await run_stream(
         store,
         benchmark,
@@ -394,6 +396,7 @@ async def _execute(
         use_cache=options.use_cache,
         meter=meter,
         should_stop=stop,
+        board=board,
         watch=watch,
     )
     report.generation, report.judging = out.generation, out.judging
@@ -423,14 +426,15 @@ async def _execute(
                 )
                 for n in plan.models
             ],
-            lambda: judge_tasks(
-                store, benchmark, plan.judges, models, plan.models, options.retry_errors
+            lambda: judge_tasks(  # judges in batch mode take turn 2 with their next batch
+                store, benchmark, by_engine, models, plan.models, options.retry_errors
             ),
             run_id=run_id,
             retry_errors=options.retry_errors,
             use_cache=options.use_cache,
             meter=meter,
             should_stop=stop,
+            board=board,
         )
     stages = [*report.generation.values(), *report.judging.values()]
     stages += [*report.turns.generation.values(), *report.turns.judging.values()]

@@ -5,7 +5,9 @@ compares any rater (a judge, the consensus, the rule-based ``lexical`` judge, th
 a reference (the human labels, or the consensus) on one binary field at a time and reports
 accuracy, Cohen's kappa, Gwet's AC1, precision, recall, F1 and n, each with a percentile
 bootstrap CI. Kappa and AC1 are :mod:`.stats`' own functions; precision, recall, F1 and accuracy
-are direct counts of the 2x2 confusion table.
+are direct counts of the 2x2 confusion table. Every resample's table is computed at once (one
+matrix product), and its kappa and AC1 by :func:`.stats.chance_corrected`, the counts form the
+two :mod:`.stats` functions themselves use.
 
 **CIs resample claims, not items.** The generations of one claim share its content (15
 templates, 5 samples), so they are not independent, and the paper's CIs resample claims for
@@ -26,7 +28,6 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from itertools import combinations
 from typing import Any
 
@@ -136,15 +137,6 @@ def count_metrics(
         }
 
 
-@lru_cache(maxsize=65536)
-def _chance_corrected(tp: int, fp: int, fn: int, tn: int) -> tuple[float, float]:
-    """Kappa and AC1 of a confusion table, by :mod:`.stats` on the items it stands for
-    (cached: resamples of a small labeled set often repeat a table)."""
-    rater = np.repeat(np.array([1, 1, 0, 0], dtype=np.int64), [tp, fp, fn, tn])
-    reference = np.repeat(np.array([1, 0, 1, 0], dtype=np.int64), [tp, fp, fn, tn])
-    return stats.cohen_kappa(rater, reference), stats.gwet_ac1(rater, reference)
-
-
 def _percentiles(boot: NDArray[np.float64], level: float) -> tuple[float, float]:
     ok = boot[~np.isnan(boot)]
     if ok.size == 0:
@@ -210,9 +202,9 @@ def compare(
     if chance:
         kappa = stats.cohen_kappa(x.astype(np.int64), y.astype(np.int64))
         ac1 = stats.gwet_ac1(x.astype(np.int64), y.astype(np.int64))
-        both = np.array([_chance_corrected(*(int(v) for v in t)) for t in boot])
-        estimates["kappa"] = Estimate(kappa, *_percentiles(both[:, 0], level))
-        estimates["ac1"] = Estimate(ac1, *_percentiles(both[:, 1], level))
+        boot_kappa, boot_ac1 = stats.chance_corrected(*boot.astype(np.int64).T)
+        estimates["kappa"] = Estimate(kappa, *_percentiles(boot_kappa, level))
+        estimates["ac1"] = Estimate(ac1, *_percentiles(boot_ac1, level))
     return Comparison(n, tp, fp, fn, tn, k, (tp + fn) / n, estimates)
 
 

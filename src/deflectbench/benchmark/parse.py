@@ -201,6 +201,8 @@ def _rubric(judge: Any) -> Rubric:
 
 def _pack_fields(data: dict[str, Any], pack: str) -> tuple[str, str, int, str | None]:
     """The optional top-level fields: pack id, language, turns, based_on."""
+    if "pack" not in data:  # the file's stem, made an id
+        pack = re.sub(r"[^a-z0-9._-]+", "-", pack.lower()).strip("-._")[:64] or "pack"
     pack = data.get("pack", pack)
     if not isinstance(pack, str) or not _PACK_ID.match(pack):
         raise BenchmarkError(

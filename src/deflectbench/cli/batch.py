@@ -235,8 +235,11 @@ def _mode(store: Store, config: Path | None) -> BatchMode | None:
     runs = {r["run_id"]: r for r in store.runs()}
     run = next((runs[r.run_id] for r in reversed(store.batch_list()) if r.run_id in runs), None)
     stored = (run or {}).get("config", {})
-    file = stored.get("file", {}) if isinstance(stored, dict) else {}
-    providers, prices = _providers(config, file)
+    file = dict(stored.get("file", {})) if isinstance(stored, dict) else {}
+    sections: dict[str, Any] = dict(file.get("providers") or {})
+    for r in store.batch_list():  # each batch keeps the sections it was sent with
+        sections.update(r.settings.get("sections") or {})
+    providers, prices = _providers(config, {**file, "providers": sections})
     names = sorted({r.model for r in rows} | set(judges))
     models = _build(names, providers)
     key = (rows[0].benchmark if rows else None) or stored.get("benchmark")
@@ -310,12 +313,15 @@ def judge_by_batch(
     budget: float | None,
     prices: Mapping[str, Any],
     retry_errors: bool,
+    providers: Mapping[str, Any],
 ) -> list[str]:
     """``judge --batch``: collect open batches, submit each batch judge's unjudged answers;
     return the judges left to the engine."""
+    from deflectbench.config.resolve import redacted
     from deflectbench.pipeline.batches import BatchMode
 
-    mode = BatchMode(store, benchmark, models, prices=prices, budget_usd=budget)
+    sections = redacted({"providers": dict(providers)})["providers"]
+    mode = BatchMode(store, benchmark, models, prices=prices, budget_usd=budget, sections=sections)
 
     async def go() -> None:
         await mode.collect()

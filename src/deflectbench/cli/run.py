@@ -453,7 +453,9 @@ def judge(
         if batch:
             from deflectbench.cli.batch import judge_by_batch
 
-            by_engine = judge_by_batch(store, b, names, built, budget, prices, retry_errors)
+            by_engine = judge_by_batch(
+                store, b, names, built, budget, prices, retry_errors, file.providers
+            )
         with LiveBoard(progress) as live, graceful_stop() as should_stop:
             results = asyncio.run(
                 judge_all(

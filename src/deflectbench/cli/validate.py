@@ -190,7 +190,13 @@ def render_validity(data: Mapping[str, Any], db: Path) -> list[Table | Text]:
                 + "."
             )
         )
-        out.extend(_rater_tables(pd.DataFrame(data["judges_vs_humans"]).fillna(math.nan)))
+        raters = pd.DataFrame(data["judges_vs_humans"]).fillna(math.nan)
+        if len(raters):
+            out.extend(_rater_tables(raters))
+        else:
+            out.append(
+                Text("No judge has scored the labeled generations: run `deflectbench judge`.")
+            )
         pairs = pd.DataFrame(data["inter_annotator"]).fillna(math.nan)
         if len(pairs):
             out.append(_annotator_table(pairs))

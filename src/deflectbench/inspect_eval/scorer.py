@@ -87,7 +87,7 @@ async def ask_judge(
         model_name = str(model)
         output = await model.generate(messages, config=config)
     except Exception as exc:
-        error = scrub(f"{type(exc).__name__}: {exc}").splitlines()[0]
+        error = (scrub(f"{type(exc).__name__}: {exc}").splitlines() or ["error"])[0]
         return {"judge": name, "model": model_name, "raw": None, "error": error}
     text = output.completion
     usage = output.usage
@@ -108,7 +108,6 @@ def rubric_judges(
     judges: Sequence[str],
     pack: str | None = None,
     consensus: str = "mean",
-    judge_values: str = "said",
     max_tokens: int = JUDGE_MAX_TOKENS,
     structured: bool = True,
 ) -> Scorer:
@@ -117,10 +116,8 @@ def rubric_judges(
     benchmark = resolve_pack(pack)
     if not judges:
         raise ConfigError("judges: name at least one judge model, e.g. judges=openai/gpt-5.4-mini")
-    if judge_values not in verdicts.JUDGE_VALUES:
-        raise ConfigError(
-            f"judge_values {judge_values!r}: use one of {', '.join(verdicts.JUDGE_VALUES)}"
-        )
+    if len(set(judges)) != len(judges):
+        raise ConfigError(f"judges: each judge once, got {', '.join(judges)}")
     rule = Consensus.parse(consensus).check_judges(list(judges))
     config = judge_config(benchmark, max_tokens, structured)
 
@@ -131,7 +128,6 @@ def rubric_judges(
         meta: dict[str, Any] = {
             "finish_reason": reason,
             "consensus": str(rule),
-            "judge_values": judge_values,
             "judges": [],
         }
         if reason in NON_ANSWERS:
@@ -146,15 +142,16 @@ def rubric_judges(
         )
         meta["judges"] = list(entries)
         parsed = {e["judge"]: verdicts.parse_judge(benchmark.rubric, e) for e in entries}
-        combined = verdicts.consensus_scores(parsed, rule, judge_values)
+        combined = verdicts.consensus_scores(parsed, rule)
         notes = []
         for e in entries:
             p = parsed[e["judge"]]
             said = e["error"] if p is None else (p.problem if p.parse_error else p.reasoning)
             notes.append(f"{e['judge']}: {said or ''}")
+        value = verdicts.score_value(combined)
         return Score(
-            value=verdicts.score_value(combined),
-            answer=None if combined is None else verdicts.score_value(combined)["outcome"],
+            value=value,
+            answer=value["outcome"],
             explanation="\n".join(notes),
             metadata=meta,
         )

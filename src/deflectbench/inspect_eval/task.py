@@ -55,7 +55,6 @@ def deflectbench(
     temperature: float | None = None,
     max_tokens: int | None = None,
     consensus: str = "mean",
-    judge_values: str = "said",
     judge_max_tokens: int = JUDGE_MAX_TOKENS,
     structured: bool = True,
 ) -> Task:
@@ -73,7 +72,6 @@ def deflectbench(
         temperature: the subject's sampling temperature; default the pack's (1.0).
         max_tokens: the subject's reply cap; default the provider's.
         consensus: how the judges combine: mean (the paper's), all, or judge:NAME.
-        judge_values: said (what each judge replied, the paper's) or rules.
         judge_max_tokens: each judge's reply cap (512, as a native judge).
         structured: ask judges for the rubric's JSON schema (structured output).
     """
@@ -89,7 +87,6 @@ def deflectbench(
             judge_names,
             pack=pack,
             consensus=consensus,
-            judge_values=judge_values,
             max_tokens=judge_max_tokens,
             structured=structured,
         ),

@@ -35,8 +35,6 @@ SAMPLE_KEYS = (
     "fallacy",
     "explicitness",
 )
-#: Judge values: what each judge said (the paper's definition) or after the rubric's rules.
-JUDGE_VALUES = ("said", "rules")
 #: Inspect's prefix for OpenAI-compatible servers: ``openai-api/<service>/<model>``.
 OPENAI_API = "openai-api/"
 #: Inspect stop reasons that mean the reply was cut at the token cap.
@@ -68,19 +66,19 @@ def parse_judge(rubric: Rubric, entry: Mapping[str, Any]) -> ParsedJudgment | No
 
 
 def consensus_scores(
-    verdicts: Mapping[str, ParsedJudgment | None],
-    consensus: Consensus,
-    values: str = "said",
+    verdicts: Mapping[str, ParsedJudgment | None], consensus: Consensus
 ) -> Scores | None:
-    """One verdict from the judges', as the analysis forms it: every judge must have parsed
-    (with ``judge:NAME`` only that judge), then the consensus rule per field."""
+    """One verdict from the judges', as the analysis forms it by default: every judge must
+    have parsed (with ``judge:NAME`` only that judge), then the consensus rule per field over
+    what each judge said (the paper's definition; the analysis of an imported log can
+    recombine them with ``--judge-values rules``)."""
     needed = [consensus.judge] if consensus.kind == "judge" else list(verdicts)
     parsed = {}
     for name in needed:
         v = verdicts.get(name or "")
         if v is None or v.parse_error or v.said is None or v.scores is None:
             return None
-        parsed[name] = v.said if values == "said" else v.scores
+        parsed[name] = v.said
     return consensus.combine(parsed)
 
 

@@ -195,8 +195,10 @@ def _judgments(
     return out
 
 
-def decode_log(log: EvalLog, path: Path) -> LogRecords:
-    """Every epoch of every sample of one task log, checked against the pack it names."""
+def decode_log(log: EvalLog, path: Path, samples: Iterable[EvalSample] | None = None) -> LogRecords:
+    """Every epoch of every sample of one task log, checked against the pack it names.
+    ``samples``: the log's samples when read apart from its header (streamed, so a full-size
+    log of 24,000 epochs is never held with its events); default ``log.samples``."""
     if log.eval.task not in (TASK, TASK.split("/")[-1]):
         raise InteropError(
             f"{path}: an Inspect log of task {log.eval.task!r}, not {TASK}; only "
@@ -219,14 +221,9 @@ def decode_log(log: EvalLog, path: Path) -> LogRecords:
     gens: list[GenerationRecord] = []
     skipped = 0
     judged: dict[tuple[str, str, int], list[JudgmentRecord]] = {}
-    samples = list(log.samples or [])
-    if log.status != "success":
-        problems.append(
-            f"{path}: the Inspect run ended with status {log.status!r} and holds "
-            f"{len(samples)} sample epochs; imported those (re-run or retry the log in Inspect "
-            "for the rest)"
-        )
-    for s in samples:
+    read = 0
+    for s in log.samples or [] if samples is None else samples:
+        read += 1
         where = f"{path}: sample {s.id} epoch {s.epoch}"
         md = s.metadata or {}
         claim_id, prompt_id = md.get("claim_id"), md.get("prompt_id")
@@ -287,9 +284,12 @@ def decode_log(log: EvalLog, path: Path) -> LogRecords:
         judged[(str(claim_id), str(prompt_id), int(s.epoch))] = _judgments(
             score, benchmark, created, where, problems
         )
-    return LogRecords(
-        model, label, settings, benchmark, gens, judged, problems, len(samples), skipped
-    )
+    if log.status != "success":
+        problems.append(
+            f"{path}: the Inspect run ended with status {log.status!r} and holds {read} sample "
+            "epochs; imported those (re-run or retry the log in Inspect for the rest)"
+        )
+    return LogRecords(model, label, settings, benchmark, gens, judged, problems, read, skipped)
 
 
 # -- into the store ---------------------------------------------------------------------------
@@ -364,14 +364,19 @@ def import_logs(
     report = report if report is not None else ImportReport()
     for path in map(Path, paths):
         try:
-            log = api.read_eval_log(str(path))
-        except Exception as exc:  # a damaged or foreign file: its own line, never the batch
-            report.problems.append(f"{path}: not a readable Inspect log ({type(exc).__name__})")
-            continue
-        try:
-            recs = decode_log(log, path)
+            header = api.read_eval_log(str(path), header_only=True)
+            samples = api.read_eval_log_samples(
+                str(path),
+                all_samples_required=False,
+                resolve_attachments=True,
+                exclude_fields={"events"},
+            )
+            recs = decode_log(header, path, samples)
         except InteropError as exc:
             report.problems.append(str(exc))
+            continue
+        except Exception as exc:  # a damaged or foreign file: its own line, never the batch
+            report.problems.append(f"{path}: not a readable Inspect log ({type(exc).__name__})")
             continue
         _store_log(store, path, recs, report)
     return report

@@ -13,16 +13,18 @@ turn-2 cells still missing: the store's unique key allows one turn 2 per turn-1 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from deflectbench.benchmark import Benchmark
 from deflectbench.cost import CostMeter
-from deflectbench.engine import Engine, EnginePolicy, Failure
+from deflectbench.engine import Engine, EnginePolicy, Failure, Lane
 from deflectbench.models.base import Completion, GenerationParams, Message, Model
+from deflectbench.pipeline.board import Board, Row
 from deflectbench.pipeline.record import Cell
 from deflectbench.pipeline.requests import (
     TYPICAL_OUTPUT_TOKENS,
@@ -41,6 +43,8 @@ from deflectbench.vocab import FIELDS, NON_ANSWERS, Consensus, known, outcome
 
 #: The turn a follow-up starts (the packs have two turns).
 SECOND_TURN = 2
+#: After a model's or judge's name on the live board, for its turn-2 row.
+TURN2_LABEL = " (turn 2)"
 
 
 @dataclass(frozen=True)
@@ -176,10 +180,11 @@ def turn_recorder(
     task: TurnTask,
     run_id: str | None,
     params_for: Callable[[TurnCell], GenerationParams],
-    result: StageResult,
+    row: Row,
 ) -> Callable[[TurnCell, Completion | None, Failure | None], None]:
     """Store a turn-2 result (or error row) with its link to turn 1, the moment it arrives."""
     model = task.model
+    result = row.result
 
     def on_result(cell: TurnCell, completion: Completion | None, failure: Failure | None) -> None:
         params = params_for(cell).as_dict()
@@ -222,6 +227,7 @@ def turn_recorder(
             result.ok += completion.finish_reason not in NON_ANSWERS
         else:
             result.add_error(failure.cause if failure else "error", rec.error or "")
+        row.count(completion is not None)
 
     return on_result
 
@@ -236,63 +242,43 @@ async def generate_turns(
     use_cache: bool = True,
     meter: CostMeter | None = None,
     should_stop: StopCheck | None = None,
+    board: Board | None = None,
 ) -> TurnsResult:
     """Generate every model's missing turn-2 cells at once (cache hits first, the budget
-    reserved before each request, each result stored as it arrives)."""
+    reserved before each request, each result stored as it arrives); each model gets a row
+    on ``board`` (the run's live display)."""
     out = TurnsResult()
     if not benchmark.followups:
         return out
+    board = board if board is not None else Board()
+    board.ended_at = None
     engine = Engine()
-    cache = store if use_cache else None
     lanes = []
     for task in tasks:
-        model = task.model
         due, todo = missing_turns(store, benchmark, task, retry_errors=retry_errors)
-        store.plan(benchmark.key, model.name, [c.key for c in due], condition=task.condition)
-        result = StageResult(skipped=len(due) - len(todo))
-        out.generation[model.name] = result
-        out.due[model.name] = len(due)
-        base = generation_params(
-            benchmark,
-            model,
-            seed=task.seed,
-            max_tokens=task.max_tokens,
-            temperature=task.temperature,
+        store.plan(benchmark.key, task.model.name, [c.key for c in due], condition=task.condition)
+        row = board.row(
+            "model",
+            task.model.name + TURN2_LABEL,
+            task.model.provider,
+            StageResult(skipped=len(due) - len(todo)),
         )
-
-        def params_for(
-            cell: TurnCell, base: GenerationParams = base, task: TurnTask = task
-        ) -> GenerationParams:
-            return GenerationParams(
-                temperature=base.temperature,
-                max_tokens=base.max_tokens,
-                seed=cell_seed(task.seed, task.model.name, *cell.key),
-            )
-
-        def request(
-            cell: TurnCell, params_for: Callable[[TurnCell], GenerationParams] = params_for
-        ) -> tuple[list[Message], GenerationParams, int]:
-            return cell.messages(), params_for(cell), cell.sample
-
-        requests = Requests(model, cache, meter, request)
-        on_result = turn_recorder(store, benchmark, task, run_id, params_for, result)
-        if cache is not None:
-            todo = await answer_from_cache(todo, requests.lookup, on_result, should_stop)
-        lane = engine.lane(
-            f"turn 2 {model.name}",
-            requests.call,
-            on_result,
-            task.policy or EnginePolicy.for_model(model),
-            account=model.provider,
-            items=todo,
-            estimate_tokens=requests.estimator(min(TYPICAL_OUTPUT_TOKENS, base.max_tokens)),
-            should_stop=should_stop,
+        row.known = len(todo)
+        out.generation[task.model.name] = row.result
+        out.due[task.model.name] = len(due)
+        lane = await _turn_lane(
+            engine, store, benchmark, task, todo, row, run_id, use_cache, meter, should_stop
         )
-        lanes.append((result, lane))
-    await engine.run()
+        lanes.append((row, lane))
+    board.accounts = list(engine.accounts.values())
+    try:
+        await engine.run()
+    finally:
+        board.ended_at = time.monotonic()
     stopping = bool(should_stop and should_stop())
-    for result, lane in lanes:
-        stats = lane.stats
+    for row, lane in lanes:
+        row.finished = True
+        stats, result = lane.stats, row.result
         result.aborted = scrub(stats.aborted) if stats.aborted else None
         result.withheld = stats.withheld
         result.unfinished = stats.unfinished
@@ -301,6 +287,53 @@ async def generate_turns(
         _, todo = missing_turns(store, benchmark, task, retry_errors=True)
         out.missing[task.model.name] = len(todo)
     return out
+
+
+async def _turn_lane(
+    engine: Engine,
+    store: Store,
+    benchmark: Benchmark,
+    task: TurnTask,
+    todo: Sequence[TurnCell],
+    row: Row,
+    run_id: str | None,
+    use_cache: bool,
+    meter: CostMeter | None,
+    should_stop: StopCheck | None,
+) -> Lane[TurnCell]:
+    """A model's turn-2 lane: the cells the request cache holds are stored at once, the others
+    queued; the same parameters as turn 1, with each turn-2 cell's own seed."""
+    model = task.model
+    base = generation_params(
+        benchmark, model, seed=task.seed, max_tokens=task.max_tokens, temperature=task.temperature
+    )
+
+    def params_for(cell: TurnCell) -> GenerationParams:
+        return GenerationParams(
+            temperature=base.temperature,
+            max_tokens=base.max_tokens,
+            seed=cell_seed(task.seed, model.name, *cell.key),
+        )
+
+    def request(cell: TurnCell) -> tuple[list[Message], GenerationParams, int]:
+        return cell.messages(), params_for(cell), cell.sample
+
+    requests = Requests(model, store if use_cache else None, meter, request)
+    on_result = turn_recorder(store, benchmark, task, run_id, params_for, row)
+    if use_cache:
+        todo = await answer_from_cache(todo, requests.lookup, on_result, should_stop)
+    lane = engine.lane(
+        f"turn 2 {model.name}",
+        requests.call,
+        on_result,
+        task.policy or EnginePolicy.for_model(model),
+        account=model.provider,
+        items=todo,
+        estimate_tokens=requests.estimator(min(TYPICAL_OUTPUT_TOKENS, base.max_tokens)),
+        should_stop=should_stop,
+    )
+    lane.on_finished.append(lambda: setattr(row, "finished", True))
+    return lane
 
 
 async def run_turns(
@@ -314,10 +347,11 @@ async def run_turns(
     use_cache: bool = True,
     meter: CostMeter | None = None,
     should_stop: StopCheck | None = None,
+    board: Board | None = None,
 ) -> TurnsResult:
     """Turn 2 of a run, after turn 1 is judged: generate every missing turn-2 cell, then
     hand every unjudged answer (the new turn-2 replies among them) to the judges ``judges()``
-    makes, blind as always."""
+    makes, blind as always. Their rows on ``board`` are marked as turn 2."""
     out = await generate_turns(
         store,
         benchmark,
@@ -327,18 +361,21 @@ async def run_turns(
         use_cache=use_cache,
         meter=meter,
         should_stop=should_stop,
+        board=board,
     )
     if not out.generation or (should_stop is not None and should_stop()):
         return out
+    named = {t.name: replace(t, name=t.name + TURN2_LABEL) for t in judges()}
     judged = await run_stream(
         store,
         benchmark,
         [],
-        judges(),
+        list(named.values()),
         run_id=run_id,
         use_cache=use_cache,
         meter=meter,
         should_stop=should_stop,
+        board=board,
     )
-    out.judging = judged.judging
+    out.judging = {name: judged.judging[t.name] for name, t in named.items()}
     return out

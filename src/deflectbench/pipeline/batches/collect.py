@@ -35,10 +35,18 @@ Progress = Callable[[int, int], None]
 class Collecting:
     """The collecting methods of :class:`~deflectbench.pipeline.batches.mode.BatchMode`."""
 
-    async def collect(self: BatchMode, progress: Progress | None = None) -> list[BatchRow]:
+    async def collect(
+        self: BatchMode, progress: Progress | None = None, *, only_known: bool = False
+    ) -> list[BatchRow]:
         """Look at every open batch once; store what ended; send again what failed (within
-        the retry limit); hand new answers to their judges. Returns the open batches after."""
+        the retry limit); hand new answers to their judges. Returns the open batches after.
+
+        ``only_known``: leave alone batches of models this mode was not given (a run
+        collects its own models' batches; ``status`` every one, and says which it cannot
+        reach)."""
         rows = self.store.batch_list(open_only=True)
+        if only_known:
+            rows = [r for r in rows if self.api(r.model) is not None]
         for n, row in enumerate(rows):
             api = self._api_for(row)
             remote = await self._resolve(api, row) if row.state == "submitting" else None
@@ -160,9 +168,9 @@ class Collecting:
             key = (row.model, row.kind, row.condition)
             groups.setdefault(key, (row, []))[1].append(item)
         for row, old in groups.values():
-            job = self._job(row)
             if self.api(row.model) is None:
-                continue
+                continue  # a model this command was not given (``status`` is given all)
+            job = self._job(row)
             if isinstance(job, GenerationJob):
                 held = self.store.batched_cells(row.benchmark, row.model, row.condition or "")
                 missing = set(

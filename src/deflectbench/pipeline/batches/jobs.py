@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from deflectbench.benchmark import Benchmark
@@ -156,13 +156,7 @@ class JudgmentJob:
         if completion is None:
             return failed_judgment(item.gen_id, self.name, scrub(error or "batch error"), run_id)
         rec = self.judge.record(item.gen_id, completion, run_id)
-        return rec if rec.latency_s is None else _no_latency(rec)
-
-
-def _no_latency(rec: JudgmentRecord) -> JudgmentRecord:
-    from dataclasses import replace
-
-    return replace(rec, latency_s=None)
+        return rec if rec.latency_s is None else replace(rec, latency_s=None)  # none in a batch
 
 
 Job = GenerationJob | JudgmentJob

@@ -74,6 +74,7 @@ class BatchMode(Collecting):
         use_cache: bool = True,
         max_attempts: int = MAX_ATTEMPTS,
         limits: Mapping[str, Limits] | None = None,
+        sections: Mapping[str, object] | None = None,
     ) -> None:
         self.store = store
         self.benchmark = benchmark
@@ -84,6 +85,9 @@ class BatchMode(Collecting):
         self.use_cache = use_cache
         self.max_attempts = max_attempts
         self.limits = limits
+        #: The provider sections (redacted: no credentials) kept with each batch, so a later
+        #: ``status`` reaches the same servers.
+        self.sections = dict(sections or {})
         self.summary = BatchSummary()
         self._apis: dict[str, BatchAPI | None] = {}
 
@@ -119,7 +123,7 @@ class BatchMode(Collecting):
     ) -> None:
         """A run's batch part, before the engine's: collect what open batches returned, then
         submit each batch model's missing cells (their answers go to ``judges``)."""
-        await self.collect()
+        await self.collect(only_known=True)
         for name in self.batched(models):
             base = generation_params(
                 self.benchmark,
@@ -241,7 +245,7 @@ class BatchMode(Collecting):
             run_id=self.run_id,
             benchmark=self.benchmark.key,
             condition=job.condition,
-            settings=job.settings,
+            settings={**job.settings, "sections": self.sections} if self.sections else job.settings,
             items=items,
             reserved_usd=part.reserved,
             resubmits=[

@@ -156,7 +156,7 @@ def _epoch(value: Any) -> float:
     return 0.0
 
 
-def _failure(provider: str, exc: Exception, secret_free: str = "") -> ModelError:
+def _failure(provider: str, exc: Exception) -> ModelError:
     """An SDK error as one scrubbed line; a status error says it was refused."""
     if isinstance(exc, openai.APIStatusError | anthropic.APIStatusError):
         return ModelError(
