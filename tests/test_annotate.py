@@ -334,3 +334,39 @@ def test_labels_saved_before_are_shown_back(served):
         store.save_label(HumanLabel(items[1].gen_id, "carol", {"WA_present": 1}, note="hi"))
     _, item, _ = request(server, "GET", "/api/item?annotator=carol&position=2")
     assert item["label"]["values"]["WA_present"] == 1 and item["label"]["note"] == "hi"
+
+
+def test_unsure_must_be_a_boolean(served):
+    """`"unsure": "false"` was stored as unsure (bool("false") is True)."""
+    server, _, items = served
+    body = {"annotator": "qa-unsure", "item_id": items[0].item_id, "values": {}}
+    status, out, _ = request(server, "POST", "/api/label", body | {"unsure": "false"})
+    assert status == 400 and "unsure must be true or false" in out["error"]
+    status, _, _ = request(server, "POST", "/api/label", body | {"unsure": False})
+    assert status == 200
+    status, out, _ = request(server, "GET", "/api/item?annotator=qa-unsure&position=1")
+    assert out["label"]["unsure"] is False
+
+
+def test_an_address_that_cannot_be_served_says_which_option_to_change():
+    """A busy port needs another --port, but an unknown or foreign address needs another
+    --host (the old message always said --port)."""
+    with pytest.raises(WebError, match=r"no such address.*give --host an IP address"):
+        WebServer(None, "no-such-host.invalid", 0, explicit=True)
+    with pytest.raises(WebError, match=r"not an address of this machine.*give --host"):
+        WebServer(None, "192.0.2.7", 0, explicit=True)  # TEST-NET-1: never local
+    busy = WebServer(None, "127.0.0.1", 0)
+    try:
+        with pytest.raises(WebError, match="Address already in use; pass another --port"):
+            WebServer(None, "127.0.0.1", busy.port)
+    finally:
+        busy.close()
+
+
+def test_a_server_without_its_page_yet_answers_503():
+    """The CLI binds first (so a busy port fails before a sample is drawn) and attaches the
+    page after; a request in between is told to reload."""
+    server = WebServer(None, "127.0.0.1", 0)
+    with server.running():
+        status, out, _ = request(server, "GET", "/")
+    assert status == 503 and "reload" in out["error"]

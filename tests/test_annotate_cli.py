@@ -138,7 +138,7 @@ def test_a_bad_file_is_refused_whole(work):
         (2, "refusal is 7"),
         (3, "no generation"),
         (4, "item_id 'zzz'"),
-        (5, "annotator name ''"),
+        (5, "no annotator: fill the annotator column or pass --annotator NAME"),
         (6, "a second label by a"),
     ):
         assert f"bad.jsonl:{where}: {what}" in err, (where, err)
@@ -193,3 +193,87 @@ def test_the_command_serves_on_loopback(work, command):
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_a_port_or_host_that_fails_leaves_no_sample_behind(work):
+    """The server binds before the sample is drawn: a first try on a busy port or a bad
+    --host used to store a 200-item sample, which a later --sample 20 could never shrink."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        p = cli("annotate", "--port", str(port), "--sample", "7", cwd=work)
+    assert p.returncode == 2 and "pass another --port" in p.stderr
+    assert "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1
+    p = cli("annotate", "--host", "no-such-host.invalid", cwd=work)
+    assert p.returncode == 2 and "give --host an IP address" in p.stderr
+    with Store.open(work / "deflectbench.db", readonly=True) as store:
+        assert store.annotation_sample() == []
+
+
+def test_label_files_with_a_misspelt_column_or_no_annotator_say_so(work):
+    """A misspelt column used to be dropped silently (the file then "held no labels"), and a
+    row without annotator was blamed on the name ''."""
+    p = cli("annotate", "--sample", "5", "--export-sample", "sample.csv", cwd=work)
+    assert p.returncode == 0, p.stderr
+    rows = _read_csv(work / "sample.csv")
+    with (work / "typo.csv").open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["item_id", "refusl"])
+        w.writerow([rows[0]["item_id"], "1"])
+    p = cli("annotate", "--import", "typo.csv", "--annotator", "crowd", cwd=work)
+    assert p.returncode == 2 and "typo.csv:1: unknown column 'refusl'" in p.stderr
+    (work / "typo.jsonl").write_text(json.dumps({"item_id": rows[0]["item_id"], "refusl": 1}))
+    p = cli("annotate", "--import", "typo.jsonl", "--annotator", "crowd", cwd=work)
+    assert p.returncode == 2 and "typo.jsonl:1: unknown column 'refusl'" in p.stderr
+    with (work / "nobody.csv").open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["item_id", "refusal", "created_at"])
+        w.writerow([rows[0]["item_id"], "1", ""])
+        w.writerow([rows[1]["item_id"], "1", "yesterday"])
+    p = cli("annotate", "--import", "nobody.csv", cwd=work)
+    assert p.returncode == 2
+    assert "nobody.csv:2: no annotator: fill the annotator column or pass --annotator" in p.stderr
+    p = cli("annotate", "--import", "nobody.csv", "--annotator", "bob", cwd=work)
+    assert p.returncode == 2 and "nobody.csv:3: created_at is 'yesterday'" in p.stderr
+    with Store.open(work / "deflectbench.db", readonly=True) as store:
+        assert store.labels() == []
+
+
+def test_exported_notes_import_back_unchanged(work):
+    """Export guards formula-like notes with a leading ' ; importing the file again used to
+    keep that ' in the note, so each round trip changed it."""
+    p = cli("annotate", "--sample", "5", "--export-sample", "sample.csv", cwd=work)
+    assert p.returncode == 0, p.stderr
+    item = _read_csv(work / "sample.csv")[0]["item_id"]
+    with Store.open(work / "deflectbench.db") as store:
+        gid = next(i.gen_id for i in store.annotation_sample() if i.item_id == item)
+        store.save_label(HumanLabel(gid, "alice", {"refusal": 1}, note="=SUM(A1) -1 @x"))
+    for _ in range(2):
+        assert cli("annotate", "--export", "labels.csv", cwd=work).returncode == 0
+        assert _read_csv(work / "labels.csv")[0]["note"] == "'=SUM(A1) -1 @x"
+        p = cli("annotate", "--import", "labels.csv", cwd=work)
+        assert p.returncode == 0, p.stderr
+        with Store.open(work / "deflectbench.db", readonly=True) as store:
+            assert store.labels("alice")[0].note == "=SUM(A1) -1 @x"
+
+
+def test_two_jobs_at_once_and_another_packs_sample_are_named(work):
+    """--import with --export-sample used to import and ignore the rest; a --benchmark the
+    store was not run with was told to "run deflectbench run first"."""
+    p = cli("annotate", "--import", "a.csv", "--export-sample", "b.csv", cwd=work)
+    assert p.returncode == 2 and "--import and --export-sample each do one job" in p.stderr
+    p = cli("annotate", "--benchmark", "deflectbench-v1-es", "--export-sample", "b.csv", cwd=work)
+    assert p.returncode == 2 and "pass the --benchmark the results were made with" in p.stderr
+    assert not (work / "b.csv").exists()
+
+
+def test_an_unwritable_export_sample_fails_before_the_sample_is_drawn(work):
+    """--export-sample s.txt (or into a missing folder) drew and stored a 200-item sample,
+    then refused the file; the sample could never be shrunk again."""
+    for out in ("s.txt", "missing/s.csv"):
+        p = cli("annotate", "--sample", "5", "--export-sample", out, cwd=work)
+        assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
+    assert "no folder missing; create it first" in p.stderr
+    with Store.open(work / "deflectbench.db", readonly=True) as store:
+        assert store.annotation_sample() == []

@@ -111,3 +111,34 @@ def test_an_endpoint_that_goes_away_is_passed_over(tmp_path: Path) -> None:
             120,
         )
         assert alive.stats.requests == 120
+
+
+def test_an_empty_endpoint_list_and_a_bad_endpoint_key_are_named(tmp_path: Path) -> None:
+    """`endpoints = []` was reported as an unknown provider; a misspelt key of an endpoint
+    listed the section's keys instead of the endpoint's."""
+    with pytest.raises(ConfigError, match="endpoints is empty"):
+        build_api_model("cluster/m", {"endpoints": []}, {})
+    from deflectbench.config.file import load_run_file
+
+    config = tmp_path / "run.toml"
+    config.write_text(
+        '[run]\nmodels = ["cluster/m"]\n\n[providers.cluster]\n'
+        'endpoints = [{ base_url = "http://127.0.0.1:9/v1", colour = 1 }]\n'
+    )
+    with pytest.raises(ConfigError) as info:
+        load_run_file(config)
+    assert "unknown key 'providers.cluster.endpoints.0.colour'" in str(info.value)
+    assert str(info.value).endswith("allowed: base_url, max_concurrency")
+
+
+def test_credentials_in_an_endpoint_url_never_reach_the_store(tmp_path: Path) -> None:
+    """docs/open-models.md: base URLs are stored without user:password@."""
+    with FakeLLMServer(latency=0.01) as server:
+        url = server.openai_base_url.replace("http://", "http://qa-user:s3cret-pw@")
+        db = tmp_path / "r.db"
+        done = _run(tmp_path, [(url, 4)], db)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert sqlite3.connect(db).execute("SELECT count(*) FROM generations").fetchone()[0]
+    stored = b"".join(p.read_bytes() for p in tmp_path.glob("r.db*"))
+    assert b"s3cret-pw" not in stored and b"qa-user" not in stored
+    assert b"s3cret-pw" not in (done.stdout + done.stderr).encode()

@@ -178,3 +178,44 @@ def test_cli_export_and_import(tmp_path, store, benchmark):
     p = cli("import", "b", "--db", "copy.db", cwd=tmp_path)
     assert p.returncode == 2
     assert p.stderr.strip().startswith("error:") and len(p.stderr.strip().splitlines()) == 1
+
+
+def test_a_damaged_folder_is_refused_whole_in_one_line(tmp_path, store, benchmark):
+    """A table without a needed column was an internal error (KeyError), a missing judgments
+    table stored the generations before failing, and a damaged card was taken for a folder of
+    release files ("no .jsonl files")."""
+    import shutil
+
+    import pyarrow.parquet as pq
+
+    export(store, tmp_path / "hf", "hf", benchmark)
+    table = tmp_path / "no-judge/data/judgments/train-00000-of-00001.parquet"
+    shutil.copytree(tmp_path / "hf", tmp_path / "no-judge")
+    pq.write_table(pq.read_table(table).drop(["judge"]), table)
+    shutil.copytree(tmp_path / "hf", tmp_path / "no-judgments")
+    shutil.rmtree(tmp_path / "no-judgments/data/judgments")
+    shutil.copytree(tmp_path / "hf", tmp_path / "bad-card")
+    (tmp_path / "bad-card/README.md").write_text("---\nfoo: [\n---\n", encoding="utf-8")
+    with Store.open(tmp_path / "back.db") as back:
+        with pytest.raises(InteropError, match=r"no column 'judge'.*export it again"):
+            import_any(back, [tmp_path / "no-judge"], benchmark)
+        with pytest.raises(InteropError, match="no data/judgments"):
+            import_any(back, [tmp_path / "no-judgments"], benchmark)
+        with pytest.raises(InteropError, match=r"README\.md is not a DeflectBench dataset card"):
+            import_any(back, [tmp_path / "bad-card"], benchmark)
+        assert back.counts()["generations"] == back.counts()["judgments"] == 0
+    p = cli("import", str(tmp_path / "no-judge"), "--db", str(tmp_path / "c.db"), cwd=tmp_path)
+    assert p.returncode == 2 and "no column 'judge'" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_export_never_writes_over_someone_elses_readme(tmp_path, store, benchmark):
+    """`--out .` in a project folder replaced the project's README.md with the dataset card."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "README.md").write_text("# my project\n", encoding="utf-8")
+    with pytest.raises(InteropError, match=r"holds a README\.md that is not a DeflectBench"):
+        export(store, project, "hf", benchmark)
+    assert (project / "README.md").read_text(encoding="utf-8") == "# my project\n"
+    assert not (project / "data").exists()
+    export(store, tmp_path / "hf", "hf", benchmark)
+    export(store, tmp_path / "hf", "hf", benchmark)  # its own folder: written again

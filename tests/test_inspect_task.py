@@ -19,6 +19,7 @@ from inspect_ai.scorer import SampleScore, Score
 
 from deflectbench.errors import ConfigError
 from deflectbench.inspect_eval import verdicts
+from deflectbench.inspect_eval.dataset import resolve_pack
 from deflectbench.inspect_eval.metrics import rate_of
 from deflectbench.inspect_eval.task import dataset, deflectbench
 from deflectbench.judging.rubric import judge_messages
@@ -227,3 +228,10 @@ def test_judges_are_named_once():
         rubric_judges(["openai/gpt-5.4-mini", "openai/gpt-5.4-mini"])
     with pytest.raises(ConfigError, match="name at least one judge"):
         rubric_judges([])
+
+
+def test_an_unknown_pack_names_the_task_parameter():
+    """The error spoke of --benchmark, an option Inspect does not have; the parameter is
+    -T pack=."""
+    with pytest.raises(ConfigError, match=r"^-T pack=nope: no shipped pack of that name"):
+        resolve_pack("nope")

@@ -317,3 +317,13 @@ def test_one_model_on_two_packs_gets_two_condition_labels():
     assert "pack" not in es.as_json()  # the content is in the settings through its sha256
     long = Settings(**base, benchmark_sha256="c" * 64, pack="x" * 80)
     assert len(long.label()) == 64
+
+
+def test_a_run_files_benchmark_is_a_name_or_a_path_beside_the_run_file(tmp_path):
+    from deflectbench.cli.options import run_file_benchmark
+
+    config = tmp_path / "conf" / "run.toml"
+    assert run_file_benchmark("deflectbench-v1-es", config) == "deflectbench-v1-es"
+    assert run_file_benchmark("packs/mine.json", config) == str(tmp_path / "conf/packs/mine.json")
+    assert run_file_benchmark("/abs/mine.json", config) == "/abs/mine.json"
+    assert run_file_benchmark(None, config) is None

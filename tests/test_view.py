@@ -214,3 +214,17 @@ def test_outcome_counts_add_up(served):
     for o in facets["outcome"]:
         counts[o] = _get(server, "/api/generations", outcome=o)["total"]
     assert sum(counts.values()) == total
+
+
+def test_a_value_outside_the_vocabulary_is_a_400_not_an_empty_list(served):
+    """A mistyped shared link (outcome=refusals) used to show "0 generations" as if true."""
+    server, _ = served
+    for query, message in (
+        ("outcome=refusals", "outcome 'refusals' is not one of: refusal"),
+        ("disagree=refusl", "disagree 'refusl' is not one of: any, refusal"),
+        ("labelled=true", "labelled 'true' is not one of: yes, no"),
+    ):
+        status, data, _ = request(server, "GET", "/api/generations?" + query)
+        assert status == 400 and message in data["error"]
+    assert _get(server, "/api/generations", outcome="non_answer:content_filter")["total"] >= 0
+    assert _get(server, "/api/generations", model="nobody")["total"] == 0  # a name: no rows

@@ -161,10 +161,11 @@ def _turn2(turns: TurnsResult, model: str) -> str:
         return ""
     due, missing = turns.due[model], turns.missing.get(model, 0)
     res = turns.generation.get(model, StageResult())
+    cells = "cell" if due == 1 else "cells"
     text = (
-        f" + turn 2: {missing} of {due} cells without a result"
+        f" + turn 2: {missing} of {due} {cells} without a result"
         if missing
-        else f" + turn 2: {due} cells"
+        else f" + turn 2: {due} {cells}"
     )
     return text + _counts(res.failures(), " (", ")") + _counts(res.non_answers, ", no answer: ")
 

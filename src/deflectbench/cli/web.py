@@ -101,16 +101,35 @@ def annotate(
 
         deflectbench annotate --export human-labels.jsonl
     """
+    from deflectbench.interop.labels import check_output, write_blind_sample
     from deflectbench.interop.labels import export_labels as write_labels
     from deflectbench.interop.labels import import_labels as read_labels
-    from deflectbench.interop.labels import write_blind_sample
     from deflectbench.store.labels import check_annotator
     from deflectbench.web import AnnotateApp, WebServer, check_bind, ensure_sample, store_opener
 
+    chosen = [
+        f"--{name}"
+        for name, value in (
+            ("import", import_labels),
+            ("export", export_labels),
+            ("export-sample", export_sample),
+        )
+        if value is not None
+    ]
+    if len(chosen) > 1:
+        raise UserError(f"{' and '.join(chosen)} each do one job: give one of them per command")
+    for out in (export_sample, export_labels):
+        if out is not None:
+            check_output(out)
     if annotator is not None:
         check_annotator(annotator)
     check_bind(host or "127.0.0.1", explicit=host is not None)
     store = open_store(db, must_exist=True)
+    serves = import_labels is None and export_labels is None and export_sample is None
+    # bind before drawing the sample: a busy port or a bad --host must not leave a sample behind
+    server = (
+        WebServer(None, host or "127.0.0.1", port, explicit=host is not None) if serves else None
+    )
     try:
         if import_labels is not None:
             done = read_labels(store, import_labels, annotator=annotator)
@@ -137,10 +156,14 @@ def annotate(
         items = plan.items
         if not items:
             raise UserError("the annotation sample is empty: pass --sample N (N > 0)")
+    except BaseException:
+        if server is not None:
+            server.close()
+        raise
     finally:
         store.close()
-    app = AnnotateApp(store_opener(db, readonly=False), benchmark, items, annotator)
-    server = WebServer(app, host or "127.0.0.1", port, explicit=host is not None)
+    assert server is not None
+    server.app = AnnotateApp(store_opener(db, readonly=False), benchmark, items, annotator)
     suffix = f"?annotator={annotator}" if annotator else ""
     console.print(f"{len(items)} items to label", highlight=False)
     _serve_with(server, "annotate", suffix)
@@ -181,13 +204,17 @@ def view(
 
     check_bind(host or "127.0.0.1", explicit=host is not None)
     store = open_store(db, must_exist=True)
+    # bind before reading the results: a busy port fails at once, not after a long read
+    server = WebServer(None, host or "127.0.0.1", port, explicit=host is not None)
     try:
         benchmark = stored_benchmark(store, benchmark_name)
         with err.status("reading the results…"):
             index = ViewIndex.build(store, benchmark, consensus)
+    except BaseException:
+        server.close()
+        raise
     finally:
         store.close()
-    app = ViewApp(store_opener(db, readonly=True), benchmark, index)
-    server = WebServer(app, host or "127.0.0.1", port, explicit=host is not None)
+    server.app = ViewApp(store_opener(db, readonly=True), benchmark, index)
     console.print(f"{len(index.rows)} generations", highlight=False)
     _serve_with(server, "view")

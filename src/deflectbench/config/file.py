@@ -169,7 +169,7 @@ def load_run_file(path: str | Path) -> RunFile:
             f"--config {path}: key 'run.preset': {parsed.run.preset!r}"
             f"{did_you_mean(parsed.run.preset, list(PRESETS))} is not one of {', '.join(PRESETS)}"
         )
-    from deflectbench.models.providers import ProviderConfig
+    from deflectbench.models.providers import EndpointConfig, ProviderConfig
 
     for name, section in parsed.providers.items():
         try:
@@ -179,7 +179,12 @@ def load_run_file(path: str | Path) -> RunFile:
             first["loc"] = ("providers", name, *first.get("loc", ()))
             hint = ""
             if first.get("type") == "extra_forbidden":
-                hint = f"; allowed: {', '.join(ProviderConfig.model_fields)}"
+                fields = (
+                    EndpointConfig.model_fields
+                    if "endpoints" in first["loc"]
+                    else ProviderConfig.model_fields
+                )
+                hint = f"; allowed: {', '.join(fields)}"
                 if first["loc"][-1] in ("api_key", "key", "token"):
                     hint = (
                         "; API keys never go in files: set api_key_env to the name of the "

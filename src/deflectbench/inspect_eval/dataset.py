@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from deflectbench.benchmark import Benchmark, resolve_benchmark
+from deflectbench.benchmark import Benchmark, BenchmarkError, resolve_benchmark
 from deflectbench.errors import ConfigError, did_you_mean
 from deflectbench.vocab import FRAMINGS
 
@@ -32,7 +32,10 @@ def resolve_pack(pack: str | None) -> Benchmark:
     """The benchmark a ``pack`` parameter names, as ``--benchmark`` does: the paper's v1 by
     default, a shipped pack by name, or a pack file by path. A multi-turn pack is refused: the
     task asks one turn per sample."""
-    benchmark = resolve_benchmark(pack or None)
+    try:
+        benchmark = resolve_benchmark(pack or None)
+    except BenchmarkError as exc:  # it speaks of --benchmark; here the parameter is -T pack=
+        raise ConfigError(f"-T pack={pack}: {exc}".replace(f"--benchmark {pack!r}: ", "")) from None
     if getattr(benchmark, "turns", 1) != 1:
         raise ConfigError(
             f"pack {pack!r} is multi-turn; the Inspect task runs single-turn packs only "

@@ -167,6 +167,7 @@ def write_folder(out: Path, tables: Sequence[Table], b: Benchmark, what: str) ->
 
     if out.exists() and not out.is_dir():
         raise InteropError(f"--out {out} is a file; give a folder")
+    _check_not_someone_elses(out / CARD)
     configs: list[Config] = []
     written: list[Path] = []
     arrow = {
@@ -200,6 +201,22 @@ def write_folder(out: Path, tables: Sequence[Table], b: Benchmark, what: str) ->
     return [*written, card]
 
 
+def _check_not_someone_elses(card: Path) -> None:
+    """The card is written as ``README.md``: never over a README that is not one of ours (an
+    ``--out .`` in a project folder would replace the project's own)."""
+    if not card.exists():
+        return
+    try:
+        ours = read_card(card) is not None
+    except InteropError:
+        ours = False
+    if not ours:
+        raise InteropError(
+            f"--out {card.parent} holds a {CARD} that is not a DeflectBench dataset card; "
+            "give an empty folder (or one written by export --format hf)"
+        )
+
+
 # -- import ------------------------------------------------------------------------------------
 
 
@@ -208,6 +225,8 @@ def is_hf_folder(path: Path) -> bool:
     card = path / CARD
     if not (path.is_dir() and card.is_file()):
         return False
+    if any((path / "data").glob("*/*.parquet")):
+        return True  # laid out as ours: import says what is wrong with the card, if anything
     try:
         return read_card(card) is not None
     except InteropError:
@@ -230,7 +249,19 @@ def import_any(
     return report
 
 
+#: The columns an import cannot do without, per table (the rest have defaults).
+REQUIRED: dict[str, tuple[str, ...]] = {
+    "generations": (
+        "gen_id", "benchmark", "model", "claim_id", "prompt_id", "sample", "prompt",
+        "response", "error", "input_tokens", "output_tokens", "created_at",
+    ),
+    "judgments": ("gen_id", "judge", "created_at"),
+}  # fmt: skip
+
+
 def _read(folder: Path, config: str) -> list[dict[str, Any]]:
+    """Every row of one table, after checking it has the columns an import needs (so a
+    damaged folder is refused before anything is stored)."""
     import pyarrow.parquet as pq
 
     files = sorted((folder / "data" / config).glob("*.parquet"))
@@ -239,9 +270,16 @@ def _read(folder: Path, config: str) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for f in files:
         try:
-            rows.extend(pq.read_table(f).to_pylist())
+            table = pq.read_table(f)
         except (OSError, ValueError) as exc:
             raise InteropError(f"{f}: not a readable Parquet file ({exc})") from None
+        missing = [c for c in REQUIRED[config] if c not in table.column_names]
+        if missing:
+            raise InteropError(
+                f"{f}: no column {missing[0]!r}, so it is not a {config} table written by "
+                "export --format hf; export it again"
+            )
+        rows.extend(table.to_pylist())
     return rows
 
 
@@ -270,9 +308,9 @@ def import_hf(store: Store, folder: Path, benchmark: Benchmark | None = None) ->
             "(load it with datasets.load_dataset)"
         )
     report = ImportReport()
-    gens = _read(folder, "generations")
+    gens, judgments = _read(folder, "generations"), _read(folder, "judgments")  # both, first
     ids = _import_generations(store, folder, gens, report)
-    _import_judgments(store, folder, _read(folder, "judgments"), ids, report)
+    _import_judgments(store, folder, judgments, ids, report)
     return report
 
 
@@ -359,29 +397,36 @@ def _import_judgments(
             fr.skipped += 1
             report.problems.append(f"{fr.path}: row {i}: its generation was not imported")
             continue
-        values = {f: r.get(f) for f in FIELDS}
-        recs.append(
-            JudgmentRecord(
-                gen_id=gen,
-                judge=r["judge"],
-                raw=r.get("raw"),
-                scores=None if all(v is None for v in values.values()) else values,
-                said=_loads(r.get("said_json")),
-                reasoning=r.get("reasoning"),
-                parse_error=bool(r.get("parse_error")),
-                error=r.get("error"),
-                consistency_flag=bool(r.get("consistency_flag")),
-                input_tokens=int(r.get("input_tokens") or 0),
-                output_tokens=int(r.get("output_tokens") or 0),
-                latency_s=r.get("latency_s"),
-                run_id=r.get("run_id"),
-                source=r.get("source") or "import",
-                created_at=r["created_at"],
-                extra=_loads(r.get("extra_json")),
-                cost_usd=r.get("cost_usd"),
-            )
-        )
+        try:
+            recs.append(_judgment(r, gen))
+        except (KeyError, TypeError, ValueError) as exc:
+            fr.skipped += 1
+            report.problems.append(f"{fr.path}: row {i}: bad judgment ({exc})")
     before = store.counts()["judgments"]
     store.add_judgments(recs)
     fr.imported = store.counts()["judgments"] - before
     fr.already_present = len(recs) - fr.imported
+
+
+def _judgment(r: dict[str, Any], gen: int) -> JudgmentRecord:
+    """One exported judgment row as a record of the store's generation ``gen``."""
+    values = {f: r.get(f) for f in FIELDS}
+    return JudgmentRecord(
+        gen_id=gen,
+        judge=r["judge"],
+        raw=r.get("raw"),
+        scores=None if all(v is None for v in values.values()) else values,
+        said=_loads(r.get("said_json")),
+        reasoning=r.get("reasoning"),
+        parse_error=bool(r.get("parse_error")),
+        error=r.get("error"),
+        consistency_flag=bool(r.get("consistency_flag")),
+        input_tokens=int(r.get("input_tokens") or 0),
+        output_tokens=int(r.get("output_tokens") or 0),
+        latency_s=r.get("latency_s"),
+        run_id=r.get("run_id"),
+        source=r.get("source") or "import",
+        created_at=r["created_at"],
+        extra=_loads(r.get("extra_json")),
+        cost_usd=r.get("cost_usd"),
+    )

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from deflectbench.benchmark import Benchmark
-from deflectbench.escaping import neutralise
+from deflectbench.escaping import FORMULA_START, neutralise
 from deflectbench.interop.release import InteropError
 from deflectbench.records import HumanLabel
 from deflectbench.store import Store
@@ -31,6 +32,7 @@ __all__ = [
     "KEY_COLUMNS",
     "LABEL_COLUMNS",
     "LabelImport",
+    "check_output",
     "export_labels",
     "import_labels",
     "write_blind_sample",
@@ -82,6 +84,14 @@ def _format(path: Path) -> str:
     if name.endswith((".jsonl", ".ndjson")):
         return "jsonl"
     raise InteropError(f"{path}: give a .csv or .jsonl file (the format follows the extension)")
+
+
+def check_output(path: Path) -> None:
+    """Refuse an output file that cannot be written (wrong extension, missing folder) before
+    any work is done: ``--export-sample`` draws and stores the sample first."""
+    _format(path)
+    if not path.parent.is_dir():
+        raise InteropError(f"cannot write {path}: no folder {path.parent}; create it first")
 
 
 def _write(path: Path, columns: tuple[str, ...], rows: list[dict[str, Any]]) -> None:
@@ -163,8 +173,23 @@ class LabelImport:
     annotators: dict[str, int]
 
 
+#: Every column an import understands: the label columns and the blind sample's (whose
+#: ``position``, ``claim`` and ``response`` are read back but ignored).
+KNOWN_COLUMNS = frozenset((*LABEL_COLUMNS, *BLIND_COLUMNS))
+
+
+def _check_columns(path: Path, line: int, names: Iterable[Any]) -> None:
+    """A misspelt column (``refusl``) would be silently dropped, and its labels with it."""
+    unknown = [str(n) for n in names if n not in KNOWN_COLUMNS]
+    if unknown:
+        raise InteropError(
+            f"{path}:{line}: unknown column {unknown[0]!r}; the columns are "
+            f"{', '.join(LABEL_COLUMNS)} (docs/annotation.md)"
+        )
+
+
 def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line, row) of a CSV (header on line 1) or JSON Lines file."""
+    """(line, row) of a CSV (header on line 1) or JSON Lines file; unknown columns refused."""
     fmt = _format(path)
     if not path.is_file():
         raise InteropError(f"no file {path}: give the path of a .csv or .jsonl file of labels")
@@ -173,8 +198,14 @@ def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         with opener(path) as fh:
             if fmt == "csv":
                 reader = csv.DictReader(fh)
+                _check_columns(path, 1, [n for n in reader.fieldnames or [] if n])
                 for row in reader:
-                    yield reader.line_num, row
+                    if None in row:  # more cells than the header names
+                        raise InteropError(
+                            f"{path}:{reader.line_num}: more cells than the header has columns; "
+                            "quote cells that hold commas"
+                        )
+                    yield reader.line_num, {k: _unneutralise(k, v) for k, v in row.items()}
             else:
                 for n, line in enumerate(fh, start=1):
                     if not line.strip():
@@ -185,9 +216,23 @@ def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                         raise InteropError(f"{path}:{n}: not JSON ({exc.msg})") from None
                     if not isinstance(obj, dict):
                         raise InteropError(f"{path}:{n}: each line must be a JSON object")
+                    _check_columns(path, n, obj)
                     yield n, obj
     except UnicodeDecodeError:
         raise InteropError(f"{path}: not UTF-8 text; save it as UTF-8 and import again") from None
+
+
+def _unneutralise(column: str, value: Any) -> Any:
+    """Undo the ``'`` that export put before a note starting like a formula, so a label file
+    exported and imported again keeps its notes as they were."""
+    if (
+        column == "note"
+        and isinstance(value, str)
+        and value.startswith("'")
+        and value[1:].startswith(FORMULA_START)
+    ):
+        return value[1:]
+    return value
 
 
 def _text_open(path: Path) -> Any:
@@ -213,6 +258,14 @@ def _flag(value: Any, name: str) -> int | None:
     if text in _FALSE:
         return 0
     raise LabelError(f"{name} is {value!r}: give 0, 1 (or yes/no, true/false) or leave it empty")
+
+
+def _is_iso(text: str) -> bool:
+    try:
+        datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return True
 
 
 def _blank(row: dict[str, Any]) -> bool:
@@ -276,7 +329,14 @@ def import_labels(store: Store, path: Path, *, annotator: str | None = None) -> 
         if _blank(row):
             continue  # an item of the blind sample nobody labelled
         try:
-            name = check_annotator(str(row.get("annotator") or annotator or "").strip())
+            name = str(row.get("annotator") or annotator or "").strip()
+            if not name:
+                raise LabelError("no annotator: fill the annotator column or pass --annotator NAME")
+            check_annotator(name)
+            stamps = {k: str(row.get(k) or "").strip() for k in ("created_at", "updated_at")}
+            for k, v in stamps.items():
+                if v and not _is_iso(v):
+                    raise LabelError(f"{k} is {v!r}: give an ISO time such as 2026-05-01T12:00:00Z")
             gid = resolve(row)
             values = check_values({f: _flag(row.get(f), f) for f in FIELDS})
             unsure = _flag(row.get("unsure"), "unsure") or 0
@@ -291,8 +351,8 @@ def import_labels(store: Store, path: Path, *, annotator: str | None = None) -> 
                     unsure=bool(unsure),
                     note=str(row.get("note") or ""),
                     source=f"import:{path.name}",
-                    created_at=str(row.get("created_at") or ""),
-                    updated_at=str(row.get("updated_at") or ""),
+                    created_at=stamps["created_at"],
+                    updated_at=stamps["updated_at"],
                 )
             )
         except LabelError as exc:

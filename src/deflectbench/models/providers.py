@@ -172,6 +172,10 @@ class ProviderConfig(BaseModel):
 
     @model_validator(mode="after")
     def _endpoints_or_base_url(self) -> ProviderConfig:
+        if "endpoints" in self.model_fields_set and not self.endpoints:
+            raise ValueError(
+                'endpoints is empty: list at least one { base_url = "...", max_concurrency = N }'
+            )
         if self.endpoints and self.base_url is not None:
             raise ValueError("give either base_url or endpoints, not both")
         if self.endpoints and "max_concurrency" in self.model_fields_set:

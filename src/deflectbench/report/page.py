@@ -198,9 +198,7 @@ def _sections(
             )
         )
     if s.turns is not None:
-        sections.append(
-            section("turns", "Second turn", TURN_INTRO, TURN_FIGURES, TURN_TABLES)
-        )
+        sections.append(section("turns", "Second turn", TURN_INTRO, TURN_FIGURES, TURN_TABLES))
     if s.empty:
         sections = [x for x in sections if x["id"] in ("counts", "packs")]
     return sections

@@ -128,11 +128,14 @@ class AnnotateApp:
         if not isinstance(values, dict):
             return error_response(400, "values must be an object of field: 0, 1 or null")
         note = body.get("note") or ""
+        unsure = body.get("unsure", False)
+        if unsure not in (True, False, 0, 1, None):  # bool("false") would be True
+            return error_response(400, "unsure must be true or false")
         label = HumanLabel(
             gen_id=item.gen_id,
             annotator=str(body.get("annotator", "")),
             values=values,
-            unsure=bool(body.get("unsure")),
+            unsure=bool(unsure),
             note=note if isinstance(note, str) else str(note),
         )
         try:

@@ -78,6 +78,12 @@ def ensure_sample(store: Store, benchmark: Benchmark, n: int, seed: int = 0) -> 
         return SamplePlan(items, 0, len({i.stratum for i in items}))
     scored = scored_table(store, benchmark)
     if scored.empty and not items:
+        if store.counts()["generations"]:  # results there, but none of them can be sampled
+            raise SampleError(
+                f"no generation of {benchmark.key} in --db {store.path} is scored by every "
+                "judge: judge them first (`deflectbench judge`), or pass the --benchmark the "
+                "results were made with (`deflectbench status` lists the packs)"
+            )
         raise SampleError(
             f"no scored generations in --db {store.path} to sample: run `deflectbench run` "
             "(generate and judge) or `deflectbench import` first"

@@ -11,6 +11,7 @@ from this server, nothing inline, no frames.
 
 from __future__ import annotations
 
+import errno
 import ipaddress
 import json
 import socket
@@ -30,6 +31,7 @@ __all__ = [
     "WebError",
     "WebServer",
     "allowed_hosts",
+    "bind_problem",
     "check_bind",
     "is_loopback",
     "json_response",
@@ -122,7 +124,9 @@ def static_file(name: str) -> Response:
     return Response(200, res.read_bytes(), f"{STATIC_TYPES[suffix]}; charset=utf-8")
 
 
-def _handler(app: App, hosts: Callable[[], frozenset[str]]) -> type[BaseHTTPRequestHandler]:
+def _handler(
+    app_of: Callable[[], App | None], hosts: Callable[[], frozenset[str]]
+) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         server_version = "deflectbench"
         sys_version = ""
@@ -157,9 +161,13 @@ def _handler(app: App, hosts: Callable[[], frozenset[str]]) -> type[BaseHTTPRequ
             query = {k: v[-1] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
             return parts.path, query
 
-        def _safely(self, call: Callable[[], Response]) -> None:
+        def _safely(self, call: Callable[[App], Response]) -> None:
+            app = app_of()
+            if app is None:
+                self._send(error_response(503, "starting; reload in a moment"))
+                return
             try:
-                res = call()
+                res = call(app)
             except Exception as exc:  # one bad request must not stop the server
                 res = error_response(500, f"{type(exc).__name__}: {exc}")
             self._send(res)
@@ -174,7 +182,7 @@ def _handler(app: App, hosts: Callable[[], frozenset[str]]) -> type[BaseHTTPRequ
             if path.startswith("/static/"):
                 self._send(static_file(path.removeprefix("/static/")))
                 return
-            self._safely(lambda: app.get(path, query))
+            self._safely(lambda app: app.get(path, query))
 
         def do_HEAD(self) -> None:
             self.do_GET()
@@ -203,9 +211,31 @@ def _handler(app: App, hosts: Callable[[], frozenset[str]]) -> type[BaseHTTPRequ
                 self._send(error_response(400, "the body is not valid JSON"))
                 return
             path, _ = self._route()
-            self._safely(lambda: app.post(path, body))
+            self._safely(lambda app: app.post(path, body))
 
     return Handler
+
+
+def bind_problem(host: str, port: int, exc: OSError) -> str:
+    """Why ``host:port`` cannot be served, and the option that fixes it (a busy port needs
+    another --port; an unknown or foreign address needs another --host)."""
+    reason = exc.strerror or str(exc)
+    if isinstance(exc, socket.gaierror):
+        return (
+            f"cannot serve on {host}: no such address ({reason}); give --host an IP address of "
+            "this machine, or leave it out for 127.0.0.1"
+        )
+    if exc.errno == errno.EADDRNOTAVAIL:
+        return (
+            f"cannot serve on {host}: it is not an address of this machine; give --host one of "
+            "its addresses (0.0.0.0 for all), or leave it out for 127.0.0.1"
+        )
+    if exc.errno == errno.EACCES:
+        return (
+            f"cannot serve on {host}:{port}: ports below 1024 need administrator rights; pass "
+            "a --port above 1023 (0 picks a free one)"
+        )
+    return f"cannot serve on {host}:{port}: {reason}; pass another --port (0 picks a free one)"
 
 
 class _Server(ThreadingHTTPServer):
@@ -217,21 +247,21 @@ class WebServer:
     """``app`` served on ``host:port`` (port 0: any free port); see :meth:`running` for tests."""
 
     def __init__(
-        self, app: App, host: str = DEFAULT_HOST, port: int = 0, *, explicit: bool = False
+        self, app: App | None, host: str = DEFAULT_HOST, port: int = 0, *, explicit: bool = False
     ):
         check_bind(host, explicit=explicit)
         self._hosts: frozenset[str] = frozenset()
-        handler = _handler(app, lambda: self._hosts)
+        #: What the server answers; may be set after binding (the CLI binds first, so a busy
+        #: port or a bad address fails before anything is drawn or stored).
+        self.app = app
+        handler = _handler(lambda: self.app, lambda: self._hosts)
         server_cls: type[_Server] = _Server
         if ":" in host.strip("[]"):
             server_cls = type("_Server6", (_Server,), {"address_family": socket.AF_INET6})
         try:
             self.httpd = server_cls((host.strip("[]"), port), handler)
         except OSError as exc:
-            raise WebError(
-                f"cannot serve on {host}:{port}: {exc.strerror or exc}; pass another --port "
-                "(0 picks a free one)"
-            ) from None
+            raise WebError(bind_problem(host, port, exc)) from None
         self.host = host
         self.port = int(self.httpd.server_address[1])
         self._hosts = allowed_hosts(host, self.port)
@@ -241,6 +271,10 @@ class WebServer:
         host = "127.0.0.1" if _wildcard(self.host) else self.host
         host = f"[{host}]" if ":" in host and not host.startswith("[") else host
         return f"http://{host}:{self.port}/"
+
+    def close(self) -> None:
+        """Release the port without serving (the command failed after binding)."""
+        self.httpd.server_close()
 
     def serve_forever(self) -> None:
         try:

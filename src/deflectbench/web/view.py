@@ -176,7 +176,17 @@ class ViewIndex:
         return out
 
     def select(self, query: dict[str, str], labelled: set[int]) -> pd.DataFrame:
-        """The rows the query's filters keep (unknown values keep nothing; empty ones all)."""
+        """The rows the query's filters keep (empty values keep all). A name not in the results
+        (a model, a claim) keeps nothing; a value outside the vocabulary (an outcome, a field,
+        yes/no) is a :class:`QueryError`, so a mistyped link says so instead of showing 0 rows."""
+        for name, allowed in (
+            ("outcome", (*OUTCOMES, *NOT_SCORED)),
+            ("disagree", ("any", *FIELDS)),
+            ("labelled", ("yes", "no")),
+        ):
+            value = query.get(name, "")
+            if value and value not in allowed:
+                raise QueryError(f"{name} {value!r} is not one of: {', '.join(allowed)}")
         keep = np.ones(len(self.rows), dtype=bool)
         for name, col in FILTERS.items():
             value = query.get(name, "")

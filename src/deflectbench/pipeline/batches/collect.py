@@ -10,7 +10,7 @@ as an error row. Cancelled by the user: left missing, not failed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -162,15 +162,17 @@ class Collecting:
 
     async def resend(self: BatchMode) -> None:
         """Send again, in new batches, the items of collected batches marked for it (unless
-        a result came meanwhile or an open batch carries them)."""
-        groups: dict[tuple[str, str, str | None], tuple[BatchRow, list[BatchItem]]] = {}
+        a result came meanwhile or an open batch carries them); each cell or answer once."""
+        groups: dict[tuple[str, str, str | None], tuple[BatchRow, list[tuple[str, BatchItem]]]]
+        groups = {}
         for row, item in self.store.batch_retries():
             key = (row.model, row.kind, row.condition)
-            groups.setdefault(key, (row, []))[1].append(item)
-        for row, old in groups.values():
+            groups.setdefault(key, (row, []))[1].append((row.batch_key, item))
+        for row, marked in groups.values():
             if self.api(row.model) is None:
                 continue  # a model this command was not given (``status`` is given all)
             job = self._job(row)
+            old = list({i.custom_id: i for _, i in reversed(marked)}.values())  # newest try
             if isinstance(job, GenerationJob):
                 held = self.store.batched_cells(row.benchmark, row.model, row.condition or "")
                 missing = set(
@@ -190,20 +192,15 @@ class Collecting:
                 }
                 todo = [i for i in old if i.gen_id in pending and i.gen_id not in held_ids]
                 self._load_answers(job, todo)
-            origin = self._origins(old)
             wanted = {i.custom_id for i in todo}
+            origins: dict[str, list[str]] = {}
+            for batch_key, item in marked:
+                origins.setdefault(item.custom_id, []).append(batch_key)
             self.store.batch_items_superseded(
-                [(origin[i.custom_id], i.custom_id) for i in old if i.custom_id not in wanted]
+                [(bk, i.custom_id) for bk, i in marked if i.custom_id not in wanted]
             )
             fresh = [replace(i, attempt=i.attempt + 1) for i in todo]
-            await self._submit(job, fresh, resubmits=origin)
-
-    def _origins(self: BatchMode, items: Sequence[BatchItem]) -> dict[str, str]:
-        rows = self.store.conn.execute(
-            "SELECT custom_id, batch_key FROM batch_items WHERE state = 'retry'"
-        ).fetchall()
-        wanted = {i.custom_id for i in items}
-        return {r[0]: r[1] for r in rows if r[0] in wanted}
+            await self._submit(job, fresh, resubmits=origins)
 
     async def judge_new_answers(self: BatchMode) -> None:
         """Every answer a generation batch brought, to each judge its run named: judge

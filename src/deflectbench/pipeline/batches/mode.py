@@ -177,7 +177,10 @@ class BatchMode(Collecting):
         await self._submit(job, items)
 
     async def _submit(
-        self, job: Job, items: Sequence[BatchItem], resubmits: Mapping[str, str] | None = None
+        self,
+        job: Job,
+        items: Sequence[BatchItem],
+        resubmits: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
         """Answer what the request cache holds, reserve the rest's cost, split by the API's
         limits, and submit each part (stored first)."""
@@ -232,7 +235,9 @@ class BatchMode(Collecting):
         spent = self.store.spent_usd() + self.store.batch_reserved_usd()
         return max(0.0, self.budget_usd - spent)
 
-    async def _submit_part(self, job: Job, part: _Part, resubmits: Mapping[str, str]) -> None:
+    async def _submit_part(
+        self, job: Job, part: _Part, resubmits: Mapping[str, Sequence[str]]
+    ) -> None:
         api = self.api(job.name)
         assert api is not None
         items = part.items
@@ -248,9 +253,7 @@ class BatchMode(Collecting):
             settings={**job.settings, "sections": self.sections} if self.sections else job.settings,
             items=items,
             reserved_usd=part.reserved,
-            resubmits=[
-                (resubmits[i.custom_id], i.custom_id) for i in items if i.custom_id in resubmits
-            ],
+            resubmits=[(bk, i.custom_id) for i in items for bk in resubmits.get(i.custom_id, ())],
         )
         await self._send(api, key, part.lines)
         self.summary.new_batches += 1
