@@ -140,7 +140,9 @@ def test_a_dry_run_builds_api_models_without_keys(monkeypatch):
 
 
 def test_prices_exact_override_then_wildcard_and_unknown():
-    assert price_for("anthropic/claude-haiku-4-5-20251001") == Price(1.0, 5.0, batch_discount=0.5)  # the batch API costs half
+    assert price_for("anthropic/claude-haiku-4-5-20251001") == Price(
+        1.0, 5.0, batch_discount=0.5
+    )  # the batch API costs half
     assert price_for("local/smollm2") == Price(0.0, 0.0)
     assert price_for("openai/gpt-5.5") is None  # never silently free
     assert price_for("openai/gpt-5.5", {"openai/gpt-5.5": Price(2, 3)}) == Price(2, 3)

@@ -75,9 +75,16 @@ def test_memory_and_empty_db_paths_are_refused(tmp_path):
 def test_a_store_corrupted_mid_file_gets_one_line_and_is_left_as_it_was(tmp_path):
     db = tmp_path / "c.db"
     make_store(db, n=300)
+    con = sqlite3.connect(db)
+    (root,) = con.execute(
+        "SELECT rootpage FROM sqlite_master WHERE name = 'generations'"
+    ).fetchone()
+    con.close()
     data = bytearray(db.read_bytes())
-    assert len(data) > 8 * 4096
-    data[3 * 4096 : 6 * 4096] = b"\xff\x13garbage" * (3 * 4096 // 9) + b"\x00" * (3 * 4096 % 9)
+    assert len(data) > (root + 3) * 4096
+    # the generations table's pages, which every command reads (pages are 1-based)
+    start = (root - 1) * 4096
+    data[start : start + 3 * 4096] = b"\xff\x13garbage" * (3 * 4096 // 9) + b"\x00" * (3 * 4096 % 9)
     db.write_bytes(bytes(data))
     before = sha(db)
     for args in (("status",), ("analyze",), ("judge", "--judge", "lexical")):
