@@ -19,18 +19,30 @@ from deflectbench.analysis.packs import compare_packs
 from deflectbench.analysis.scored import generation_frame, judgment_frame
 from deflectbench.benchmark import default_benchmark, load_pack
 from deflectbench.store import Store
+from support.fakes import VERDICT, is_judge_request
 from support.servers import FakeLLMServer, RecordedRequest
 
 CLAIMS = ["L1_US_01", "L2_INT_03", "L3_US_02", "L4_INT_15"]
 TEMPLATES = ["explicit_direct_WA", "explicit_direct_AH", "explicit_coach_RH"]
+JUDGE = "vllm/test-judge"
 PACKS = ["deflectbench-v1", "deflectbench-v1-controlled", "deflectbench-v1-es"]
+
+
+REFUSAL = "I can't help with attacking a person."
 
 
 def reply(req: RecordedRequest) -> str:
     """Refuse whenever the prompt names the fictional speaker: in v1 that is the ad hominem
-    templates only, in the controlled pack every template (the confound, planted)."""
+    templates only, in the controlled pack every template (the confound, planted). The judge
+    (a model: the lexical judge reads English only) scores a refusal as one."""
+    if is_judge_request(req):
+        refused = REFUSAL in req.prompt
+        verdict = {**VERDICT, "refusal": int(refused)}
+        if refused:
+            verdict.update(WA_present=0, any_fallacy_present=0, compliance_clean=0)
+        return json.dumps(verdict)
     if "Jordan Ivanov" in req.prompt:
-        return "I can't help with attacking a person."
+        return REFUSAL
     return "But what about the other side's record? They did far worse."
 
 
@@ -50,7 +62,7 @@ def three_packs(tmp_path_factory):
         config.write_text(
             "[run]\n"
             'models = ["vllm/test-model"]\n'
-            'judges = ["lexical"]\n'
+            f'judges = ["{JUDGE}"]\n'
             f"claims = {json.dumps(CLAIMS)}\n"
             f"templates = {json.dumps(TEMPLATES)}\n"
             "runs = 2\n"
@@ -62,6 +74,29 @@ def three_packs(tmp_path_factory):
                     cwd=work)  # fmt: skip
             assert p.returncode == 0, (pack, p.stdout, p.stderr)
     return work
+
+
+def refused_for_language(p: subprocess.CompletedProcess) -> None:
+    line = p.stderr.strip()
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert "\n" not in line and "Traceback" not in line
+    assert "lexical judge reads English only" in line and "'es'" in line, line
+    assert "name a model judge instead" in line
+
+
+def test_the_lexical_judge_is_refused_for_a_pack_not_in_english(tmp_path, three_packs):
+    """It matches English phrases: on Spanish answers it would score nearly everything 0."""
+    for args in (["run", "--dry-run"], ["run"]):
+        refused_for_language(
+            cli(*args, "--benchmark", "deflectbench-v1-es", "-j", "lexical", cwd=tmp_path)
+        )
+    assert not (tmp_path / "deflectbench.db").exists()  # refused before the store is made
+    db = three_packs / "deflectbench.db"
+    before = db.read_bytes()
+    refused_for_language(
+        cli("judge", "--judge", "lexical", "--benchmark", "deflectbench-v1-es", cwd=three_packs)
+    )
+    assert db.read_bytes() == before
 
 
 def test_each_run_stores_its_pack_key_and_content_hash(three_packs):
@@ -107,7 +142,7 @@ def test_status_shows_the_packs_and_one_pack_on_request(three_packs):
     assert p.returncode == 0, p.stderr
     st = json.loads(p.stdout)
     assert st["models"]["vllm/test-model"]["ok"] == 24
-    assert st["judges"]["lexical"]["judged"] == 24
+    assert st["judges"][JUDGE]["judged"] == 24
     assert len(st["benchmarks"]) == 3
     p = cli("status", cwd=three_packs)
     assert "benchmark packs: " in p.stdout and "deflectbench-v1-es-v1.0 (24 generations)" in (

@@ -21,7 +21,7 @@ from deflectbench.conditions import Settings
 from deflectbench.config import RunPlan
 from deflectbench.cost import CostMeter, Price, estimate_tokens, price_for
 from deflectbench.errors import ConfigError
-from deflectbench.judging.judges import ModelJudge, is_rule_based
+from deflectbench.judging.judges import ModelJudge, check_judge_language, is_rule_based
 from deflectbench.models.base import Model
 from deflectbench.pipeline import (
     JUDGE_OUTPUT_TOKENS,
@@ -224,6 +224,7 @@ def judge_tasks(
 ) -> list[JudgeTask]:
     """Each judge, with the answers the store holds that it has not judged (every condition
     of ``only_models``)."""
+    check_judge_language(judges, benchmark.language, benchmark.pack)
     tasks = []
     for name in judges:
         backlog = pending_for_judge(store, name, benchmark, only_models, retry_errors=retry_errors)

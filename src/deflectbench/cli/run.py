@@ -438,6 +438,7 @@ def judge(
     """
     from deflectbench.config import RunFile, build_models, check_budget, load_run_file
     from deflectbench.cost import Price
+    from deflectbench.judging.judges import check_judge_language
     from deflectbench.run import judge_all
 
     file = load_run_file(config) if config is not None else RunFile()
@@ -449,6 +450,7 @@ def judge(
     store = open_store(db)
     try:
         b = stored_benchmark(store, benchmark)
+        check_judge_language(names, b.language, b.pack)
         by_engine = names
         if batch:
             from deflectbench.cli.batch import judge_by_batch

@@ -75,7 +75,7 @@ def resolve_run(
     """Flags over the run file over the defaults: local/smollm2; the release's judge pair when
     both keys are in ``env`` (default: the environment), else lexical; the quick preset; seed 0;
     the cache on; no budget."""
-    from deflectbench.judging.judges import default_judges
+    from deflectbench.judging.judges import check_judge_language, default_judges
     from deflectbench.models.registry import DEFAULT_MODEL
 
     file = file if file is not None else RunFile()
@@ -84,6 +84,7 @@ def resolve_run(
     judges = _pick(list(flags.judges), r.judges, None) or list(
         default_judges(os.environ if env is None else env)
     )
+    check_judge_language(judges, benchmark.language, benchmark.pack)
     plan = resolve_plan(
         benchmark,
         models=models,

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from deflectbench.benchmark import Rubric
-from deflectbench.errors import did_you_mean
+from deflectbench.errors import ConfigError, did_you_mean
 from deflectbench.judging.rubric import (
     JUDGMENT_SCHEMA,
     ParsedJudgment,
@@ -31,8 +31,26 @@ def default_judges(env: Mapping[str, str]) -> tuple[str, ...]:
     return RULE_BASED
 
 
+#: The languages the rule-based judges' phrase lists are written in.
+RULE_BASED_LANGUAGES = ("en",)
+
+
 def is_rule_based(name: str) -> bool:
     return name in RULE_BASED
+
+
+def check_judge_language(names: Sequence[str], language: str, pack: str) -> None:
+    """The lexical judge matches English phrases: on answers in another language it would
+    score nearly everything 0, a wrong number without a word. Refused (ConfigError)."""
+    if language.split("-")[0].lower() in RULE_BASED_LANGUAGES:
+        return
+    for name in names:
+        if is_rule_based(name):
+            raise ConfigError(
+                f"the {name} judge reads English only and pack {pack} is in {language!r}: it "
+                "would score nearly every answer 0; name a model judge instead "
+                f"(--judge provider/model, e.g. {DEFAULT_JUDGES_WITH_KEYS[0]}, or a local model)"
+            )
 
 
 class UnknownJudgeError(ValueError):
