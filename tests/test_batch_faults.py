@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from deflectbench.benchmark import default_benchmark
-from deflectbench.config import RunFlags, build_models, resolve_run
+from deflectbench.config import ConfigError, RunFlags, build_models, load_run_file, resolve_run
 from deflectbench.judging.judges import ModelJudge
 from deflectbench.models.base import GenerationParams, Message
 from deflectbench.models.providers import build_api_model
@@ -237,3 +237,40 @@ def test_typed_non_answers_are_stored_as_such_and_never_judged(tmp_path: Path, w
         assert reasons.get("refusal") == 2
         judged = store.conn.execute("SELECT count(*) FROM judgments").fetchone()[0]
         assert judged == len(CELLS) - 2  # the lexical judge scored every answer, no refusal
+
+
+@pytest.mark.parametrize(
+    ("entry", "share"),
+    [
+        ("", 0.5),  # an openai/ model: its batch API's rate unless the entry says otherwise
+        ("batch_discount = 0.25\n", 0.75),
+        ("batch_discount = 0\n", 1.0),
+    ],
+)
+def test_a_run_files_prices_carry_the_batch_discount(tmp_path: Path, entry: str, share: float):
+    name = NAMES["openai"]
+    toml = tmp_path / "run.toml"
+    toml.write_text(
+        f'[prices."{name}"]\ninput_per_mtok = 10.0\noutput_per_mtok = 40.0\n{entry}',
+        encoding="utf-8",
+    )
+    file = load_run_file(toml)
+    flags = RunFlags(models=[name], judges=["lexical"], claims=["L1_US_01"])
+    settings = resolve_run(B, flags, file)
+    models = build_models(
+        settings.plan.models, [], {"openai": {"base_url": "http://127.0.0.1:9/v1"}}, dry_run=True
+    )
+    with Store.open(tmp_path / "e.db") as store:
+        normal = estimate(store, B, settings.plan, models, prices=settings.prices)
+        batch = estimate(store, B, settings.plan, models, batch=True, prices=settings.prices)
+    assert normal[0].cost_usd > 0
+    assert batch[0].cost_usd == pytest.approx(normal[0].cost_usd * share)
+
+
+def test_a_batch_discount_of_one_or_more_is_refused(tmp_path: Path) -> None:
+    toml = tmp_path / "run.toml"
+    toml.write_text(
+        '[prices."openai/x"]\ninput_per_mtok = 1\noutput_per_mtok = 1\nbatch_discount = 1\n'
+    )
+    with pytest.raises(ConfigError, match="batch_discount"):
+        load_run_file(toml)

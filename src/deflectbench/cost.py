@@ -44,6 +44,15 @@ class Price:
         return Price(self.input_per_mtok * keep, self.output_per_mtok * keep)
 
 
+#: What the providers with a batch API take off a batched request (their published rate).
+BATCH_DISCOUNTS = {"openai": 0.5, "anthropic": 0.5}
+
+
+def default_batch_discount(name: str) -> float:
+    """A price entry's batch discount when it states none: its provider's, else 0."""
+    return BATCH_DISCOUNTS.get(name.split("/", 1)[0], 0.0)
+
+
 @cache
 def bundled_prices() -> dict[str, Price]:
     raw = json.loads(resources.files("deflectbench.models").joinpath("prices.json").read_text())

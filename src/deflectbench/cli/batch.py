@@ -259,12 +259,11 @@ def _providers(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Provider sections and prices: the given run file's, else the stored (redacted) ones,
     which cannot stand in for sections with headers or extra_body."""
-    from deflectbench.config import load_run_file
-    from deflectbench.cost import Price
+    from deflectbench.config import PriceEntry, file_prices, load_run_file
 
     if config is not None:
         file = load_run_file(config)
-        prices = {k: Price(v.input_per_mtok, v.output_per_mtok) for k, v in file.prices.items()}
+        prices = file_prices(file.prices)
         return dict(file.providers), prices
     providers = {}
     for name, section in (stored.get("providers") or {}).items():
@@ -277,10 +276,9 @@ def _providers(
                     "--config with the run configuration the batches were submitted with"
                 )
         providers[name] = {k: v for k, v in section.items() if v is not None}
-    prices = {
-        k: Price(v["input_per_mtok"], v["output_per_mtok"])
-        for k, v in (stored.get("prices") or {}).items()
-    }
+    prices = file_prices(
+        {k: PriceEntry.model_validate(v) for k, v in (stored.get("prices") or {}).items()}
+    )
     return providers, prices
 
 

@@ -436,8 +436,13 @@ def judge(
 
         deflectbench judge --judge lexical
     """
-    from deflectbench.config import RunFile, build_models, check_budget, load_run_file
-    from deflectbench.cost import Price
+    from deflectbench.config import (
+        RunFile,
+        build_models,
+        check_budget,
+        file_prices,
+        load_run_file,
+    )
     from deflectbench.judging.judges import check_judge_language
     from deflectbench.run import judge_all
 
@@ -445,7 +450,7 @@ def judge(
     benchmark = benchmark or run_file_benchmark(file.run.benchmark, config)
     names = split(judge_names) or list(file.run.judges or []) or ["lexical"]
     budget = check_budget(max_cost if max_cost is not None else file.run.max_cost)
-    prices = {k: Price(v.input_per_mtok, v.output_per_mtok) for k, v in file.prices.items()}
+    prices = file_prices(file.prices)
     built = build_models([], names, file.providers)
     store = open_store(db)
     try:

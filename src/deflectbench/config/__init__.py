@@ -5,7 +5,13 @@
 (flags over file over defaults, the stored configuration, the models).
 """
 
-from deflectbench.config.file import PriceEntry, RunFile, RunSection, load_run_file
+from deflectbench.config.file import (
+    PriceEntry,
+    RunFile,
+    RunSection,
+    file_prices,
+    load_run_file,
+)
 from deflectbench.config.plan import (
     MAX_CONFIG_BYTES,
     MAX_COST_USD,
@@ -46,6 +52,7 @@ __all__ = [
     "RunSettings",
     "build_models",
     "check_budget",
+    "file_prices",
     "load_run_file",
     "quick_claims",
     "redacted",

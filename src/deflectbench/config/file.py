@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
-from deflectbench.errors import ConfigError, did_you_mean
-
-if TYPE_CHECKING:
-    pass
 
 from deflectbench.config.plan import (
     MAX_CONFIG_BYTES,
@@ -21,6 +17,8 @@ from deflectbench.config.plan import (
     MAX_TOKENS,
     PRESETS,
 )
+from deflectbench.cost import Price, default_batch_discount
+from deflectbench.errors import ConfigError, did_you_mean
 
 
 class RunSection(BaseModel):
@@ -117,6 +115,29 @@ class PriceEntry(BaseModel):
     output_per_mtok: float = Field(
         ge=0.0, le=10_000.0, allow_inf_nan=False, description="USD per million output tokens."
     )
+    batch_discount: float | None = Field(
+        None,
+        ge=0.0,
+        lt=1.0,
+        allow_inf_nan=False,
+        description="The share taken off a request sent in a provider batch (run --batch). "
+        "Default: 0.5 for openai/ and anthropic/ models (their batch APIs' rate), else 0.",
+    )
+
+    def price(self, name: str) -> Price:
+        """The entry as a :class:`~deflectbench.cost.Price` (the provider's batch discount
+        unless the entry states one)."""
+        discount = self.batch_discount
+        return Price(
+            self.input_per_mtok,
+            self.output_per_mtok,
+            default_batch_discount(name) if discount is None else discount,
+        )
+
+
+def file_prices(entries: Mapping[str, PriceEntry]) -> dict[str, Price]:
+    """A run file's ``[prices]`` table as prices, by model name (or wildcard)."""
+    return {name: entry.price(name) for name, entry in entries.items()}
 
 
 class RunFile(BaseModel):

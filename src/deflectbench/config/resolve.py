@@ -16,7 +16,7 @@ from deflectbench.cost import Price
 if TYPE_CHECKING:
     from deflectbench.models.base import Model
 
-from deflectbench.config.file import RunFile
+from deflectbench.config.file import RunFile, file_prices
 from deflectbench.config.plan import RunPlan, check_budget, resolve_plan
 
 # -- flags over the run file over the defaults ---------------------------------------------
@@ -103,7 +103,7 @@ def resolve_run(
         max_cost_usd=check_budget(_pick(flags.max_cost, r.max_cost, None)),
         label=_label(_pick(flags.label, r.label, None)),
         allow_unpriced=bool(_pick(flags.allow_unpriced, r.allow_unpriced, False)),
-        prices={k: Price(v.input_per_mtok, v.output_per_mtok) for k, v in file.prices.items()},
+        prices=file_prices(file.prices),
         providers=file.providers,
         file=redacted(file.model_dump(mode="json")),
     )
