@@ -138,12 +138,21 @@ def test_mixed_run_submits_collects_and_judges_every_cell_once(tmp_path: Path) -
     assert ANTHROPIC_KEY.encode() not in db.read_bytes()
 
 
-def test_killed_between_submit_and_collect_then_resumed_every_cell_once(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "models",
+    [
+        ["openai/gpt-5-mini", "anthropic/claude-haiku-4-5"],  # found by count and time
+        ["anthropic/claude-haiku-4-5", "openai/gpt-5-mini"],  # found by its metadata tag
+    ],
+    ids=["lost-anthropic", "lost-openai"],
+)
+def test_killed_between_submit_and_collect_then_resumed_every_cell_once(
+    tmp_path: Path, models: list[str]
+) -> None:
     """The second batch create is made by the provider but its answer never comes; the
     process is killed there. The next `status` finds that batch (it is not sent again),
     collects both, judges the answers: every cell once, none submitted twice."""
     db = tmp_path / "r.db"
-    models = ["openai/gpt-5-mini", "anthropic/claude-haiku-4-5"]
     judges = ["anthropic/judge-test"]
     with BatchServer(reply=reply, hang_create=lambda i: i == 1) as batch:
         cfg = config(tmp_path / "run.toml", batch, models=models, judges=judges)
@@ -157,10 +166,7 @@ def test_killed_between_submit_and_collect_then_resumed_every_cell_once(tmp_path
         proc.wait()
         assert batch.creates == 2
         states = rows(db, "SELECT model, state FROM batches ORDER BY created_at")
-        assert states == [
-            ("openai/gpt-5-mini", "open"),
-            ("anthropic/claude-haiku-4-5", "submitting"),
-        ]
+        assert states == [(models[0], "open"), (models[1], "submitting")]
         assert generations(db) == {}
 
         batch.hang_create = None
