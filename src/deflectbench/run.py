@@ -17,25 +17,27 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from deflectbench.benchmark import Benchmark
-from deflectbench.conditions import Settings
 from deflectbench.config import RunPlan
-from deflectbench.cost import CostMeter, Price, estimate_tokens, price_for
+from deflectbench.cost import CostMeter, Price
 from deflectbench.errors import ConfigError
+
+# The dry run lives in its own module; importers of deflectbench.run keep finding it here.
+from deflectbench.estimate import EstimateRow as EstimateRow
+from deflectbench.estimate import estimate as estimate
+from deflectbench.estimate import plan_settings
+from deflectbench.estimate import planned_condition as planned_condition
 from deflectbench.judging.judges import ModelJudge, check_judge_language, is_rule_based
 from deflectbench.models.base import Model
 from deflectbench.pipeline import (
-    JUDGE_OUTPUT_TOKENS,
-    TYPICAL_OUTPUT_TOKENS,
     Board,
     GenerationTask,
     JudgeTask,
     StageResult,
     StopCheck,
-    condition_settings,
     pending_for_judge,
     run_stream,
 )
-from deflectbench.pipeline.batches import BatchMode, BatchSummary, batch_api
+from deflectbench.pipeline.batches import BatchMode, BatchSummary
 from deflectbench.pipeline.turns import TurnsResult, TurnTask, run_turns
 from deflectbench.store import Store
 
@@ -206,12 +208,6 @@ def register_conditions(
             )
             for name in plan.models
         }
-
-
-def plan_settings(benchmark: Benchmark, plan: RunPlan, model: Model) -> Settings:
-    return condition_settings(
-        benchmark, model, seed=plan.seed, max_tokens=plan.max_tokens, temperature=plan.temperature
-    )
 
 
 def judge_tasks(
@@ -459,120 +455,3 @@ async def _execute(
             )
         )
     return report
-
-
-def planned_condition(store: Store, model: str, settings: Settings, label: str | None) -> str:
-    """The label a run with these settings will use, found without writing (the dry run)."""
-    wanted = settings.as_json()
-    for c in store.conditions():
-        if c["model"] == model and c["settings"] == wanted:
-            return str(c["label"])
-    return label or settings.label()
-
-
-# -- the dry run ----------------------------------------------------------------------------
-
-# JUDGE_OUTPUT_TOKENS (a judge's JSON verdict) and TYPICAL_OUTPUT_TOKENS (a generation when
-# the store has none of the model's yet) are the pipeline's, which paces by them too.
-
-
-@dataclass(frozen=True)
-class EstimateRow:
-    """What one model or judge will be asked, before anything is sent."""
-
-    role: str  # "model" or "judge"
-    name: str
-    done: int
-    requests: int
-    input_tokens: int
-    output_tokens: int
-    output_tokens_max: int
-    cost_usd: float | None
-    cost_usd_max: float | None
-
-
-def estimate(
-    store: Store,
-    benchmark: Benchmark,
-    plan: RunPlan,
-    models: Mapping[str, Model],
-    *,
-    retry_errors: bool = False,
-    prices: Mapping[str, Price] | None = None,
-    label: str | None = None,
-    batch: bool = False,
-) -> list[EstimateRow]:
-    """Requests, tokens and cost per model and judge for what is still missing.
-
-    Input tokens are estimated from the prompt text (about 4 characters a token); output tokens
-    from this model's stored mean if it has generations already, else a typical length capped
-    by ``max_tokens``; the upper bound assumes every reply runs to ``max_tokens``. With
-    ``batch``, models whose provider has a batch API are priced at the table's batch price.
-    """
-
-    def price_of(name: str) -> Price | None:
-        price = price_for(name, prices)
-        model = models.get(name)
-        if price is not None and batch and model is not None and batch_api(model) is not None:
-            return price.in_batch()
-        return price
-
-    rows: list[EstimateRow] = []
-    cells = plan.cells
-    new_responses: list[tuple[str, int]] = []  # (claim_id, expected output tokens) to judge
-    for name in plan.models:
-        model = models[name]
-        condition = planned_condition(store, name, plan_settings(benchmark, plan, model), label)
-        todo = store.missing_cells(
-            benchmark.key, name, cells, retry_errors=retry_errors, condition=condition
-        )
-        max_tokens = plan.max_tokens or model.default_max_tokens
-        mean_out = store.mean_output_tokens(name)
-        expected_out = round(mean_out) if mean_out else min(TYPICAL_OUTPUT_TOKENS, max_tokens)
-        tokens_in = sum(estimate_tokens(benchmark.render(c, p)) + 8 for c, p, _ in todo)
-        price = price_of(name)
-        rows.append(
-            EstimateRow(
-                "model",
-                name,
-                len(cells) - len(todo),
-                len(todo),
-                tokens_in,
-                expected_out * len(todo),
-                max_tokens * len(todo),
-                None if price is None else price.cost(tokens_in, expected_out * len(todo)),
-                None if price is None else price.cost(tokens_in, max_tokens * len(todo)),
-            )
-        )
-        new_responses.extend((c, expected_out) for c, _, _ in todo)
-    rubric_tokens = estimate_tokens(benchmark.rubric.system + benchmark.rubric.user_template)
-    for name in plan.judges:
-        pending = store.pending_judgments(
-            name, benchmark=benchmark.key, models=plan.models, retry_errors=retry_errors
-        )
-        judged = store.judged_count(name, benchmark.key, plan.models)
-        tokens_in = sum(
-            rubric_tokens + estimate_tokens(benchmark.claim(p.claim_id).text + p.response)
-            for p in pending
-        )
-        tokens_in += sum(
-            rubric_tokens + estimate_tokens(benchmark.claim(c).text) + out
-            for c, out in new_responses
-        )
-        n = len(pending) + len(new_responses)
-        price = price_of(name)
-        cost = None if price is None else price.cost(tokens_in, JUDGE_OUTPUT_TOKENS * n)
-        rows.append(
-            EstimateRow(
-                "judge",
-                name,
-                judged,
-                n,
-                tokens_in,
-                JUDGE_OUTPUT_TOKENS * n,
-                JUDGE_OUTPUT_TOKENS * n,
-                cost,
-                cost,
-            )
-        )
-    return rows

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import collections
 from collections.abc import Callable
+from typing import Any
 
 from deflectbench.benchmark import Benchmark
 from deflectbench.engine import Failure, Lane
@@ -37,6 +38,69 @@ def _noop(ok: bool) -> None:
     """No progress callback."""
 
 
+def generation_record(
+    benchmark: Benchmark,
+    model: Model,
+    condition: str,
+    cell: Cell,
+    prompt: str,
+    params: GenerationParams,
+    run_id: str | None,
+    completion: Completion | None,
+    failure: Failure | None,
+) -> GenerationRecord:
+    """A cell's stored row (either turn): the reply with its usage and cost, or the failure
+    scrubbed, so no key reaches the store; the parameters as sent, less the schema."""
+    claim_id, prompt_id, sample = cell
+    sent = params.as_dict()
+    sent.pop("json_schema")
+    common: dict[str, Any] = dict(
+        benchmark=benchmark.key,
+        model=model.name,
+        condition=condition,
+        claim_id=claim_id,
+        prompt_id=prompt_id,
+        sample=sample,
+        prompt=prompt,
+        params=sent,
+        run_id=run_id,
+    )
+    if completion is None:
+        assert failure is not None
+        return GenerationRecord(**common, response=None, error=scrub(failure.error))
+    return GenerationRecord(
+        **common,
+        response=completion.text,
+        input_tokens=completion.usage.input_tokens,
+        output_tokens=completion.usage.output_tokens,
+        latency_s=completion.latency_s,
+        finish_reason=completion.finish_reason,
+        cost_usd=completion.cost_usd,
+    )
+
+
+def count_generation(
+    row: Row,
+    rec: GenerationRecord,
+    completion: Completion | None,
+    failure: Failure | None,
+    estimate: TokenEstimate[Any] | None = None,
+) -> bool:
+    """Count a stored generation on its row (a reply, or an error by its cause); True for an
+    answer, the only kind the judges get."""
+    result = row.result
+    answer = completion is not None and completion.finish_reason not in NON_ANSWERS
+    if completion is not None:
+        result.add_reply(completion)
+        result.ok += answer
+        if estimate is not None:
+            estimate.observe(completion)
+    else:
+        result.add_error(failure.cause if failure else "error", rec.error or "")
+    row.count(completion is not None)
+    return answer
+
+
 def generation_recorder(
     store: Store,
     benchmark: Benchmark,
@@ -51,48 +115,17 @@ def generation_recorder(
     on_answer: OnAnswer | None = None,
 ) -> Callable[[Cell, Completion | None, Failure | None], None]:
     """Store a cell's result (or error row); hand an answer to the judges."""
-    result = row.result
     tick = advance or _noop
 
     def on_result(cell: Cell, completion: Completion | None, failure: Failure | None) -> None:
         claim_id, prompt_id, sample = cell
-        params = params_for(cell).as_dict()
-        params.pop("json_schema")
-        common = dict(
-            benchmark=benchmark.key,
-            model=model.name,
-            condition=condition,
-            claim_id=claim_id,
-            prompt_id=prompt_id,
-            sample=sample,
-            prompt=benchmark.render(claim_id, prompt_id),
-            params=params,
-            run_id=run_id,
+        prompt = benchmark.render(claim_id, prompt_id)
+        rec = generation_record(
+            benchmark, model, condition, cell, prompt, params_for(cell), run_id, completion, failure
         )
-        if completion is not None:
-            rec = GenerationRecord(
-                **common,
-                response=completion.text,
-                input_tokens=completion.usage.input_tokens,
-                output_tokens=completion.usage.output_tokens,
-                latency_s=completion.latency_s,
-                finish_reason=completion.finish_reason,
-                cost_usd=completion.cost_usd,
-            )
-        else:
-            assert failure is not None
-            rec = GenerationRecord(**common, response=None, error=scrub(failure.error))
         with store_errors_stop_the_run():
             store.add_generation(rec)
-        answer = completion is not None and completion.finish_reason not in NON_ANSWERS
-        if completion is not None:
-            result.add_reply(completion)
-            result.ok += answer
-            if estimate is not None:
-                estimate.observe(completion)
-        else:
-            result.add_error(failure.cause if failure else "error", rec.error or "")
-        row.count(completion is not None)
+        answer = count_generation(row, rec, completion, failure, estimate)
         tick(completion is not None)
         if answer and on_answer is not None:
             with store_errors_stop_the_run():

@@ -25,6 +25,13 @@ from deflectbench.engine import Engine, EnginePolicy, Lane
 from deflectbench.judging.judges import ModelJudge
 from deflectbench.models.base import GenerationParams, Message, Model
 from deflectbench.pipeline.board import Board, Row
+from deflectbench.pipeline.lanes import (
+    JUDGE_PRIORITY,
+    close_lane,
+    model_lane,
+    model_requests,
+    model_row,
+)
 from deflectbench.pipeline.record import (
     Cell,
     LexicalJudge,
@@ -32,20 +39,10 @@ from deflectbench.pipeline.record import (
     generation_recorder,
     judgment_recorder,
 )
-from deflectbench.pipeline.requests import (
-    JUDGE_OUTPUT_TOKENS,
-    TYPICAL_OUTPUT_TOKENS,
-    Requests,
-    cell_seed,
-    generation_params,
-)
+from deflectbench.pipeline.requests import JUDGE_OUTPUT_TOKENS, Requests
 from deflectbench.pipeline.results import Advance, StageResult, StopCheck
 from deflectbench.records import PendingGeneration
-from deflectbench.secrets import scrub
 from deflectbench.store import Store
-
-#: A judge's lane goes before a generation's when both wait on one account.
-JUDGE_PRIORITY, GENERATION_PRIORITY = 1, 0
 
 
 @dataclass(frozen=True)
@@ -206,51 +203,35 @@ def _generation_lane(
     todo = store.missing_cells(
         benchmark.key, model.name, task.cells, retry_errors=retry_errors, condition=task.condition
     )
-    row = board.row(
-        "model", model.name, model.provider, StageResult(skipped=len(task.cells) - len(todo))
-    )
-    row.known = len(todo)
+    row = model_row(board, model, len(task.cells), len(todo))
     out.generation[model.name] = row.result
-    base = generation_params(
-        benchmark, model, seed=task.seed, max_tokens=task.max_tokens, temperature=task.temperature
-    )
 
-    def params_for(cell: Cell) -> GenerationParams:
-        return GenerationParams(
-            temperature=base.temperature,
-            max_tokens=base.max_tokens,
-            seed=cell_seed(task.seed, model.name, *cell),
-        )
+    def messages(cell: Cell) -> list[Message]:
+        return [Message("user", benchmark.render(cell[0], cell[1]))]
 
-    def request(cell: Cell) -> tuple[list[Message], GenerationParams, int]:
-        return [Message("user", benchmark.render(cell[0], cell[1]))], params_for(cell), cell[2]
-
-    requests = Requests(model, cache, meter, request)
-    estimate = requests.estimator(min(TYPICAL_OUTPUT_TOKENS, base.max_tokens))
+    asked = model_requests(benchmark, task, cache, meter, _same_cell, messages)
     on_result = generation_recorder(
         store,
         benchmark,
         model,
         task.condition,
         run_id,
-        params_for,
+        asked.params_for,
         row,
-        estimate=estimate,
+        estimate=asked.estimate,
         advance=task.advance,
         on_answer=on_answer,
     )
     feeding = cache is not None and bool(todo)
-    lane = engine.lane(
-        f"generate {model.name}",
-        requests.call,
+    lane = model_lane(
+        engine,
+        "generate",
+        task,
+        asked,
         on_result,
-        task.policy or EnginePolicy.for_model(model),
-        account=model.provider,
-        priority=GENERATION_PRIORITY,
+        should_stop,
         items=None if feeding else todo,
         feeds=1 if feeding else 0,
-        estimate_tokens=estimate,
-        should_stop=should_stop,
     )
 
     def finished() -> None:
@@ -259,8 +240,12 @@ def _generation_lane(
             feed.close_feed()
 
     lane.on_finished.append(finished)
-    start = _cache_feeder(lane, requests, on_result, todo, should_stop) if feeding else None
-    return start, lambda: _close(row.result, lane, should_stop)
+    start = _cache_feeder(lane, asked.requests, on_result, todo, should_stop) if feeding else None
+    return start, lambda: close_lane(row.result, lane, should_stop)
+
+
+def _same_cell(cell: Cell) -> Cell:
+    return cell
 
 
 def _judge_lane(
@@ -301,16 +286,7 @@ def _judge_lane(
     )
     lane.on_finished.append(lambda: setattr(row, "finished", True))
     feed = ModelJudgeFeed(lane, requests, on_result, row, should_stop)
-    return feed, lambda: _close(row.result, lane, should_stop)
-
-
-def _close(result: StageResult, lane: Lane[Any], should_stop: StopCheck | None) -> None:
-    """What the engine knows of a lane, onto its result."""
-    stats = lane.stats
-    result.aborted = scrub(stats.aborted) if stats.aborted else None
-    result.withheld = stats.withheld
-    result.unfinished = stats.unfinished
-    result.stopped_early = bool(should_stop and should_stop()) or stats.withheld > 0
+    return feed, lambda: close_lane(row.result, lane, should_stop)
 
 
 def _cache_feeder(

@@ -25,21 +25,14 @@ from deflectbench.cost import CostMeter
 from deflectbench.engine import Engine, EnginePolicy, Failure, Lane
 from deflectbench.models.base import Completion, GenerationParams, Message, Model
 from deflectbench.pipeline.board import Board, Row
-from deflectbench.pipeline.record import Cell
-from deflectbench.pipeline.requests import (
-    TYPICAL_OUTPUT_TOKENS,
-    Requests,
-    answer_from_cache,
-    cell_seed,
-    generation_params,
-)
+from deflectbench.pipeline.lanes import close_lane, model_lane, model_requests, model_row
+from deflectbench.pipeline.record import Cell, count_generation, generation_record
+from deflectbench.pipeline.requests import answer_from_cache
 from deflectbench.pipeline.results import StageResult, StopCheck, store_errors_stop_the_run
 from deflectbench.pipeline.stream import JudgeTask, run_stream
-from deflectbench.records import GenerationRecord
-from deflectbench.secrets import scrub
 from deflectbench.store import Store
 from deflectbench.store.turns import turn_prompt_id
-from deflectbench.vocab import FIELDS, NON_ANSWERS, Consensus, known, outcome
+from deflectbench.vocab import FIELDS, Consensus, known, outcome
 
 #: The turn a follow-up starts (the packs have two turns).
 SECOND_TURN = 2
@@ -183,37 +176,19 @@ def turn_recorder(
     row: Row,
 ) -> Callable[[TurnCell, Completion | None, Failure | None], None]:
     """Store a turn-2 result (or error row) with its link to turn 1, the moment it arrives."""
-    model = task.model
-    result = row.result
 
     def on_result(cell: TurnCell, completion: Completion | None, failure: Failure | None) -> None:
-        params = params_for(cell).as_dict()
-        params.pop("json_schema")
-        claim_id, prompt_id, sample = cell.key
-        common: dict[str, Any] = dict(
-            benchmark=benchmark.key,
-            model=model.name,
-            condition=task.condition,
-            claim_id=claim_id,
-            prompt_id=prompt_id,
-            sample=sample,
-            prompt=cell.followup_text,
-            params=params,
-            run_id=run_id,
+        rec = generation_record(
+            benchmark,
+            task.model,
+            task.condition,
+            cell.key,
+            cell.followup_text,
+            params_for(cell),
+            run_id,
+            completion,
+            failure,
         )
-        if completion is not None:
-            rec = GenerationRecord(
-                **common,
-                response=completion.text,
-                input_tokens=completion.usage.input_tokens,
-                output_tokens=completion.usage.output_tokens,
-                latency_s=completion.latency_s,
-                finish_reason=completion.finish_reason,
-                cost_usd=completion.cost_usd,
-            )
-        else:
-            assert failure is not None
-            rec = GenerationRecord(**common, response=None, error=scrub(failure.error))
         with store_errors_stop_the_run():
             store.add_turn(
                 rec,
@@ -222,12 +197,7 @@ def turn_recorder(
                 followup_id=cell.followup_id,
                 after_outcome=cell.after,
             )
-        if completion is not None:
-            result.add_reply(completion)
-            result.ok += completion.finish_reason not in NON_ANSWERS
-        else:
-            result.add_error(failure.cause if failure else "error", rec.error or "")
-        row.count(completion is not None)
+        count_generation(row, rec, completion, failure)
 
     return on_result
 
@@ -257,13 +227,7 @@ async def generate_turns(
     for task in tasks:
         due, todo = missing_turns(store, benchmark, task, retry_errors=retry_errors)
         store.plan(benchmark.key, task.model.name, [c.key for c in due], condition=task.condition)
-        row = board.row(
-            "model",
-            task.model.name + TURN2_LABEL,
-            task.model.provider,
-            StageResult(skipped=len(due) - len(todo)),
-        )
-        row.known = len(todo)
+        row = model_row(board, task.model, len(due), len(todo), TURN2_LABEL)
         out.generation[task.model.name] = row.result
         out.due[task.model.name] = len(due)
         lane = await _turn_lane(
@@ -275,14 +239,9 @@ async def generate_turns(
         await engine.run()
     finally:
         board.ended_at = time.monotonic()
-    stopping = bool(should_stop and should_stop())
     for row, lane in lanes:
         row.finished = True
-        stats, result = lane.stats, row.result
-        result.aborted = scrub(stats.aborted) if stats.aborted else None
-        result.withheld = stats.withheld
-        result.unfinished = stats.unfinished
-        result.stopped_early = stopping or stats.withheld > 0
+        close_lane(row.result, lane, should_stop)
     for task in tasks:
         _, todo = missing_turns(store, benchmark, task, retry_errors=True)
         out.missing[task.model.name] = len(todo)
@@ -303,37 +262,19 @@ async def _turn_lane(
 ) -> Lane[TurnCell]:
     """A model's turn-2 lane: the cells the request cache holds are stored at once, the others
     queued; the same parameters as turn 1, with each turn-2 cell's own seed."""
-    model = task.model
-    base = generation_params(
-        benchmark, model, seed=task.seed, max_tokens=task.max_tokens, temperature=task.temperature
+    asked = model_requests(
+        benchmark, task, store if use_cache else None, meter, _cell_of, TurnCell.messages
     )
-
-    def params_for(cell: TurnCell) -> GenerationParams:
-        return GenerationParams(
-            temperature=base.temperature,
-            max_tokens=base.max_tokens,
-            seed=cell_seed(task.seed, model.name, *cell.key),
-        )
-
-    def request(cell: TurnCell) -> tuple[list[Message], GenerationParams, int]:
-        return cell.messages(), params_for(cell), cell.sample
-
-    requests = Requests(model, store if use_cache else None, meter, request)
-    on_result = turn_recorder(store, benchmark, task, run_id, params_for, row)
+    on_result = turn_recorder(store, benchmark, task, run_id, asked.params_for, row)
     if use_cache:
-        todo = await answer_from_cache(todo, requests.lookup, on_result, should_stop)
-    lane = engine.lane(
-        f"turn 2 {model.name}",
-        requests.call,
-        on_result,
-        task.policy or EnginePolicy.for_model(model),
-        account=model.provider,
-        items=todo,
-        estimate_tokens=requests.estimator(min(TYPICAL_OUTPUT_TOKENS, base.max_tokens)),
-        should_stop=should_stop,
-    )
+        todo = await answer_from_cache(todo, asked.requests.lookup, on_result, should_stop)
+    lane = model_lane(engine, "turn 2", task, asked, on_result, should_stop, items=todo)
     lane.on_finished.append(lambda: setattr(row, "finished", True))
     return lane
+
+
+def _cell_of(cell: TurnCell) -> Cell:
+    return cell.key
 
 
 async def run_turns(

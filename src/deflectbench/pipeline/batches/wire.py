@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import tempfile
 import time
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
@@ -166,6 +166,23 @@ def _failure(provider: str, exc: Exception) -> ModelError:
     return ModelError(f"{provider}: batch API unreachable: {scrub(str(exc))[:300]}", retryable=True)
 
 
+def _read_outcomes(
+    data: bytes, outcome: Callable[[bytes], Outcome | None], out: list[Outcome]
+) -> int:
+    """Each line's outcome (the provider's own reader) onto ``out``; the count of garbled
+    lines, each losing its item only (it is sent again)."""
+    garbled = 0
+    for raw in data.splitlines():
+        if not raw.strip():
+            continue
+        read = outcome(raw)
+        if read is None:
+            garbled += 1
+        else:
+            out.append(read)
+    return garbled
+
+
 class OpenAIBatches:
     """OpenAI: upload a JSONL file (purpose batch), create a batch over it; results in the
     output file, failures in the error file."""
@@ -251,14 +268,7 @@ class OpenAIBatches:
                 content = await self.sdk.files.content(file_id)
             except openai.OpenAIError as exc:
                 raise _failure(self.model.name, exc) from None
-            for raw in content.content.splitlines():
-                if not raw.strip():
-                    continue
-                outcome = self._outcome(raw)
-                if outcome is None:
-                    garbled += 1
-                else:
-                    out.append(outcome)
+            garbled += _read_outcomes(content.content, self._outcome, out)
         return out, garbled
 
     def _outcome(self, raw: bytes) -> Outcome | None:
@@ -382,16 +392,7 @@ class AnthropicBatches:
         except anthropic.AnthropicError as exc:
             raise _failure(self.model.name, exc) from None
         out: list[Outcome] = []
-        garbled = 0
-        for line in data.splitlines():
-            if not line.strip():
-                continue
-            outcome = self._outcome(line)
-            if outcome is None:
-                garbled += 1
-            else:
-                out.append(outcome)
-        return out, garbled
+        return out, _read_outcomes(data, self._outcome, out)
 
     def _outcome(self, raw: bytes) -> Outcome | None:
         try:
