@@ -8,16 +8,34 @@ import re
 import shlex
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+import typer
 
 from deflectbench.analysis.options import COMPAT_MODES, JUDGE_VALUES
 from deflectbench.cli.app import app
 from deflectbench.interop import FORMATS
 from deflectbench.vocab import CONSENSUS_RULES
 
-COMMANDS = [c.name or c.callback.__name__ for c in app.registered_commands]
+
+def _walk(group: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], bool]]:
+    """Every command reachable from ``group``, sub-apps' own included, as (words, is a group),
+    read from the click command the entry point runs, so a sub-app added later is covered."""
+    for name, command in group.commands.items():
+        sub = getattr(command, "commands", None)  # a group, whichever click typer bundles
+        yield (*path, name), sub is not None
+        if sub is not None:
+            yield from _walk(command, (*path, name))
+
+
+_TREE = list(_walk(typer.main.get_command(app)))
+#: The commands a user runs, as typed after ``deflectbench`` (``batch cancel``).
+COMMANDS = [" ".join(words) for words, group in _TREE if not group]
+#: The sub-apps (``batch``): their own --help lists their commands.
+GROUPS = [" ".join(words) for words, group in _TREE if group]
 #: First examples that are too slow to run here (a report draws every figure), or that would
 #: run the local model: appended to them, this flag still checks that every option parses.
 INSTEAD = {"run": "--dry-run", "report": "--help", "view": "--help"}  # view serves until stopped
@@ -32,12 +50,14 @@ def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
 
 
 _HELP: dict[str, str] = {}
+#: How far a code block (an example) is indented in rich's help; prose is one space in.
+CODE_INDENT = "  "
 
 
 def help_of(command: str | None) -> str:
     key = command or ""
     if key not in _HELP:
-        p = cli(*([command] if command else []), "--help")
+        p = cli(*key.split(), "--help")
         assert p.returncode == 0, p.stderr
         _HELP[key] = p.stdout
     return _HELP[key]
@@ -45,11 +65,13 @@ def help_of(command: str | None) -> str:
 
 def examples(command: str) -> list[list[str]]:
     """The example command lines of a command's help, as arguments after ``deflectbench``
-    (comments dropped; a pipe or a redirection ends the command)."""
+    (comments dropped; a pipe or a redirection ends the command). An example is shown as a
+    code block, indented past the prose, so it reads as something to type."""
     out = []
     for line in help_of(command).splitlines():
         if not re.match(rf"\s*deflectbench {command}\b", line):
             continue
+        assert line.startswith(CODE_INDENT), f"example shown as prose: {line.strip()!r}"
         words = shlex.split(line.strip().strip("│").strip(), comments=True)
         cut = next((i for i, w in enumerate(words) if w in ("|", ">", ">>")), len(words))
         out.append(words[1:cut])
@@ -71,10 +93,12 @@ def test_every_command_is_covered():
         "monitor",
         "annotate",
         "view",
+        "batch cancel",
     }
+    assert GROUPS == ["batch"]
 
 
-@pytest.mark.parametrize("command", [None, *COMMANDS])
+@pytest.mark.parametrize("command", [None, *GROUPS, *COMMANDS])
 def test_no_type_labels_on_switches_nor_python_types(command):
     text = help_of(command)
     assert "<bool>" not in text
@@ -110,7 +134,7 @@ def test_every_example_parses(command):
     found = examples(command)
     assert found, f"{command} --help shows no example"
     for args in found:
-        assert args[0] == command
+        assert args[: len(command.split())] == command.split()
         p = cli(*args, "--help")
         assert p.returncode == 0, (args, p.stderr)
 

@@ -5,6 +5,7 @@ exit 1 through the CLI; nothing stored is replaced."""
 from __future__ import annotations
 
 import gzip
+import importlib.util
 import json
 import os
 import subprocess
@@ -190,3 +191,87 @@ def test_release_export_refuses_to_mix_conditions(tmp_path, benchmark):
         export(store, tmp_path / "flat", "csv")  # the flat formats carry the condition
     flat = pd.read_csv(tmp_path / "flat" / "generations.csv")
     assert set(flat["condition"]) == {"release", "temp0.3-max2048-seed0"}
+
+
+# -- a refused import touches nothing ------------------------------------------------------------
+
+
+def import_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env.pop("DEFLECTBENCH_DB", None)
+    cmd = [sys.executable, "-m", "deflectbench", "import", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120, cwd=cwd)
+
+
+def assert_refused(p: subprocess.CompletedProcess) -> None:
+    """Exit 2 and one line saying why, no traceback."""
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:"), p.stderr
+    assert "Traceback" not in p.stderr
+
+
+def bad_inputs(root: Path, rel: Path, benchmark) -> list[list[str]]:
+    """Inputs an import refuses: a missing path, an empty folder, and good release files given
+    beside one of those or beside a Hugging Face folder holding the benchmark, not results
+    (refused only after the good files were written, once)."""
+    (root / "empty").mkdir()
+    inputs = [["nope.jsonl"], ["empty"], [str(rel), "nope"], ["empty", str(rel)]]
+    if importlib.util.find_spec("pyarrow") is not None:
+        from deflectbench.interop import export_benchmark
+
+        export_benchmark(root / "hf-benchmark", "hf", "benchmark", benchmark)
+        inputs.append([str(rel), "hf-benchmark"])
+    return inputs
+
+
+def test_a_refused_import_leaves_no_results_file_behind(tmp_path, benchmark):
+    """A bad input once left an empty store at --db as the only trace of the failure."""
+    rel = release(tmp_path / "rel", benchmark)
+    for args in bad_inputs(tmp_path, rel, benchmark):
+        p = import_cli(*args, "--db", "new.db", cwd=tmp_path)
+        assert_refused(p)
+        assert not list(tmp_path.glob("new.db*")), args
+        p = import_cli(*args, cwd=tmp_path)  # the default --db, deflectbench.db
+        assert_refused(p)
+        assert not list(tmp_path.glob("deflectbench.db*")), args
+
+
+def test_a_refused_import_leaves_a_stored_file_byte_identical(tmp_path, benchmark):
+    rel = release(tmp_path / "rel", benchmark)
+    other = tmp_path / "other"  # another model's records: the store would change, if written
+    claims = [c.claim_id for c in benchmark.claims[::40]]
+    write_release_fixture(other, models=("grok-4.3",), judges=JUDGES, claims=claims, runs=1)
+    p = import_cli(str(rel), "--db", "x.db", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    before = sorted(f.name for f in tmp_path.glob("x.db*"))
+    data = (tmp_path / "x.db").read_bytes()
+    for args in bad_inputs(tmp_path, other, benchmark):
+        assert_refused(import_cli(*args, "--db", "x.db", cwd=tmp_path))
+        assert (tmp_path / "x.db").read_bytes() == data, args
+        assert sorted(f.name for f in tmp_path.glob("x.db*")) == before, args
+    assert import_cli(str(other), "--db", "x.db", cwd=tmp_path).returncode == 0
+    assert (tmp_path / "x.db").read_bytes() != data  # so each refusal above guarded something
+
+
+def test_a_store_the_import_created_is_removed_when_it_fails_midway(tmp_path, benchmark):
+    """Whatever fails after the store was opened (an unreadable file, a full disk): a file the
+    command created goes; one that was there stays."""
+    import pytest
+
+    from deflectbench.cli.fresh_store import store_or_nothing
+    from deflectbench.interop.importer import InteropError
+
+    rel = release(tmp_path / "rel", benchmark)
+    new = tmp_path / "new.db"
+    with pytest.raises(InteropError), store_or_nothing(new) as store:
+        import_paths(store, [rel])
+        raise InteropError("failed after writing")
+    assert not list(tmp_path.glob("new.db*"))
+    kept = tmp_path / "kept.db"
+    with store_or_nothing(kept) as store:
+        import_paths(store, [rel])
+    with pytest.raises(InteropError), store_or_nothing(kept) as store:
+        raise InteropError("failed before writing")
+    with Store.open(kept) as store:
+        assert store.counts()["generations"] > 0

@@ -358,11 +358,30 @@ def test_path_problems(tmp_path, benchmark):
     with Store.open(tmp_path / "x.db") as store:
         with pytest.raises(InteropError, match="no such file or folder"):
             import_paths(store, [tmp_path / "nope"])
-        with pytest.raises(InteropError, match=r"no \.jsonl files"):
+        with pytest.raises(InteropError, match=r"nothing to import"):
             import_paths(store, [tmp_path / "empty"])
         report = import_paths(store, [odd])
     (problem,) = report.problems
     assert problem.startswith(f"{odd}: skipped: not a generations_ or evals_ file")
+
+
+def test_a_folder_with_nothing_importable_names_what_import_reads(tmp_path, benchmark):
+    """The error once said "no .jsonl files", though import reads Inspect logs and Hugging Face
+    folders too: it names all three, how each is recognised, and what to pass instead."""
+    from deflectbench.interop.sources import find_sources
+
+    folder = tmp_path / "notes"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "sub" / "notes.json").write_text('{"not": "an Inspect log"}')
+    (folder / "README.md").write_text("# a project, not a dataset card\n")
+    with pytest.raises(InteropError) as caught:
+        find_sources([folder], benchmark)
+    message = str(caught.value)
+    assert "\n" not in message and message.startswith(f"{folder}: nothing to import")
+    for accepted in ("generations_*.jsonl", "evals_*.jsonl", ".jsonl.gz", "*.eval", "*.json"):
+        assert accepted in message, accepted
+    assert "Inspect logs" in message and "export --format hf" in message
+    assert "pass a folder or files holding one of these" in message
 
 
 # -- our own runs -------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from deflectbench.cli.console import UserError, console, err
+from deflectbench.cli.fresh_store import store_or_nothing
 from deflectbench.cli.options import (
     DEFAULT_DB,
     AnalysisJudgesOption,
@@ -230,19 +231,12 @@ def import_(
     """
     from deflectbench.cli.options import pick_benchmark
     from deflectbench.cli.tables import import_table
-    from deflectbench.interop import ImportReport
-    from deflectbench.interop.hf import import_any
-    from deflectbench.interop.inspect_logs import import_logs, split_paths
+    from deflectbench.interop.sources import find_sources, import_sources
 
     b = pick_benchmark(benchmark)
-    store = open_store(db)
-    try:
-        logs, rest = split_paths(paths)
-        report = import_any(store, rest, b) if rest else ImportReport()
-        if logs:
-            import_logs(store, logs, report)
-    finally:
-        store.close()
+    sources = find_sources(paths, b)  # a bad input is refused before the store is opened
+    with store_or_nothing(db) as store:
+        report = import_sources(store, sources, b)
     console.print(import_table(report, db))
     console.print(report.summary(), highlight=False, markup=False)
     if report.problems:

@@ -5,11 +5,10 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import Sequence
-from contextlib import ExitStack, suppress
+from contextlib import suppress
 from importlib import metadata
 from pathlib import Path
-from tempfile import TemporaryDirectory
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
@@ -29,12 +28,14 @@ from deflectbench.cli.options import (
     stored_benchmark,
 )
 from deflectbench.cli.progress import graceful_stop
-
-if TYPE_CHECKING:
-    from deflectbench.benchmark import Benchmark
-    from deflectbench.config import RunPlan
-    from deflectbench.run import RunOptions
-    from deflectbench.store import Store
+from deflectbench.cli.run_output import (
+    print_aborted,
+    print_account,
+    print_estimate,
+    print_run_report,
+    print_stage,
+    scored_for_plan,
+)
 
 
 def run(
@@ -202,7 +203,7 @@ def run(
         batch=batch,
     )
     if dry_run:
-        _print_estimate(db, b, plan, built, options)
+        print_estimate(db, b, plan, built, options)
         return
     store = open_store(db)
     try:
@@ -210,8 +211,8 @@ def run(
             report = asyncio.run(
                 execute(store, b, plan, built, options, watch=live.attach, should_stop=should_stop)
             )
-        scored = _scored_for_plan(store, b, plan)
-        _print_run_report(report, scored, plan, db)
+        scored = scored_for_plan(store, b, plan)
+        print_run_report(report, scored, plan, db)
         if report.batches is not None:
             from deflectbench.cli.batch import print_summary
 
@@ -222,7 +223,7 @@ def run(
             with err.status("writing the report…"):
                 html = write_report_after_run(store, b, report_out)
             console.print(f"report: {html}", highlight=False, markup=False)
-        _print_account(report.account(), report.complete or report.waiting)
+        print_account(report.account(), report.complete or report.waiting)
     finally:
         store.close()
     raise typer.Exit(
@@ -257,19 +258,6 @@ def _exit_code(*, stop_reason: str | None, aborted: bool, complete: bool) -> int
     return EXIT_OK if complete else EXIT_INCOMPLETE
 
 
-def _print_account(line: str, complete: bool) -> None:
-    """The one line every run and judge ends with: done, or what is missing and why."""
-    if complete:
-        console.print(line, highlight=False, markup=False)
-    else:
-        err.print(line, style="yellow", highlight=False, markup=False)
-        err.print(
-            "run the same command again to continue; --retry-errors sends failed requests again",
-            style="yellow",
-            highlight=False,
-        )
-
-
 def _versions() -> dict[str, str]:
     """The versions stored with a run, so its results can be traced to the code behind them."""
     out = {"deflectbench": __version__, "python": sys.version.split()[0]}
@@ -279,114 +267,8 @@ def _versions() -> dict[str, str]:
     return out
 
 
-def _print_estimate(
-    db: Path, b: Benchmark, plan: RunPlan, built: dict[str, Any], options: RunOptions
-) -> None:
-    """The dry run: nothing is sent and nothing is written."""
-    from deflectbench.cli.tables import estimate_view
-    from deflectbench.run import estimate
-    from deflectbench.store import Store
-
-    with ExitStack() as stack:
-        if db.exists():
-            store = Store.open(db, readonly=True)
-        else:  # nothing stored yet: estimate against an empty store that is thrown away
-            store = Store.open(Path(stack.enter_context(TemporaryDirectory())) / "dry-run.db")
-        stack.callback(store.close)
-        rows = estimate(
-            store,
-            b,
-            plan,
-            built,
-            retry_errors=options.retry_errors,
-            prices=options.prices,
-            label=options.label,
-            batch=options.batch,
-        )
-    for part in estimate_view(rows, len(plan.cells), options.max_cost_usd):
-        console.print(part)
-
-
 def _any_aborted(results: Sequence[Any]) -> bool:
     return any(getattr(r, "aborted", None) for r in results)
-
-
-def _print_aborted(name: str, res: Any) -> None:
-    if res.aborted:
-        err.print(
-            f"{name} stopped early: {res.aborted}. Fix the cause (API key, model name, base_url, "
-            "quota) and run the same command: the failed cells are kept as error rows and "
-            "--retry-errors sends them again.",
-            style="red",
-            highlight=False,
-            markup=False,
-        )
-
-
-def _print_stage(label: str, res: Any, what: str) -> None:
-    line = f"{label}: {res.ok} {what}"
-    if res.cached:
-        line += f" ({res.cached} from the request cache)"
-    if res.non_answers:
-        line += ", no answer: " + ", ".join(f"{n} {k}" for k, n in sorted(res.non_answers.items()))
-    if res.truncated:
-        line += f", {res.truncated} cut at max_tokens"
-    if res.parse_errors:
-        line += f", {res.parse_errors} replies without a verdict"
-    console.print(line, highlight=False, markup=False)
-    for cause, n in sorted(res.errors_by_cause.items(), key=lambda kv: -kv[1]):
-        example = res.error_examples.get(cause, "")
-        console.print(f"  {n} x {cause}: {example}", highlight=False, markup=False)
-    if res.parse_errors and res.parse_error_example:
-        console.print(
-            f"  first reply without a verdict: {res.parse_error_example}",
-            highlight=False,
-            markup=False,
-        )
-
-
-def _scored_for_plan(store: Store, b: Benchmark, plan: RunPlan) -> Any:
-    """The run's models, scored by the run's judges (what the table after a run shows)."""
-    from deflectbench.analysis import scored_table
-
-    scored = scored_table(store, b, judges=list(plan.judges))
-    return scored[scored["model"].isin(plan.models)] if len(scored) else scored
-
-
-def _print_run_report(report: Any, scored: Any, plan: RunPlan, db: Path) -> None:
-    from deflectbench.analysis.tables import framing_outcomes
-    from deflectbench.cli.tables import framing_tables
-
-    for m, res in report.generation.items():
-        what = f"generated, {res.skipped} already stored, {res.errors} errors"
-        _print_stage(m, res, what)
-        _print_aborted(f"generation for {m}", res)
-    for j, res in report.judging.items():
-        _print_stage(f"judge {j}", res, f"judged, {res.errors} errors")
-        _print_aborted(f"judge {j}", res)
-    for m, res in report.turns.generation.items():  # a multi-turn pack's turn 2
-        what = f"generated, {res.skipped} already stored, {res.errors} errors"
-        _print_stage(f"{m} turn 2", res, what)
-        _print_aborted(f"turn 2 for {m}", res)
-    for j, res in report.turns.judging.items():
-        _print_stage(f"judge {j} after turn 2", res, f"judged, {res.errors} errors")
-        _print_aborted(f"judge {j}", res)
-    for table in framing_tables(framing_outcomes(scored), plan.judges):
-        console.print(table)
-    if report.spent_usd:
-        console.print(
-            f"spent: {report.spent_usd:,.4f} USD (priced requests of this run)", highlight=False
-        )
-    if report.stop_reason == "budget":
-        console.print(
-            "[yellow]stopped at the --max-cost budget: what finished is stored; raise the budget and "
-            "run the same command to continue[/]"
-        )
-    elif report.stopped_early:
-        console.print("[yellow]stopped early: run the same command again to finish[/]")
-    console.print(
-        f"results: {db.resolve()}   (see `deflectbench status --db {db}`)", highlight=False
-    )
 
 
 def judge(
@@ -480,8 +362,8 @@ def judge(
                 )
             )
         for j, res in results.items():
-            _print_stage(f"judge {j}", res, f"judged, {res.errors} errors")
-            _print_aborted(f"judge {j}", res)
+            print_stage(f"judge {j}", res, f"judged, {res.errors} errors")
+            print_aborted(f"judge {j}", res)
         interrupted = should_stop()
         left = {
             j: len(store.pending_judgments(j, benchmark=b.key, retry_errors=True)) for j in names
@@ -506,7 +388,7 @@ def judge(
         and all(left[j] <= in_batches[j] for j in names)
         and not any(r.parse_errors for r in results.values())
     )
-    _print_account(("complete: " if complete else "incomplete: ") + "; ".join(parts), complete)
+    print_account(("complete: " if complete else "incomplete: ") + "; ".join(parts), complete)
     raise typer.Exit(
         _exit_code(
             stop_reason="interrupted" if interrupted else ("budget" if budget_hit else None),

@@ -283,15 +283,9 @@ def _read(folder: Path, config: str) -> list[dict[str, Any]]:
     return rows
 
 
-def import_hf(store: Store, folder: Path, benchmark: Benchmark | None = None) -> ImportReport:
-    """Read a results folder written by ``export --format hf`` into ``store``.
-
-    Refused when the card's benchmark sha256 differs from ``benchmark``'s (other claims or
-    templates: the rows would be analysed against the wrong prompts) or when the folder holds
-    the benchmark rather than results. Importing again adds nothing; a row whose key is stored
-    with other content is reported and skipped, never replaces the stored one.
-    """
-    b = benchmark or default_benchmark()
+def check_results_folder(folder: Path, b: Benchmark) -> None:
+    """Refuse, by its card, a folder that is not results of ``b``: called before a store is
+    opened too, so a refused folder leaves the store untouched."""
     require_pyarrow("importing a Hugging Face folder", "the release's JSON Lines files")
     meta = read_card(folder / CARD)
     if meta is None:
@@ -307,6 +301,18 @@ def import_hf(store: Store, folder: Path, benchmark: Benchmark | None = None) ->
             f"{folder}: this folder is the benchmark itself, not results: nothing to import "
             "(load it with datasets.load_dataset)"
         )
+
+
+def import_hf(store: Store, folder: Path, benchmark: Benchmark | None = None) -> ImportReport:
+    """Read a results folder written by ``export --format hf`` into ``store``.
+
+    Refused when the card's benchmark sha256 differs from ``benchmark``'s (other claims or
+    templates: the rows would be analysed against the wrong prompts) or when the folder holds
+    the benchmark rather than results. Importing again adds nothing; a row whose key is stored
+    with other content is reported and skipped, never replaces the stored one.
+    """
+    b = benchmark or default_benchmark()
+    check_results_folder(folder, b)
     report = ImportReport()
     gens, judgments = _read(folder, "generations"), _read(folder, "judgments")  # both, first
     ids = _import_generations(store, folder, gens, report)

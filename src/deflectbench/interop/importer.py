@@ -70,8 +70,20 @@ class ImportReport:
 # -- reading files ------------------------------------------------------------------------------
 
 
-def _collect(paths: Sequence[Path | str]) -> list[Path]:
-    """Files to read: given files as they are, folders searched for ``*.jsonl[.gz]``."""
+#: The error for a folder holding nothing ``deflectbench import`` reads: by the time a folder
+#: gets here, Inspect logs and Hugging Face folders have been looked for too.
+NOTHING_TO_IMPORT = (
+    "{path}: nothing to import: this folder (searched recursively) holds no release files "
+    "(generations_*.jsonl, evals_*.jsonl, or gzipped .jsonl.gz) and no Inspect logs of the "
+    "deflectbench task (*.eval, *.json), and is not a folder written by `export --format hf` "
+    "(a README.md card beside data/*/*.parquet: pass that folder itself); pass a folder or "
+    "files holding one of these (docs/exports.md, docs/inspect.md)"
+)
+
+
+def collect_files(paths: Sequence[Path | str]) -> list[Path]:
+    """Files to read: given files as they are, folders searched for ``*.jsonl[.gz]``; a
+    missing path or a folder without one is refused before anything is read."""
     out: list[Path] = []
     seen: set[Path] = set()
     for p in map(Path, paths):
@@ -84,7 +96,7 @@ def _collect(paths: Sequence[Path | str]) -> list[Path]:
                 and not f.name.startswith(".")
             )
             if not found:
-                raise InteropError(f"{p}: no .jsonl files in this folder")
+                raise InteropError(NOTHING_TO_IMPORT.format(path=p))
         elif p.is_file():
             found = [p]
         else:
@@ -212,7 +224,7 @@ def import_paths(
     catalog = Catalog(benchmark or default_benchmark())
     report = ImportReport()
     queued: dict[Kind, list[tuple[Path, list[Line] | None]]] = {"generations": [], "evals": []}
-    for path in _collect(paths):
+    for path in collect_files(paths):
         lines = None if path.name.lower().startswith(("generations", "evals")) else _lines(path)
         kind = _kind_of(path, lines)
         if kind is None:
