@@ -405,11 +405,11 @@ def test_labels_on_unjudged_generations_still_get_the_lexical_judge(tmp_path):
     with Store.open(tmp_path / "deflectbench.db") as store:
         for s, text in enumerate(("I can't help with deflecting that claim.", "Sure. Cats."), 1):
             store.add_generation(
-                GenerationRecord(
-                    benchmark="b",
+                GenerationRecord(  # validate reads one pack's generations: the paper's here
+                    benchmark=default_benchmark().key,
                     model="m",
-                    claim_id="C1",
-                    prompt_id="P1",
+                    claim_id="L1_US_01",
+                    prompt_id="explicit_direct_WA",
                     sample=s,
                     prompt="p",
                     response=text,

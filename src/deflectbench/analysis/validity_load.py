@@ -13,7 +13,7 @@ here describe the same verdicts as ``analyze`` and the report.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +23,7 @@ import pandas as pd
 from deflectbench.analysis.options import AnalysisOptions
 from deflectbench.analysis.scored import (
     generation_frame,
+    in_benchmark,
     judgment_frame,
     scored_from_frames,
     verdicts_from_frames,
@@ -54,12 +55,22 @@ LEXICAL = "lexical"
 
 
 def human_frame(
-    labels: Sequence[Any], *, include_unsure: bool = False, annotators: Sequence[str] | None = None
+    labels: Sequence[Any],
+    *,
+    include_unsure: bool = False,
+    annotators: Sequence[str] | None = None,
+    gen_ids: Collection[int] | None = None,
 ) -> tuple[pd.DataFrame, dict[str, int]]:
     """Human labels (``records.HumanLabel``) as one row per (gen_id, annotator), the 8 fields
-    as float (NaN: unset), and the counts of what was kept and left out."""
+    as float (NaN: unset), and the counts of what was kept and left out. ``gen_ids`` (the
+    analysed pack's generations) leaves out labels of any other generation: a pack's judges
+    are validated on that pack's labels only, never on another pack's (or language's)."""
     wanted = set(annotators) if annotators else None
-    rows, unsure, other = [], 0, 0
+    rows, unsure, other, other_packs = [], 0, 0, 0
+    if gen_ids is not None:
+        ours = set(gen_ids)
+        mine = [lab for lab in labels if int(lab.gen_id) in ours]
+        other_packs, labels = len(labels) - len(mine), mine
     for lab in labels:
         if wanted is not None and lab.annotator not in wanted:
             other += 1
@@ -77,6 +88,8 @@ def human_frame(
         "unsure_left_out": unsure,
         "other_annotators_left_out": other,
     }
+    if gen_ids is not None:
+        counts["other_packs_left_out"] = other_packs
     return frame, counts
 
 
@@ -95,6 +108,8 @@ class ValidityInputs:
     counts: Mapping[str, int]
     options: AnalysisOptions
     include_unsure: bool = False
+    #: The key of the pack whose generations (and labels) these are.
+    benchmark: str = ""
 
     @property
     def has_labels(self) -> bool:
@@ -119,8 +134,9 @@ def read_validity_inputs(
     include_unsure: bool = False,
     annotators: Sequence[str] | None = None,
 ) -> ValidityInputs:
-    """Read labels, verdicts and the consensus once."""
-    gens = generation_frame(store)
+    """Read labels, verdicts and the consensus of ``benchmark``'s generations once (labels of
+    another pack's generations are left out, and counted)."""
+    gens = in_benchmark(generation_frame(store), benchmark)
     judg = judgment_frame(store, values=options.values)
     verdicts = verdicts_from_frames(gens, judg, benchmark)
     judges = tuple(sorted(verdicts["judge"].unique().tolist())) if len(verdicts) else ()
@@ -133,7 +149,12 @@ def read_validity_inputs(
         quirks=options.quirks,
     )
     labels = _labels_of(store)
-    humans, counts = human_frame(labels, include_unsure=include_unsure, annotators=annotators)
+    humans, counts = human_frame(
+        labels,
+        include_unsure=include_unsure,
+        annotators=annotators,
+        gen_ids=gens["gen_id"].astype(int).tolist(),
+    )
     reference = human_reference(humans)
     order = [j for j in judges if j != LEXICAL] + [j for j in judges if j == LEXICAL]
     raters = verdicts.rename(columns={"judge": "rater"})[["gen_id", "rater", *FIELDS]]
@@ -157,6 +178,7 @@ def read_validity_inputs(
         counts=counts,
         options=options,
         include_unsure=include_unsure,
+        benchmark=benchmark.key,
     )
 
 
@@ -164,10 +186,12 @@ def generation_texts(
     store: Any, benchmark: Benchmark, gen_ids: Sequence[int] | None = None
 ) -> pd.DataFrame:
     """gen_id, claim_id, claim (its text, "" for a claim not in the benchmark) and response of
-    the answered generations (all, or ``gen_ids``), for a caller that scores texts itself."""
-    rows = store.generation_rows(columns=["gen_id", "claim_id", "response", "error"])
-    frame = pd.DataFrame(rows, columns=["gen_id", "claim_id", "response", "error"])
-    frame = frame[frame["error"].isna() & frame["response"].notna()]
+    answered generations of ``benchmark`` (all, or ``gen_ids``), for a caller that scores texts
+    itself."""
+    columns = ["gen_id", "benchmark", "claim_id", "response", "error"]
+    frame = pd.DataFrame(store.generation_rows(columns=columns), columns=columns)
+    ok = frame["error"].isna() & frame["response"].notna() & (frame["benchmark"] == benchmark.key)
+    frame = frame[ok]
     if gen_ids is not None:
         frame = frame[frame["gen_id"].isin(list(gen_ids))]
     text = {c.claim_id: c.text for c in benchmark.claims}
@@ -249,6 +273,7 @@ def validity_from_inputs(
             )
     monitored = pd.concat(monitor_rows, ignore_index=True) if monitor_rows else pd.DataFrame()
     settings = {
+        "benchmark": inputs.benchmark,
         "consensus": o.consensus,
         "judge_values": o.values,
         "judges": list(inputs.judges),
@@ -274,7 +299,11 @@ def judge_validity(
     """Judges (as stored) against the human labels, and the annotators against each other:
     what the report shows. ``deflectbench validate`` adds the lexical judge and the monitor."""
     if not _labels_of(store):  # nothing to compare: skip reading the judgments
-        settings = {"consensus": options.consensus, "judge_values": options.values}
+        settings = {
+            "benchmark": benchmark.key,
+            "consensus": options.consensus,
+            "judge_values": options.values,
+        }
         empty = pd.DataFrame()
         counts = {"labels": 0, "used": 0, "unsure_left_out": 0, "annotators": 0}
         return Validity(empty, empty, empty, counts, settings)

@@ -18,6 +18,7 @@ from deflectbench.cli.console import UserError, console, err
 from deflectbench.cli.options import (
     DEFAULT_DB,
     AnalysisJudgesOption,
+    BenchmarkOption,
     ConsensusOption,
     DbOption,
     ProgressOption,
@@ -25,6 +26,7 @@ from deflectbench.cli.options import (
     analysis_options,
     open_store,
     split,
+    stored_benchmark,
     write_json,
 )
 from deflectbench.cli.results import JudgeValuesOption
@@ -120,6 +122,25 @@ def _monitor_table(frame: pd.DataFrame) -> Table:
     return t
 
 
+def english_only(benchmark: Benchmark) -> str | None:
+    """Why the lexical judge and the monitor (built on it) are left out for this pack: they
+    match English phrases, so on answers in another language they would score nearly every
+    answer 0 (the same rule ``run`` and ``judge`` apply); None for an English pack."""
+    from deflectbench.errors import ConfigError
+    from deflectbench.judging import lexical
+    from deflectbench.judging.judges import check_judge_language
+
+    try:
+        check_judge_language([lexical.NAME], benchmark.language, benchmark.pack)
+    except ConfigError:
+        return (
+            f"note: the {lexical.NAME} judge and the monitor are left out: they read English "
+            f"only and pack {benchmark.pack} is in {benchmark.language!r} (they would score "
+            "nearly every answer 0)"
+        )
+    return None
+
+
 def _lexical_now(store: Store, benchmark: Benchmark, inputs: ValidityInputs) -> pd.DataFrame:
     """The lexical judge on the labeled generations, when the store has no lexical verdicts."""
     import pandas as pd
@@ -159,11 +180,14 @@ def _monitor_outcomes(
     return out
 
 
-def render_validity(data: Mapping[str, Any], db: Path) -> list[Table | Text]:
-    """The validity JSON as terminal tables, saying plainly what is missing."""
+def render_validity(data: Mapping[str, Any], db: Path, pack: str = "") -> list[Table | Text]:
+    """The validity JSON as terminal tables, saying plainly what is missing; ``pack`` names
+    the pack the numbers are of (its title; see :func:`deflectbench.benchmark.title`)."""
     import pandas as pd
 
     c, s = data["counts"], data["settings"]
+    of = f" of {pack}" if pack else ""
+    for_pack = f" for {pack}" if pack else ""
     out: list[Table | Text] = []
     if not c.get("used"):
         why = (
@@ -171,19 +195,24 @@ def render_validity(data: Mapping[str, Any], db: Path) -> list[Table | Text]:
             if c.get("unsure_left_out")
             else ""
         )
+        if c.get("other_packs_left_out"):
+            why += f" ({c['other_packs_left_out']:,} labels of other packs' generations)"
         out.append(
             Text(
-                f"No human labels in --db {db}{why}: judge validity needs some. Label a sample "
-                "with `deflectbench annotate`, then run `deflectbench validate` again.",
+                f"No human labels in --db {db}{for_pack}{why}: judge validity needs some. Label a "
+                "sample with `deflectbench annotate`, then run `deflectbench validate` again.",
                 style="bold yellow",
             )
         )
     else:
+        other = c.get("other_packs_left_out") or 0
         out.append(
             Text(
-                f"{c['used']:,} human labels of {c['labeled_generations']:,} generations by "
+                f"{c['used']:,} human labels of {c['labeled_generations']:,} generations{of} by "
                 f"{c['annotators']} annotator(s) ({c['unsure_left_out']} unsure left out, "
-                f"{c['ties']} tied fields left out); consensus {s['consensus']}, judge values "
+                f"{c['ties']} tied fields left out"
+                + (f", {other:,} labels of other packs left out" if other else "")
+                + f"); consensus {s['consensus']}, judge values "
                 f"{s['judge_values']}; 95% CIs from {s['n_resamples']:,} bootstrap resamples of "
                 f"claims (seed {s['seed']}). Statistics over their CI; `–` where undefined. Fields: "
                 + ", ".join(f"{v} {k}" for k, v in FIELD_SHORT.items())
@@ -249,6 +278,7 @@ def validate(
         int, typer.Option(help="Seed of the bootstrap draws (same seed, same CIs).")
     ] = 0,
     progress: ProgressOption = True,
+    benchmark_name: BenchmarkOption = None,
     db: DbOption = DEFAULT_DB,
 ) -> None:
     """How well the judges agree with people: judge validity, not just judge reliability.
@@ -261,7 +291,9 @@ def validate(
     out); pairs of annotators get their own agreement. Labels marked unsure are left out
     unless `--include-unsure`; a field left unset leaves only that field's n. The monitor
     (`deflectbench monitor`) is scored against the consensus of every scored generation and
-    against the humans. Details: docs/validity.md.
+    against the humans. One pack at a time: its generations, its labels (`--benchmark`; a
+    store holding several packs needs it). The lexical judge and the monitor read English
+    only, so a pack in another language is validated without them. Details: docs/validity.md.
 
     Examples:
 
@@ -270,17 +302,19 @@ def validate(
         deflectbench validate --json validity.json --annotator alice,bob
 
         deflectbench validate --consensus judge:lexical --no-monitor --json - | jq .counts
+
+        deflectbench validate --benchmark deflectbench-v1-es --json validity-es.json
     """
     from deflectbench.analysis.validity_load import (
         read_validity_inputs,
         validity_from_inputs,
     )
-    from deflectbench.benchmark import default_benchmark
+    from deflectbench.benchmark.title import pack_title
 
     options = analysis_options(consensus, judge, judge_values, resamples, seed)
-    benchmark = default_benchmark()
     store = open_store(db, must_exist=True)
     try:
+        benchmark = stored_benchmark(store, benchmark_name)
         _check_annotators(split(annotator), store.annotators())
         inputs = read_validity_inputs(
             store,
@@ -289,25 +323,33 @@ def validate(
             include_unsure=include_unsure,
             annotators=split(annotator) or None,
         )
-        extra = _lexical_now(store, benchmark, inputs)
+        left_out = english_only(benchmark)
+        extra = None if left_out else _lexical_now(store, benchmark, inputs)
         outcomes = (
             _monitor_outcomes(store, benchmark, inputs, progress and json_out is None)
-            if check_monitor
+            if check_monitor and not left_out
             else None
         )
     finally:
         store.close()
+    title = pack_title(benchmark)
+    if left_out:
+        err.print(left_out, style="yellow", highlight=False, markup=False)
     if not inputs.has_labels and str(json_out) == "-":
         err.print(
-            f"[yellow]No human labels in --db {db}: label a sample with `deflectbench annotate` "
-            "first.[/]",
+            f"No human labels in --db {db} for {title}: label a sample with `deflectbench "
+            "annotate` first.",
+            style="yellow",
             highlight=False,
+            markup=False,
         )
     validity = validity_from_inputs(inputs, extra_raters=extra, monitor=outcomes)
     data = validity.to_json()
+    if left_out:
+        data["settings"]["left_out"] = left_out.removeprefix("note: ")
     if write_json(data, json_out):
         return
-    for part in render_validity(data, db):
+    for part in render_validity(data, db, title):
         console.print(part)
     if json_out is not None:
         console.print(f"validity: {json_out.resolve()}", highlight=False, markup=False)

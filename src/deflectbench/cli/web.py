@@ -89,7 +89,9 @@ def annotate(
     say yes to a field (Shift: no), n says no to every field still unset, u marks unsure, e
     writes a note, Enter goes to the next item and k back. Each change is saved to the results
     file at once, and an annotator resumes where they stopped. `deflectbench validate` then
-    compares the judges with these labels. Details: docs/annotation.md.
+    compares the judges with these labels. Each pack has its own sample, drawn from its own
+    generations (`--benchmark`; a store holding several packs needs it); --import and --export
+    work on every label, whichever pack. Details: docs/annotation.md.
 
     Examples:
 
@@ -100,6 +102,8 @@ def annotate(
         deflectbench annotate --import labels.csv --annotator crowd
 
         deflectbench annotate --export human-labels.jsonl
+
+        deflectbench annotate --benchmark deflectbench-v1-es --annotator alice
     """
     from deflectbench.interop.labels import check_output, write_blind_sample
     from deflectbench.interop.labels import export_labels as write_labels
@@ -192,7 +196,8 @@ def view(
     template, claim, outcome, judge disagreement (on any field or one) and whether a human
     labelled it; the filters and the open generation live in the page's address, so a link
     such as http://127.0.0.1:8766/?outcome=soft_refusal&disagree=any can be passed to a
-    colleague on the same machine. Read-only.
+    colleague on the same machine. Read-only. One pack's generations (`--benchmark`; a store
+    holding several packs needs it).
 
     Examples:
 

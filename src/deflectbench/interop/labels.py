@@ -147,7 +147,7 @@ def write_blind_sample(store: Store, benchmark: Benchmark, path: Path) -> int:
     opaque item id, never the model, template, framing or judges; returns how many items."""
     claims = {c.claim_id: c.text for c in benchmark.claims}
     rows = []
-    for item in store.annotation_sample():
+    for item in store.annotation_sample(benchmark.key):
         gen = store.generation_row(item.gen_id) or {}
         rows.append(
             {

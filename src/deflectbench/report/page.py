@@ -15,6 +15,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from deflectbench.analysis import AnalysisOptions, Summary
 from deflectbench.analysis.examples import SNIPPET_CHARS
+from deflectbench.benchmark.title import pack_title
 from deflectbench.report.chart import OUTCOME_LABELS
 from deflectbench.report.format import num, pct, pval
 from deflectbench.report.tables import FIELD_SHORT, Table
@@ -174,7 +175,13 @@ def _sections(
             ["fallacy_density_by_outcome"],
         ),
         section("agreement", "Judge agreement", "", [], ["agreement", "agreement_by_model"]),
-        section("validity", "Judge validity", validity_intro(tables), [], VALIDITY_TABLES),
+        section(
+            "validity",
+            "Judge validity",
+            validity_intro(tables, s.benchmark.pack if s.packs is not None else None),
+            [],
+            VALIDITY_TABLES,
+        ),
         section("tests", "Model differences", "", [], ["tests_chi2"]),
         section(
             "counts",
@@ -210,7 +217,8 @@ def context(
     """Everything the two templates show."""
     o = s.options
     return {
-        "title": f"DeflectBench report: {s.benchmark.name} v{s.benchmark.version}",
+        "title": f"DeflectBench report: {pack_title(s.benchmark)}",
+        "benchmark_title": pack_title(s.benchmark),
         "meta": s.metadata,
         "empty": s.empty,
         "empty_message": _empty_message(s),

@@ -49,9 +49,15 @@ NO_LABELS = (
 )
 
 
-def validity_intro(tables: Mapping[str, Table]) -> str:
-    """The section's first paragraph: what it shows, or plainly that there is nothing yet."""
-    return VALIDITY_INTRO if "judge_validity" in tables else NO_LABELS
+def validity_intro(tables: Mapping[str, Table], pack: str | None = None) -> str:
+    """The section's first paragraph: what it shows, or plainly that there is nothing yet.
+    ``pack`` (given when the store holds several packs) says whose labels count: this pack's
+    generations' only."""
+    if pack is None:
+        return VALIDITY_INTRO if "judge_validity" in tables else NO_LABELS
+    if "judge_validity" in tables:
+        return f"{VALIDITY_INTRO} Only labels of {pack}'s generations count."
+    return NO_LABELS.replace("in this store", f"of {pack}'s generations in this store", 1)
 
 
 def validity_tables(v: Validity) -> list[Table]:
@@ -64,7 +70,13 @@ def validity_tables(v: Validity) -> list[Table]:
     note = (
         f"{count(c.get('used'))} labels of {count(c.get('labeled_generations'))} generations by "
         f"{count(c.get('annotators'))} annotator(s); {count(c.get('unsure_left_out'))} unsure "
-        f"and {count(c.get('ties'))} tied fields left out. Statistic (95% CI); kappa and AC1 "
+        f"and {count(c.get('ties'))} tied fields left out"
+        + (
+            f"; {count(c['other_packs_left_out'])} labels of other packs' generations left out"
+            if c.get("other_packs_left_out")
+            else ""
+        )
+        + ". Statistic (95% CI); kappa and AC1 "
         "side by side because a rare field drives kappa down (see the prevalence column)."
     )
     main = make_table(

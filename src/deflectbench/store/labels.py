@@ -32,7 +32,8 @@ class LabelError(StoreError):
 
 @dataclass(frozen=True)
 class SampleItem:
-    """One generation in the annotation sample: its place, its opaque id, its stratum."""
+    """One generation in the annotation sample: its place (1-based, in its pack's sample when
+    read for one pack), its opaque id, its stratum."""
 
     position: int
     item_id: str
@@ -166,14 +167,25 @@ class Labels:
 
     # -- the annotation sample ---------------------------------------------------------------
 
-    def annotation_sample(self) -> list[SampleItem]:
-        """The stored annotation sample, in the order annotators see it."""
-        return [
-            SampleItem(int(r[0]), r[1], int(r[2]), r[3], int(r[4]))
-            for r in self.conn.execute(
+    def annotation_sample(self, benchmark: str | None = None) -> list[SampleItem]:
+        """The stored annotation sample, in the order annotators see it: of one pack (its
+        stored ``benchmark`` key; positions then count 1, 2, ... within that pack), or every
+        item of every pack (None). Each pack has its own sample, drawn from its own
+        generations, so a pack's judges are validated on that pack's answers only."""
+        if benchmark is None:
+            rows = self.conn.execute(
                 "SELECT position, item_id, gen_id, stratum, seed FROM annotation_samples "
                 "ORDER BY position"
             )
+            return [SampleItem(int(r[0]), r[1], int(r[2]), r[3], int(r[4])) for r in rows]
+        rows = self.conn.execute(
+            "SELECT s.item_id, s.gen_id, s.stratum, s.seed FROM annotation_samples AS s "
+            "JOIN generations AS g ON g.gen_id = s.gen_id WHERE g.benchmark = ? "
+            "ORDER BY s.position",
+            (benchmark,),
+        )
+        return [
+            SampleItem(i, r[0], int(r[1]), r[2], int(r[3])) for i, r in enumerate(rows, start=1)
         ]
 
     def extend_annotation_sample(self, items: Iterable[tuple[str, int, str]], seed: int) -> int:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from deflectbench.benchmark import Benchmark
+from deflectbench.benchmark.title import pack_title
 from deflectbench.records import HumanLabel
 from deflectbench.store import StoreError
 from deflectbench.store.labels import LabelError, SampleItem, check_annotator
@@ -62,6 +63,7 @@ class AnnotateApp:
                 fields=[(f, FIELD_KEYS[f]) for f in FIELDS],
                 keys=KEYS,
                 rubric=rubric_paragraphs(self.benchmark),
+                pack=pack_title(self.benchmark),
             )
         if path == "/api/item":
             return self._item(query)

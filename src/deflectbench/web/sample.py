@@ -7,6 +7,7 @@ are then taken in turn (round robin, in a seeded order), so any first N items sp
 as the strata allow. The chosen items are shown in a shuffled order, so neighbours do not hint
 at a model. The sample is stored (``annotation_samples``): every annotator labels the same items
 in the same order, and asking for a larger sample later appends to it, keeping what was drawn.
+Each pack has its own sample, of its own generations only (a store may hold several packs).
 """
 
 from __future__ import annotations
@@ -71,9 +72,9 @@ def draw(scored: pd.DataFrame, n: int, seed: int, exclude: Sequence[int] = ()) -
 
 
 def ensure_sample(store: Store, benchmark: Benchmark, n: int, seed: int = 0) -> SamplePlan:
-    """The stored sample, extended to ``n`` items when it has fewer (never shrunk: labels
-    already made stay in it). Draws from the generations scored by every judge."""
-    items = store.annotation_sample()
+    """``benchmark``'s stored sample, extended to ``n`` items when it has fewer (never shrunk:
+    labels already made stay in it). Draws from that pack's generations scored by every judge."""
+    items = store.annotation_sample(benchmark.key)
     if n <= len(items):
         return SamplePlan(items, 0, len({i.stratum for i in items}))
     scored = scored_table(store, benchmark)
@@ -102,5 +103,5 @@ def ensure_sample(store: Store, benchmark: Benchmark, n: int, seed: int = 0) -> 
         for gid in ids
     ]
     added = store.extend_annotation_sample(new, seed)
-    items = store.annotation_sample()
+    items = store.annotation_sample(benchmark.key)
     return SamplePlan(items, added, len({i.stratum for i in items}))

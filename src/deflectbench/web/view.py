@@ -28,6 +28,7 @@ from deflectbench.analysis import (
     verdicts_from_frames,
 )
 from deflectbench.benchmark import Benchmark
+from deflectbench.benchmark.title import pack_title
 from deflectbench.store import Store
 from deflectbench.vocab import FIELDS, NON_ANSWERS, OUTCOMES
 from deflectbench.web.pages import StoreOpener, render
@@ -82,11 +83,11 @@ class ViewIndex:
 
     @classmethod
     def build(cls, store: Store, benchmark: Benchmark, consensus: str = "mean") -> ViewIndex:
+        """The rows of ``benchmark``'s generations only (a store may hold several packs)."""
         cols = ["gen_id", "model", "condition", "claim_id", "prompt_id", "sample", "error"]
-        rows = pd.DataFrame(
-            store.generation_rows(columns=[*cols, "finish_reason", "response"]),
-            columns=[*cols, "finish_reason", "response"],
-        )
+        read = [*cols, "finish_reason", "response", "benchmark"]
+        rows = pd.DataFrame(store.generation_rows(columns=read), columns=read)
+        rows = rows[rows["benchmark"] == benchmark.key].drop(columns=["benchmark"])
         preview = rows["response"].fillna("").str.slice(0, PREVIEW)
         rows = rows.drop(columns=["response"]).assign(preview=preview)
         framing = {t.prompt_id: t.framing for t in benchmark.templates}
@@ -234,6 +235,7 @@ class ViewApp:
                     judges=self.index.judges,
                     consensus=self.index.consensus_rule,
                     fields=FIELDS,
+                    pack=pack_title(self.benchmark),
                 )
             if path == "/api/facets":
                 return json_response(self.index.facets() | {"judges": self.index.judges})
@@ -282,8 +284,8 @@ class ViewApp:
         with self.open_store() as store:
             row = store.generation_row(gid)
             labels = [lab for lab in store.labels() if lab.gen_id == gid]
-        if row is None:
-            return error_response(404, f"no generation {gid}")
+        if row is None or row.get("benchmark") != self.benchmark.key:
+            return error_response(404, f"no generation {gid} of {pack_title(self.benchmark)}")
         listed = self.index.rows[self.index.rows["gen_id"] == gid]
         claim = next((c for c in self.benchmark.claims if c.claim_id == row["claim_id"]), None)
         template = next(
