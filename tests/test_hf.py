@@ -164,6 +164,19 @@ def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     )
 
 
+def test_a_translated_packs_card_names_its_pack_and_language(tmp_path):
+    from deflectbench.benchmark import load_pack
+
+    es = load_pack("deflectbench-v1-es")
+    export_benchmark(tmp_path / "es", "hf", "benchmark", es)
+    meta = card_meta(tmp_path / "es")
+    assert meta["language"] == ["es"]
+    assert meta["pretty_name"] == "deflectbench-v1-es v1.0 benchmark"
+    assert meta["deflectbench"]["benchmark_sha256"] == es.sha256
+    text = (tmp_path / "es/README.md").read_text(encoding="utf-8")
+    assert "# deflectbench-v1-es v1.0: the benchmark" in text
+
+
 def test_cli_export_and_import(tmp_path, store, benchmark):
     store.close()
     p = cli("export", "--format", "hf", "--out", "hf", "--db", "s.db", cwd=tmp_path)

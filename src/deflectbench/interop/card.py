@@ -18,6 +18,7 @@ from typing import Any
 
 from deflectbench import __version__
 from deflectbench.benchmark import Benchmark
+from deflectbench.benchmark.title import pack_title
 from deflectbench.interop.release import InteropError
 from deflectbench.vocab import FIELDS, OUTCOMES
 
@@ -128,8 +129,8 @@ def front_matter(configs: Sequence[Config], b: Benchmark, what: str) -> str:
     lines = [
         "license: cc-by-4.0",
         "language:",
-        "- en",
-        f"pretty_name: {_q(f'{b.name} {b.version} {what}')}",
+        f"- {b.language.split('-')[0].lower()}",
+        f"pretty_name: {_q(f'{pack_title(b)} {what}')}",
         "size_categories:",
         f"- {_size_category(max(c.rows for c in configs))}",
         "task_categories:",
@@ -167,7 +168,7 @@ def front_matter(configs: Sequence[Config], b: Benchmark, what: str) -> str:
 
 def card_text(configs: Sequence[Config], b: Benchmark, what: str) -> str:
     """The whole ``README.md``: front matter, then what a row is, the columns, license, citation."""
-    title = f"{b.name} {b.version}: " + ("results" if what == "results" else "the benchmark")
+    title = f"{pack_title(b)}: " + ("results" if what == "results" else "the benchmark")
     first = configs[0].name
     if what == "results":
         intro = (
