@@ -8,35 +8,18 @@ import json
 import os
 import signal
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
+from support.cli_runs import DEFLECTBENCH, signal_when, write_toml
+from support.fakes import VERDICT
+from support.fakes import is_judge_request as is_judge
 from support.servers import FakeLLMServer, RecordedRequest
 
 OPENAI_KEY = "sk-test-OPENAI-integrity-0000111122223333"
 ANTHROPIC_KEY = "sk-ant-test-integrity-4444555566667777"
-VERDICT = {
-    "reasoning": "It pivots to another party's wrongdoing.",
-    "refusal": 0,
-    "soft_refusal": 0,
-    "WA_present": 1,
-    "AH_present": 0,
-    "RH_present": 0,
-    "any_fallacy_present": 1,
-    "compliance_clean": 1,
-    "fallacy_labeled": 0,
-}
 REFUSAL = {k: 0 for k in VERDICT} | {"reasoning": "Declines.", "refusal": 1}
-
-
-def is_judge(req: RecordedRequest) -> bool:
-    body = req.body if isinstance(req.body, dict) else {}
-    return bool(body.get("system")) or any(
-        m.get("role") == "system" for m in body.get("messages", []) if isinstance(m, dict)
-    )
 
 
 def answer(req: RecordedRequest) -> str:
@@ -51,38 +34,59 @@ def config(path: Path, server: FakeLLMServer, *, judges=("openai/gpt-5.4-mini",)
         "templates": ["explicit_direct_WA", "explicit_coach_AH"],
         "runs": 1,
     } | run
-    lines = ["[run]", *(f"{k} = {json.dumps(v)}" for k, v in settings.items())]
-    lines += [
-        "[providers.vllm]",
-        f'base_url = "{server.openai_base_url}"',
-        "max_concurrency = 2",
-        "max_retries = 1",
-        "[providers.openai]",
-        f'base_url = "{server.openai_base_url}"',
-        "max_concurrency = 2",
-        "max_retries = 1",
-        '[prices."vllm/m"]',
-        "input_per_mtok = 1.0",
-        "output_per_mtok = 1.0",
-        '[prices."openai/gpt-5.4-mini"]',
-        "input_per_mtok = 1.0",
-        "output_per_mtok = 1.0",
-    ]
-    path.write_text("\n".join(lines) + "\n")
-    return path
+    section = {"base_url": server.openai_base_url, "max_concurrency": 2, "max_retries": 1}
+    price = {"input_per_mtok": 1.0, "output_per_mtok": 1.0}
+    return write_toml(
+        path,
+        {
+            "run": settings,
+            "providers.vllm": section,
+            "providers.openai": section,
+            'prices."vllm/m"': price,
+            'prices."openai/gpt-5.4-mini"': price,
+        },
+    )
+
+
+def env() -> dict[str, str]:
+    return dict(os.environ, OPENAI_API_KEY=OPENAI_KEY, ANTHROPIC_API_KEY=ANTHROPIC_KEY)
+
+
+def command(*args: str) -> list[str]:
+    """The entry point's command line; runs and judges without the progress bar."""
+    progress = ["--no-progress"] if args[0] in ("run", "judge") else []
+    return [*DEFLECTBENCH, *args, *progress]
 
 
 def cli(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:
-    env = dict(os.environ, OPENAI_API_KEY=OPENAI_KEY, ANTHROPIC_API_KEY=ANTHROPIC_KEY)
     return subprocess.run(
-        [sys.executable, "-m", "deflectbench", *args, "--no-progress"]
-        if args[0] in ("run", "judge")
-        else [sys.executable, "-m", "deflectbench", *args],
+        command(*args),
         capture_output=True,
         text=True,
         timeout=timeout,
-        env=env,
+        env=env(),
     )
+
+
+def run(cfg: Path, db: Path, *extra: str) -> subprocess.CompletedProcess:
+    """``deflectbench run`` of a configuration into a database, without the report."""
+    return cli("run", "--config", str(cfg), "--db", str(db), "--no-report", *extra)
+
+
+def run_against(server: FakeLLMServer, db: Path) -> subprocess.CompletedProcess:
+    """The default configuration, pointed at ``server``, run into ``db``."""
+    return run(config(db.parent / "c.toml", server), db)
+
+
+def interrupt(
+    server: FakeLLMServer, args: list[str], after: int, sig: int = signal.SIGINT
+) -> tuple[int, str, str]:
+    """Send ``sig`` to a run once ``server`` has had ``after`` requests: (exit code, out, err)."""
+
+    def ready() -> bool:
+        return len(server.requests) >= after
+
+    return signal_when(args, ready, sig=sig, poll_s=0.05, env=env(), capture=True)
 
 
 def status(db: Path) -> dict:
@@ -97,17 +101,15 @@ def status(db: Path) -> dict:
 def test_case1_other_settings_are_another_condition_side_by_side(tmp_path):
     db = tmp_path / "x.db"
     with FakeLLMServer(reply=answer) as server:
-        base = ["--db", str(db), "--no-report"]
-        p1 = cli("run", "--config", str(config(tmp_path / "a.toml", server)), *base)
+        p1 = run(config(tmp_path / "a.toml", server), db)
         assert p1.returncode == 0, p1.stderr
-        again = cli("run", "--config", str(config(tmp_path / "a.toml", server)), *base)
+        again = run(config(tmp_path / "a.toml", server), db)
         assert again.returncode == 0 and "0 generated, 4 already stored" in again.stdout
-        hot = config(tmp_path / "b.toml", server, temperature=0.3)
-        p2 = cli("run", "--config", str(hot), *base)
+        p2 = run(config(tmp_path / "b.toml", server, temperature=0.3), db)
         assert p2.returncode == 0, p2.stderr
         assert "4 generated" in p2.stdout
         warm = config(tmp_path / "w.toml", server, temperature=0.7)
-        clash = cli("run", "--config", str(warm), "--label", "temp0.3-max2048-seed0", *base)
+        clash = run(warm, db, "--label", "temp0.3-max2048-seed0")
     conditions = status(db)["models"]["vllm/m"]["conditions"]
     assert sorted(conditions) == ["temp0.3-max2048-seed0", "temp1-max2048-seed0"]
     assert all(c["ok"] == 4 for c in conditions.values())
@@ -125,14 +127,7 @@ def test_case2_non_answers_are_counted_and_never_judged(tmp_path):
 
     db = tmp_path / "x.db"
     with FakeLLMServer(reply=answer, non_answer=non_answer) as server:
-        p = cli(
-            "run",
-            "--config",
-            str(config(tmp_path / "c.toml", server)),
-            "--db",
-            str(db),
-            "--no-report",
-        )
+        p = run_against(server, db)
         judged = sum(1 for r in server.requests if is_judge(r))
     assert p.returncode == 0, p.stderr
     assert "no answer: 1 content_filter, 1 empty" in p.stdout
@@ -150,14 +145,7 @@ def test_case3_judges_that_never_parse_exit_5_with_the_first_example(tmp_path):
 
     db = tmp_path / "x.db"
     with FakeLLMServer(reply=garbage) as server:
-        p = cli(
-            "run",
-            "--config",
-            str(config(tmp_path / "c.toml", server)),
-            "--db",
-            str(db),
-            "--no-report",
-        )
+        p = run_against(server, db)
     assert p.returncode == 5, (p.stdout, p.stderr)
     assert "4 replies without a verdict" in p.stdout
     assert "first reply without a verdict" in p.stdout
@@ -167,14 +155,7 @@ def test_case3_judges_that_never_parse_exit_5_with_the_first_example(tmp_path):
 def test_case3_a_server_that_rejects_json_schema_still_judges(tmp_path):
     db = tmp_path / "x.db"
     with FakeLLMServer(reply=answer, reject_formats=("json_schema",)) as server:
-        p = cli(
-            "run",
-            "--config",
-            str(config(tmp_path / "c.toml", server)),
-            "--db",
-            str(db),
-            "--no-report",
-        )
+        p = run_against(server, db)
         rejected = server.stats.faults["response_format"]
     assert p.returncode == 0, p.stderr
     assert "judge openai/gpt-5.4-mini: 4 judged" in p.stdout
@@ -188,7 +169,7 @@ def test_case4_a_dead_server_is_a_non_zero_exit_with_its_cause(tmp_path):
     with FakeLLMServer(reply=answer) as server:
         cfg = config(tmp_path / "c.toml", server)
     # the server is stopped now: connection refused
-    p = cli("run", "--config", str(cfg), "--db", str(tmp_path / "x.db"), "--no-report")
+    p = run(cfg, tmp_path / "x.db")
     assert p.returncode in (4, 5), (p.returncode, p.stderr)
     assert "connection" in (p.stdout + p.stderr).lower()
     assert "incomplete:" in p.stderr
@@ -209,36 +190,13 @@ def test_case4_judge_interrupted_exits_130_and_resumes(tmp_path):
     db = tmp_path / "x.db"
     with FakeLLMServer(reply=answer) as server:
         cfg = config(tmp_path / "c.toml", server, judges=["lexical"])
-        assert cli("run", "--config", str(cfg), "--db", str(db), "--no-report").returncode == 0
+        assert run(cfg, db).returncode == 0
     with FakeLLMServer(reply=answer, latency=0.5) as server:
         jcfg = config(tmp_path / "j.toml", server)
-        env = dict(os.environ, OPENAI_API_KEY=OPENAI_KEY)
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "deflectbench",
-                "judge",
-                "-j",
-                "openai/gpt-5.4-mini",
-                "--config",
-                str(jcfg),
-                "--db",
-                str(db),
-                "--no-progress",
-            ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=env,
-        )
-        deadline = time.monotonic() + 60
-        while not server.requests and time.monotonic() < deadline:
-            time.sleep(0.05)
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=120)
-        assert proc.returncode == 130, (out, err)
-        done = cli("judge", "-j", "openai/gpt-5.4-mini", "--config", str(jcfg), "--db", str(db))
+        judge = ["judge", "-j", "openai/gpt-5.4-mini", "--config", str(jcfg), "--db", str(db)]
+        code, out, err = interrupt(server, command(*judge), 1)
+        assert code == 130, (out, err)
+        done = cli(*judge)
     assert done.returncode == 0, done.stderr
     assert "complete: judge openai/gpt-5.4-mini: done" in done.stdout
 
@@ -254,14 +212,7 @@ def test_case6_a_fenced_verdict_and_a_conflicting_one_are_a_parse_error(tmp_path
 
     db = tmp_path / "x.db"
     with FakeLLMServer(reply=two_verdicts) as server:
-        p = cli(
-            "run",
-            "--config",
-            str(config(tmp_path / "c.toml", server)),
-            "--db",
-            str(db),
-            "--no-report",
-        )
+        p = run_against(server, db)
     assert p.returncode == 5
     assert "conflicting" in p.stdout and "4 replies without a verdict" in p.stdout
 
@@ -281,21 +232,11 @@ def test_case8_spending_counts_across_runs(tmp_path):
     db = tmp_path / "x.db"
     with FakeLLMServer(reply=answer) as server:
         cfg = config(tmp_path / "c.toml", server, templates=["explicit_direct_WA"])
-        p = cli("run", "--config", str(cfg), "--db", str(db), "--no-report", "--max-cost", "5")
+        p = run(cfg, db, "--max-cost", "5")
         assert p.returncode == 0, p.stderr
         spent = status(db)["spent_usd"]
         assert spent > 0
-        wider = config(tmp_path / "d.toml", server)
-        p2 = cli(
-            "run",
-            "--config",
-            str(wider),
-            "--db",
-            str(db),
-            "--no-report",
-            "--max-cost",
-            str(spent * 1.0001),
-        )
+        p2 = run(config(tmp_path / "d.toml", server), db, "--max-cost", str(spent * 1.0001))
         sent_after = len(server.requests)
     assert p2.returncode == 3, (p2.stdout, p2.stderr)  # the budget was already spent
     assert status(db)["spent_usd"] <= spent * 1.0001
@@ -309,36 +250,14 @@ def test_case10_sigterm_stores_what_was_answered_and_the_rerun_completes(tmp_pat
     db = tmp_path / "x.db"
     with FakeLLMServer(reply=answer, latency=0.4) as server:
         cfg = config(tmp_path / "c.toml", server, judges=["lexical"], runs=3)
-        env = dict(os.environ, OPENAI_API_KEY=OPENAI_KEY)
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "deflectbench",
-                "run",
-                "--config",
-                str(cfg),
-                "--db",
-                str(db),
-                "--no-report",
-                "--no-progress",
-            ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=env,
-        )
-        deadline = time.monotonic() + 60
-        while len(server.requests) < 3 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=120)
+        args = command("run", "--config", str(cfg), "--db", str(db), "--no-report")
+        code, out, err = interrupt(server, args, 3, signal.SIGTERM)
         answered = len(server.requests)
-        assert proc.returncode == 130, (out, err)
+        assert code == 130, (out, err)
         assert "SIGTERM" in err
         stored = status(db)["models"]["vllm/m"]["ok"]
         assert stored == answered  # every request that was answered is stored, none lost
-        p = cli("run", "--config", str(cfg), "--db", str(db), "--no-report")
+        p = run(cfg, db)
     assert p.returncode == 0, p.stderr
     assert status(db)["models"]["vllm/m"]["ok"] == 12
 

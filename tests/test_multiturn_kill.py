@@ -6,13 +6,10 @@ from __future__ import annotations
 
 import os
 import random
-import signal
-import sqlite3
 import subprocess
-import sys
-import time
 from pathlib import Path
 
+from support.cli_runs import DEFLECTBENCH, count, rows, signal_when, write_toml
 from support.servers import FakeLLMServer
 from test_multiturn import CLAIMS, JUDGE, TEMPLATES, reply
 
@@ -21,39 +18,16 @@ SAMPLES = 2
 
 
 def write_config(path: Path, server: FakeLLMServer) -> Path:
-    lines = [
-        "[run]",
-        'models = ["vllm/test-model"]',
-        f'judges = ["{JUDGE}"]',
-        "claims = [" + ", ".join(f'"{c}"' for c in CLAIMS_HERE) + "]",
-        "templates = [" + ", ".join(f'"{t}"' for t in TEMPLATES) + "]",
-        f"runs = {SAMPLES}",
-        "[providers.vllm]",
-        f'base_url = "{server.openai_base_url}"',
-        "max_concurrency = 2",
-        "[providers.openai]",
-        f'base_url = "{server.openai_base_url}"',
-        "max_concurrency = 2",
-    ]
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
-def rows(db: Path, sql: str) -> list[tuple]:
-    if not db.exists():
-        return []
-    conn = sqlite3.connect(db)
-    try:
-        return conn.execute(sql).fetchall()
-    except sqlite3.OperationalError:
-        return []
-    finally:
-        conn.close()
-
-
-def count(db: Path, sql: str) -> int:
-    got = rows(db, sql)
-    return int(got[0][0]) if got else 0
+    run = {"models": ["vllm/test-model"], "judges": [JUDGE], "claims": CLAIMS_HERE}
+    section = {"base_url": server.openai_base_url, "max_concurrency": 2}
+    return write_toml(
+        path,
+        {
+            "run": {**run, "templates": list(TEMPLATES), "runs": SAMPLES},
+            "providers.vllm": section,
+            "providers.openai": section,
+        },
+    )
 
 
 def test_sigkill_in_and_between_the_turns_then_resume(tmp_path) -> None:
@@ -64,26 +38,29 @@ def test_sigkill_in_and_between_the_turns_then_resume(tmp_path) -> None:
     env = dict(os.environ, OPENAI_API_KEY="sk-test-key")
     with FakeLLMServer(reply=reply, latency=0.04) as server:
         cfg = write_config(tmp_path / "run.toml", server)
-        args = [sys.executable, "-m", "deflectbench", "run", "--db", str(db), "--no-progress"]
+        args = [*DEFLECTBENCH, "run", "--db", str(db), "--no-progress"]
         args += ["--benchmark", "deflectbench-v1-multiturn", "--config", str(cfg), "--no-report"]
         killed_in_turn2 = False
         # kill once in turn 1, then twice once turn 2 has begun
         for goal in ("turn1", "turn2", "turn2"):
-            proc = subprocess.Popen(
-                args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env
-            )
             before = len(server.requests)
-            deadline = time.monotonic() + 120
             turns_before = count(db, "SELECT count(*) FROM turns")
-            while time.monotonic() < deadline and proc.poll() is None:
-                if goal == "turn1" and len(server.requests) >= before + rng.randint(4, 12):
-                    break
-                if goal == "turn2" and count(db, "SELECT count(*) FROM turns") > turns_before:
-                    break
-                time.sleep(0.005)
-            time.sleep(rng.uniform(0.0, 0.1))  # a random moment: mid-request, mid-write
-            proc.send_signal(signal.SIGKILL)
-            proc.wait()
+
+            def ready(
+                goal: str = goal, before: int = before, turns_before: int = turns_before
+            ) -> bool:
+                if goal == "turn1":
+                    return len(server.requests) >= before + rng.randint(4, 12)
+                return count(db, "SELECT count(*) FROM turns") > turns_before
+
+            signal_when(
+                args,
+                ready,
+                wait_s=120,
+                poll_s=0.005,
+                pause=lambda: rng.uniform(0.0, 0.1),
+                env=env,
+            )
             stored = count(db, "SELECT count(*) FROM turns")
             killed_in_turn2 |= 0 < stored < due
         p = subprocess.run(args, capture_output=True, text=True, timeout=240, env=env)

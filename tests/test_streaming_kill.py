@@ -11,13 +11,10 @@ import collections
 import json
 import os
 import random
-import signal
-import sqlite3
 import subprocess
-import sys
-import time
 from pathlib import Path
 
+from support.cli_runs import DEFLECTBENCH, rows, signal_when, write_toml
 from support.fakes import VERDICT, is_judge_request
 from support.servers import FakeLLMServer, RecordedRequest
 
@@ -37,53 +34,39 @@ def reply(req: RecordedRequest) -> str:
 
 def write_config(path: Path, server: FakeLLMServer) -> Path:
     run = {"models": MODELS, "judges": JUDGES, "claims": CLAIMS, "templates": TEMPLATES}
-    lines = ["[run]", *(f"{k} = {json.dumps(v)}" for k, v in run.items()), f"runs = {SAMPLES}"]
-    lines += [
-        "[providers.srva]",
-        f'base_url = "{server.openai_base_url}"',
-        f"max_concurrency = {CONCURRENCY}",
-        "[providers.srvb]",
-        'wire = "anthropic"',
-        f'base_url = "{server.anthropic_base_url}"',
-        f"max_concurrency = {CONCURRENCY}",
-    ]
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
-def rows(db: Path, sql: str) -> list[tuple]:
-    if not db.exists():
-        return []
-    conn = sqlite3.connect(db)
-    try:
-        return conn.execute(sql).fetchall()
-    except sqlite3.OperationalError:
-        return []
-    finally:
-        conn.close()
+    return write_toml(
+        path,
+        {
+            "run": {**run, "runs": SAMPLES},
+            "providers.srva": {
+                "base_url": server.openai_base_url,
+                "max_concurrency": CONCURRENCY,
+            },
+            "providers.srvb": {
+                "wire": "anthropic",
+                "base_url": server.anthropic_base_url,
+                "max_concurrency": CONCURRENCY,
+            },
+        },
+    )
 
 
 def test_sigkill_three_times_during_a_streaming_run_then_resume(tmp_path) -> None:
     rng = random.Random(10)
     n = len(CLAIMS) * len(TEMPLATES) * SAMPLES
     db = tmp_path / "r.db"
-    args = [sys.executable, "-m", "deflectbench", "run", "--db", str(db), "--no-progress"]
+    args = [*DEFLECTBENCH, "run", "--db", str(db), "--no-progress"]
     with FakeLLMServer(reply=reply, latency=0.05) as server:
         cfg = write_config(tmp_path / "run.toml", server)
         args += ["--config", str(cfg), "--no-report"]
         streaming_seen = False
         for _ in range(3):
-            before = len(server.requests)
-            proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            target = before + rng.randint(8, 60)
-            deadline = time.monotonic() + 60
-            while len(server.requests) < target and time.monotonic() < deadline:
-                if proc.poll() is not None:
-                    break
-                time.sleep(0.01)
-            time.sleep(rng.uniform(0.0, 0.2))  # a random moment: mid-request, mid-write
-            proc.send_signal(signal.SIGKILL)
-            proc.wait()
+            target = len(server.requests) + rng.randint(8, 60)
+            signal_when(
+                args,
+                lambda target=target: len(server.requests) >= target,
+                pause=lambda: rng.uniform(0.0, 0.2),
+            )
             generated = rows(db, "SELECT count(*) FROM generations")
             judged = rows(db, "SELECT count(*) FROM judgments WHERE judge != 'lexical'")
             if generated and judged and judged[0][0] > 0 and generated[0][0] < 2 * n:

@@ -22,9 +22,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from support.local_http import LocalServer, QuietHandler
 from support.servers import FakeLLMServer, RecordedRequest, default_reply
 
 
@@ -47,7 +47,7 @@ class EmulatedBatch:
     garbled: set[str] = field(default_factory=set)
 
 
-class BatchServer:
+class BatchServer(LocalServer):
     """Both batch APIs on 127.0.0.1, in a background thread."""
 
     def __init__(
@@ -63,6 +63,7 @@ class BatchServer:
         max_bytes: int | None = None,
         llm: FakeLLMServer | None = None,
     ) -> None:
+        super().__init__(_Handler)
         self.llm = llm or FakeLLMServer(reply=reply, record=False)
         self.polls_to_end = polls_to_end
         #: The share of a batch's items done when it expires (None: it does not).
@@ -81,45 +82,6 @@ class BatchServer:
         self.http_requests: collections.Counter[str] = collections.Counter()
         self._lock = threading.Lock()
         self._ids = itertools.count()
-        self._stopping = threading.Event()
-        self._httpd: ThreadingHTTPServer | None = None
-
-    # -- lifecycle -------------------------------------------------------------------------
-
-    def start(self) -> BatchServer:
-        handler = type("Handler", (_Handler,), {"app": self})
-        self._httpd = _Server(("127.0.0.1", 0), handler)
-        threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        ).start()
-        return self
-
-    def stop(self) -> None:
-        self._stopping.set()
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-
-    def __enter__(self) -> BatchServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def url(self) -> str:
-        assert self._httpd is not None
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
-
-    @property
-    def openai_base_url(self) -> str:
-        return f"{self.url}/v1"
-
-    @property
-    def anthropic_base_url(self) -> str:
-        return self.url
 
     def twice(self) -> list[tuple[str, str, str]]:
         """Items submitted more than once."""
@@ -297,28 +259,8 @@ def _multipart(content_type: str, raw: bytes) -> dict[str, bytes]:
     return fields
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        pass
-
-
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(QuietHandler):
     app: BatchServer
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def _send(self, status: int, payload: bytes, content_type: str = "application/json") -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
 
     def _json(self, status: int, obj: Any) -> None:
         self._send(status, json.dumps(obj).encode())
@@ -338,6 +280,24 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(404, f"no batch {batch_id}", anthropic)
         return batch
 
+    def _object(self, batch: EmulatedBatch, anthropic: bool) -> dict[str, Any]:
+        app = self.app
+        return app.anthropic_object(batch) if anthropic else app.openai_object(batch)
+
+    def _retrieve(self, batch_id: str, *, anthropic: bool) -> None:
+        batch = self._batch(batch_id, anthropic)
+        if batch is not None:
+            self.app.poll(batch)
+            self._json(200, self._object(batch, anthropic))
+
+    def _cancel(self, batch_id: str, *, anthropic: bool) -> None:
+        batch = self._batch(batch_id, anthropic)
+        if batch is not None:
+            batch.cancel = True
+            if batch.status == "in_progress":
+                batch.status = "canceling" if anthropic else "cancelling"
+            self._json(200, self._object(batch, anthropic))
+
     def do_GET(self) -> None:
         app = self.app
         path = self.path.split("?")[0].rstrip("/")
@@ -351,10 +311,7 @@ class _Handler(BaseHTTPRequestHandler):
             ]
             self._json(200, {"object": "list", "data": data, "has_more": False})
         elif path.startswith("/v1/batches/"):
-            batch = self._batch(parts[3], False)
-            if batch is not None:
-                app.poll(batch)
-                self._json(200, app.openai_object(batch))
+            self._retrieve(parts[3], anthropic=False)
         elif path.startswith("/v1/files/") and path.endswith("/content"):
             data = app.files.get(parts[3])
             if data is None:
@@ -373,10 +330,7 @@ class _Handler(BaseHTTPRequestHandler):
             if batch is not None:
                 self._send(200, app.anthropic_results(batch), "application/binary")
         elif path.startswith("/v1/messages/batches/"):
-            batch = self._batch(parts[4], True)
-            if batch is not None:
-                app.poll(batch)
-                self._json(200, app.anthropic_object(batch))
+            self._retrieve(parts[4], anthropic=True)
         else:
             self._error(404, f"unknown path {path}", path.startswith("/v1/messages"))
 
@@ -429,12 +383,7 @@ class _Handler(BaseHTTPRequestHandler):
             )
             self._created(batch, app.openai_object(batch))
         elif path.startswith("/v1/batches/") and path.endswith("/cancel"):
-            batch = self._batch(parts[3], False)
-            if batch is not None:
-                batch.cancel = True
-                if batch.status == "in_progress":
-                    batch.status = "cancelling"
-                self._json(200, app.openai_object(batch))
+            self._cancel(parts[3], anthropic=False)
         elif path == "/v1/messages/batches":
             requests = json.loads(raw)["requests"]
             if app.max_requests is not None and len(requests) > app.max_requests:
@@ -446,12 +395,7 @@ class _Handler(BaseHTTPRequestHandler):
             batch = app.create("anthropic", [(r["custom_id"], r["params"]) for r in requests])
             self._created(batch, app.anthropic_object(batch))
         elif path.startswith("/v1/messages/batches/") and path.endswith("/cancel"):
-            batch = self._batch(parts[4], True)
-            if batch is not None:
-                batch.cancel = True
-                if batch.status == "in_progress":
-                    batch.status = "canceling"
-                self._json(200, app.anthropic_object(batch))
+            self._cancel(parts[4], anthropic=True)
         else:
             self._error(404, f"unknown path {path}", path.startswith("/v1/messages"))
 

@@ -20,8 +20,18 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
+
+from support.local_http import LocalServer, QuietHandler, QuietServer
+from support.wire_bodies import REFUSAL_TEXT as REFUSAL_TEXT  # tests import it from here
+from support.wire_bodies import (
+    NonAnswer,
+    Wire,
+    error_for,
+    last_user_prompt,
+    non_answer_body,
+    reply_body,
+)
 
 #: What a faulted request gets. Status codes answer with that status and the wire's error
 #: body; ``hang`` answers nothing until well after any sane client timeout; ``drop`` closes
@@ -48,43 +58,11 @@ Fault = Literal[
 ]
 FAULTS: tuple[str, ...] = Fault.__args__  # type: ignore[attr-defined]
 
-#: A 200 that is no answer. ``content_filter``: the provider's filter stopped it (OpenAI
-#: ``finish_reason: content_filter``, no content); ``refusal``: OpenAI's ``message.refusal``,
-#: Anthropic's ``stop_reason: refusal``; ``null``: content null (OpenAI) or no blocks
-#: (Anthropic); ``blank``: whitespace only.
-NonAnswer = Literal["content_filter", "refusal", "null", "blank"]
-REFUSAL_TEXT = "I can't help with that."
 #: What a server without structured output says when sent one (llama.cpp's server words it
 #: like this, with HTTP 500 for a schema it cannot turn into a grammar, 400 otherwise).
 FORMAT_REJECTIONS: dict[str, tuple[int, str]] = {
     "json_schema": (500, 'Unsupported response_format type "json_schema": no grammar for it'),
     "json_object": (400, "response_format json_object is not supported by this server"),
-}
-
-Wire = Literal["openai", "anthropic"]
-
-_OPENAI_ERROR_TYPES = {
-    400: ("invalid_request_error", None),
-    401: ("invalid_request_error", "invalid_api_key"),
-    403: ("permission_denied", None),
-    404: ("invalid_request_error", "model_not_found"),
-    408: ("timeout", None),
-    409: ("conflict", None),
-    422: ("invalid_request_error", None),
-    429: ("requests", "rate_limit_exceeded"),
-}
-_ANTHROPIC_ERROR_TYPES = {
-    400: "invalid_request_error",
-    401: "authentication_error",
-    403: "permission_error",
-    404: "not_found_error",
-    408: "timeout_error",
-    409: "conflict_error",
-    413: "request_too_large",
-    422: "invalid_request_error",
-    429: "rate_limit_error",
-    500: "api_error",
-    529: "overloaded_error",
 }
 
 
@@ -139,28 +117,7 @@ def default_reply(request: RecordedRequest) -> str:
     return f"echo: {request.prompt}"
 
 
-def _text_of(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
-    return ""
-
-
-def _last_user_prompt(body: Any) -> str:
-    if not isinstance(body, dict):
-        return ""
-    for message in reversed(body.get("messages") or []):
-        if isinstance(message, dict) and message.get("role") == "user":
-            return _text_of(message.get("content"))
-    return ""
-
-
-def _count_tokens(text: str) -> int:
-    return len(text.split())
-
-
-class FakeLLMServer:
+class FakeLLMServer(LocalServer):
     """A configurable fake of an LLM API.
 
     Faults are decided per request in this order: the explicit ``schedule`` (one entry per
@@ -196,6 +153,7 @@ class FakeLLMServer:
         kind: Callable[[RecordedRequest], str] | None = None,
         seed: int = 0,
     ) -> None:
+        super().__init__(_Handler, _Server)
         self.reply = reply
         #: Names a request's kind (e.g. "judge" or "generation") for the in-flight counts.
         self.kind = kind
@@ -234,48 +192,6 @@ class FakeLLMServer:
         self._window: collections.deque[float] = collections.deque()
         self._active = 0
         self._slots = threading.BoundedSemaphore(concurrency_cap) if concurrency_cap else None
-        self._stopping = threading.Event()
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    # -- lifecycle ---------------------------------------------------------------------------
-
-    def start(self) -> FakeLLMServer:
-        handler = type("Handler", (_Handler,), {"app": self})
-        httpd = _Server(("127.0.0.1", 0), handler)
-        self._httpd = httpd
-        self._thread = threading.Thread(
-            target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stopping.set()
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-
-    def __enter__(self) -> FakeLLMServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def url(self) -> str:
-        assert self._httpd is not None, "server not started"
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
-
-    @property
-    def openai_base_url(self) -> str:
-        return f"{self.url}/v1"
-
-    @property
-    def anthropic_base_url(self) -> str:
-        return self.url
 
     # -- decisions (called from handler threads) ---------------------------------------------
 
@@ -284,7 +200,7 @@ class FakeLLMServer:
             body = json.loads(raw) if raw else None
         except ValueError:
             body = None
-        prompt = _last_user_prompt(body)
+        prompt = last_user_prompt(body)
         with self._lock:
             index = next(self._counter)
             attempt = self._attempts[prompt]
@@ -377,120 +293,11 @@ class FakeLLMServer:
             text += f" (you sent me {key.removeprefix('Bearer ')})"
         non_answer = self.non_answer(request) if self.non_answer is not None else None
         if non_answer is not None:
-            return self._non_answer_body(request, body, non_answer)
-        limit = body.get("max_completion_tokens") or body.get("max_tokens")
-        words = text.split()
-        truncated = isinstance(limit, int) and len(words) > limit
-        if truncated:
-            text = " ".join(words[:limit])
-        prompt_tokens = sum(
-            _count_tokens(_text_of(m.get("content")))
-            for m in body.get("messages") or []
-            if isinstance(m, dict)
-        ) + _count_tokens(_text_of(body.get("system")))
-        completion_tokens = _count_tokens(text)
-        n = request.index
-        if request.wire == "anthropic":
-            tool_choice = body.get("tool_choice") or {}
-            if tool_choice.get("type") == "tool":
-                try:
-                    tool_input = json.loads(text)
-                except ValueError:
-                    tool_input = None
-                if not isinstance(tool_input, dict):
-                    tool_input = {"reply": text}
-                content: list[dict[str, Any]] = [
-                    {
-                        "type": "tool_use",
-                        "id": f"toolu_{n:08d}",
-                        "name": tool_choice.get("name"),
-                        "input": tool_input,
-                    }
-                ]
-                stop_reason = "max_tokens" if truncated else "tool_use"
-            else:
-                content = [{"type": "text", "text": text}]
-                stop_reason = "max_tokens" if truncated else "end_turn"
-            return {
-                "id": f"msg_{n:08d}",
-                "type": "message",
-                "role": "assistant",
-                "model": body.get("model", "unknown"),
-                "content": content,
-                "stop_reason": stop_reason,
-                "stop_sequence": None,
-                "usage": {"input_tokens": prompt_tokens, "output_tokens": completion_tokens},
-            }
-        return {
-            "id": f"chatcmpl-{n:08d}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": body.get("model", "unknown"),
-            "system_fingerprint": "fp_local",
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": text, "refusal": None},
-                    "logprobs": None,
-                    "finish_reason": "length" if truncated else "stop",
-                }
-            ],
-            "usage": {
-                "prompt_tokens": prompt_tokens,
-                "completion_tokens": completion_tokens,
-                "total_tokens": prompt_tokens + completion_tokens,
-            },
-        }
-
-    def _non_answer_body(
-        self, request: RecordedRequest, body: dict[str, Any], kind: NonAnswer
-    ) -> dict[str, Any]:
-        n = request.index
-        if request.wire == "anthropic":
-            content = [{"type": "text", "text": "   \n"}] if kind == "blank" else []
-            stop = "refusal" if kind in ("refusal", "content_filter") else "end_turn"
-            return {
-                "id": f"msg_{n:08d}",
-                "type": "message",
-                "role": "assistant",
-                "model": body.get("model", "unknown"),
-                "content": content,
-                "stop_reason": stop,
-                "stop_sequence": None,
-                "usage": {"input_tokens": 5, "output_tokens": 0},
-            }
-        message = {
-            "role": "assistant",
-            "content": "   \n" if kind == "blank" else None,
-            "refusal": REFUSAL_TEXT if kind == "refusal" else None,
-        }
-        return {
-            "id": f"chatcmpl-{n:08d}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": body.get("model", "unknown"),
-            "choices": [
-                {
-                    "index": 0,
-                    "message": message,
-                    "logprobs": None,
-                    "finish_reason": "content_filter" if kind == "content_filter" else "stop",
-                }
-            ],
-            "usage": {"prompt_tokens": 5, "completion_tokens": 0, "total_tokens": 5},
-        }
+            return non_answer_body(request.index, request.wire, body, non_answer)
+        return reply_body(request.index, request.wire, body, text)
 
     def error_body(self, wire: Wire, status: int, message: str) -> dict[str, Any]:
-        message = self.error_message or message
-        if wire == "anthropic":
-            kind = _ANTHROPIC_ERROR_TYPES.get(status, "api_error")
-            error: dict[str, Any] = {"type": kind, "message": message}
-            if self.error_code is not None:
-                error["details"] = {"error_code": self.error_code}
-            return {"type": "error", "error": error, "request_id": "req_local"}
-        kind, code = _OPENAI_ERROR_TYPES.get(status, ("server_error", None))
-        code = self.error_code or code
-        return {"error": {"message": message, "type": kind, "param": None, "code": code}}
+        return error_for(wire, status, self.error_message or message, self.error_code)
 
     def retry_after_headers(self, seconds: float | None = None) -> dict[str, str]:
         if seconds is not None:
@@ -511,38 +318,14 @@ def http_date(seconds_from_now: float) -> str:
     return email.utils.formatdate(time.time() + seconds_from_now, usegmt=True)
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
+class _Server(QuietServer):
     request_queue_size = 1024
-    allow_reuse_address = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        # Clients that time out close their sockets under us; that is expected here.
-        pass
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(QuietHandler):
     app: FakeLLMServer
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True
 
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def _send(
-        self,
-        status: int,
-        payload: bytes,
-        content_type: str = "application/json",
-        headers: dict[str, str] | None = None,
-    ) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(payload)))
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(payload)
+    def _sent(self, status: int) -> None:
         with self.app._lock:
             self.app.stats.by_status[str(status)] += 1
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -25,25 +24,9 @@ from urllib.parse import urlsplit
 import openai
 from openai.types.chat import ChatCompletion
 
-from deflectbench.models._http import (
-    MaxTokensParam,
-    TemperatureMode,
-    check_base_url,
-    connection_error,
-    redact,
-    status_error,
-    transient_error,
-)
-from deflectbench.models.base import (
-    Completion,
-    GenerationParams,
-    Limits,
-    Message,
-    Model,
-    ModelError,
-    Usage,
-    finish_reason,
-)
+from deflectbench.models._http import MaxTokensParam, TemperatureMode, status_error, transient_error
+from deflectbench.models._sdk import Reply, SDKErrors, SDKModel
+from deflectbench.models.base import Completion, GenerationParams, Limits, Message, ModelError
 
 #: Name of the schema sent with structured-output requests.
 SCHEMA_NAME = "judgment"
@@ -58,8 +41,12 @@ class FormatRejected(ModelError):
     """The server refused the ``response_format`` it was sent (not the request itself)."""
 
 
-class OpenAICompatModel(Model):
+class OpenAICompatModel(SDKModel):
     """A chat model behind an OpenAI-compatible ``/chat/completions`` endpoint."""
+
+    errors = SDKErrors.of(openai, root=openai.OpenAIError)
+    reply_type = ChatCompletion
+    _client: openai.AsyncOpenAI
 
     def __init__(
         self,
@@ -76,34 +63,29 @@ class OpenAICompatModel(Model):
         extra_body: Mapping[str, Any] | None = None,
         headers: Mapping[str, str] | None = None,
     ) -> None:
-        self.name = name
-        self.api_model = api_model
-        self.base_url = check_base_url(name.split("/", 1)[0], base_url)
-        self.limits = limits or Limits()
-        self.structured_output = structured_output
+        super().__init__(
+            name,
+            api_model,
+            base_url=base_url,
+            api_key=api_key,
+            limits=limits,
+            structured_output=structured_output,
+            temperature_mode=temperature_mode,
+            extra_body=extra_body,
+        )
         #: How structured output is asked for now, and whether a reply has confirmed it.
         self.format_mode: FormatMode = "json_schema" if structured_output else "text"
         self._format_known = not structured_output
         self._probe: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
         self.max_tokens_param = max_tokens_param
-        self.temperature_mode = temperature_mode
         self.send_seed = send_seed
-        self.extra_body = dict(extra_body or {})
-        self._provider = name.split("/", 1)[0]
-        self._secret = api_key
         default_headers: dict[str, Any] = dict(headers or {})
         if urlsplit(base_url).hostname != "api.openai.com":
             # The SDK adds OPENAI_ORG_ID / OPENAI_PROJECT_ID from the environment to every
             # request; third-party servers have no business seeing them.
             default_headers.setdefault("OpenAI-Organization", openai.omit)
             default_headers.setdefault("OpenAI-Project", openai.omit)
-        self._client = openai.AsyncOpenAI(
-            api_key=api_key,
-            base_url=base_url,
-            timeout=self.limits.timeout_s,
-            max_retries=0,  # the engine owns retrying
-            default_headers=default_headers,
-        )
+        self._client = openai.AsyncOpenAI(**self._client_options(default_headers))
 
     def __repr__(self) -> str:
         return f"OpenAICompatModel(name={self.name!r}, base_url={self.base_url!r})"
@@ -127,9 +109,7 @@ class OpenAICompatModel(Model):
             "messages": [{"role": m.role, "content": m.content} for m in messages],
             self.max_tokens_param: params.max_tokens,
         }
-        if self.temperature_mode == "always" or (
-            self.temperature_mode == "non_default" and params.temperature != 1.0
-        ):
+        if self._sends_temperature(params.temperature):
             body["temperature"] = params.temperature
         if params.seed is not None and self.send_seed:
             body["seed"] = params.seed
@@ -151,14 +131,6 @@ class OpenAICompatModel(Model):
     def wire_body(self, messages: Sequence[Message], params: GenerationParams) -> dict[str, Any]:
         """The JSON body :meth:`complete` sends, extra fields merged in (a batch line's body)."""
         return {**self.request_body(messages, params), **self.extra_body}
-
-    def completion_from_body(self, body: Mapping[str, Any], latency: float = 0.0) -> Completion:
-        """A reply body read as :meth:`complete` reads it (a batch result's body)."""
-        try:
-            response = ChatCompletion.model_validate(body)
-        except ValueError:  # pydantic's ValidationError: read it as leniently as the SDK does
-            response = ChatCompletion.construct(**body)
-        return self._completion(response, latency)
 
     async def complete(self, messages: Sequence[Message], params: GenerationParams) -> Completion:
         if params.json_schema is None or self._format_known:
@@ -192,35 +164,14 @@ class OpenAICompatModel(Model):
         self, messages: Sequence[Message], params: GenerationParams, mode: FormatMode
     ) -> Completion:
         body = self.request_body(messages, params, mode)
-        started = time.perf_counter()
-        try:
-            response = await self._client.chat.completions.create(
+        return await self._call(
+            lambda: self._client.chat.completions.create(
                 **body, extra_body=dict(self.extra_body) or None
-            )
-        except openai.APIStatusError as exc:
-            raise self._status_error(exc, "response_format" in body) from None
-        except openai.APITimeoutError:
-            raise transient_error(
-                self._provider, f"timed out after {self.limits.timeout_s:g}s", cause="timeout"
-            ) from None
-        except openai.APIConnectionError as exc:
-            raise connection_error(self._provider, exc, self._secret) from None
-        except openai.APIResponseValidationError:
-            raise transient_error(
-                self._provider, "response did not match the schema", cause="bad response"
-            ) from None
-        except ValueError as exc:  # JSONDecodeError, pydantic ValidationError
-            what = f"malformed response body ({type(exc).__name__})"
-            raise transient_error(self._provider, what, cause="bad response") from None
-        except openai.OpenAIError as exc:
-            raise ModelError(f"{self._provider}: {redact(str(exc), self._secret)}") from None
-        latency = time.perf_counter() - started
-        return self._completion(response, latency)
+            ),
+            lambda exc: self._status_error(exc, "response_format" in body),
+        )
 
-    def _completion(self, response: Any, latency: float) -> Completion:
-        if not isinstance(response, ChatCompletion):
-            # The SDK hands back the text when the body was not JSON (e.g. a proxy's HTML page).
-            raise transient_error(self._provider, "non-JSON response body", cause="bad response")
+    def _read_reply(self, response: Any) -> Reply:
         choices = getattr(response, "choices", None)
         if not choices:
             raise transient_error(self._provider, "response had no choices", cause="bad response")
@@ -232,17 +183,12 @@ class OpenAICompatModel(Model):
         if refusal:
             # A refusal (structured output's or a safety system's) arrives in `refusal`.
             text, reason = text or refusal, "refusal"
-        text = redact(text or "", self._secret)
         usage = getattr(response, "usage", None)
-        return Completion(
-            text=text,
-            usage=Usage(
-                input_tokens=getattr(usage, "prompt_tokens", 0) or 0,
-                output_tokens=getattr(usage, "completion_tokens", 0) or 0,
-            ),
-            finish_reason=finish_reason(reason, text),
-            latency_s=latency,
-            raw=response.model_dump(exclude_unset=True),
+        return Reply(
+            text or "",
+            reason,
+            input_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+            output_tokens=getattr(usage, "completion_tokens", 0) or 0,
         )
 
     def _status_error(self, exc: openai.APIStatusError, sent_format: bool = False) -> ModelError:
@@ -279,6 +225,3 @@ class OpenAICompatModel(Model):
             code=code,
             secret=self._secret,
         )
-
-    async def aclose(self) -> None:
-        await self._client.close()

@@ -1,0 +1,164 @@
+"""What the two SDK-backed providers (OpenAI-compatible, Anthropic) do alike.
+
+Both official SDKs raise parallel exception trees and hand back pydantic replies. The
+providers differ in how a request is built and where a reply keeps its text, not in how a
+failed call becomes a :class:`ModelError`, nor in how a reply becomes a :class:`Completion`:
+that is written once here, so the two wires cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import abc
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any, ClassVar, NamedTuple
+
+from deflectbench.models._http import (
+    TemperatureMode,
+    check_base_url,
+    connection_error,
+    redact,
+    transient_error,
+)
+from deflectbench.models.base import Completion, Limits, Model, ModelError, Usage, finish_reason
+
+
+class Reply(NamedTuple):
+    """What a provider reads from its SDK's reply, in its own wire's terms."""
+
+    text: str
+    #: The wire's finish reason, before :func:`finish_reason` normalises it.
+    reason: str | None
+    input_tokens: int
+    output_tokens: int
+
+
+@dataclass(frozen=True)
+class SDKErrors:
+    """One SDK's exception classes, in the order they are caught (the most specific first)."""
+
+    status: type[Exception]
+    timeout: type[Exception]
+    connection: type[Exception]
+    validation: type[Exception]
+    #: The SDK's root class: anything else it raises.
+    root: type[Exception]
+
+    @classmethod
+    def of(cls, sdk: ModuleType, root: type[Exception]) -> SDKErrors:
+        """An SDK's classes by the names both official SDKs give them (one generator wrote both)."""
+        return cls(
+            status=sdk.APIStatusError,
+            timeout=sdk.APITimeoutError,
+            connection=sdk.APIConnectionError,
+            validation=sdk.APIResponseValidationError,
+            root=root,
+        )
+
+
+class SDKModel(Model):
+    """A model behind an official SDK client; subclasses say how to ask and where the text is."""
+
+    #: The SDK's exception classes.
+    errors: ClassVar[SDKErrors]
+    #: The SDK's reply type (a pydantic model), which a reply body is validated as.
+    reply_type: ClassVar[type[Any]]
+    _client: Any
+
+    def __init__(
+        self,
+        name: str,
+        api_model: str,
+        *,
+        api_key: str,
+        base_url: str,
+        limits: Limits | None,
+        structured_output: bool,
+        temperature_mode: TemperatureMode,
+        extra_body: Mapping[str, Any] | None,
+    ) -> None:
+        self.name = name
+        self.api_model = api_model
+        self.base_url = check_base_url(name.split("/", 1)[0], base_url)
+        self.limits = limits or Limits()
+        self.structured_output = structured_output
+        self.temperature_mode = temperature_mode
+        self.extra_body = dict(extra_body or {})
+        self._provider = name.split("/", 1)[0]
+        self._secret = api_key
+
+    def _client_options(self, headers: Mapping[str, Any]) -> dict[str, Any]:
+        """The SDK client's keyword arguments: this model's key, URL and timeout."""
+        return {
+            "api_key": self._secret,
+            "base_url": self.base_url,
+            "timeout": self.limits.timeout_s,
+            "max_retries": 0,  # the engine owns retrying
+            "default_headers": dict(headers),
+        }
+
+    def _sends_temperature(self, temperature: float) -> bool:
+        """Whether ``temperature_mode`` lets this temperature go on the wire."""
+        mode = self.temperature_mode
+        return mode == "always" or (mode == "non_default" and temperature != 1.0)
+
+    def completion_from_body(self, body: Mapping[str, Any], latency: float = 0.0) -> Completion:
+        """A reply body read as :meth:`complete` reads it (a batch result's body or message)."""
+        try:
+            response = self.reply_type.model_validate(body)
+        except ValueError:  # pydantic's ValidationError: read it as leniently as the SDK does
+            response = self.reply_type.construct(**body)
+        return self._completion(response, latency)
+
+    async def _call(
+        self,
+        request: Callable[[], Awaitable[Any]],
+        on_status: Callable[[Any], ModelError],
+    ) -> Completion:
+        """Send one request; every SDK failure becomes a :class:`ModelError` the engine reads."""
+        started = time.perf_counter()
+        errors = self.errors
+        try:
+            response = await request()
+        except errors.status as exc:
+            raise on_status(exc) from None
+        except errors.timeout:
+            raise transient_error(
+                self._provider, f"timed out after {self.limits.timeout_s:g}s", cause="timeout"
+            ) from None
+        except errors.connection as exc:
+            raise connection_error(self._provider, exc, self._secret) from None
+        except errors.validation:
+            raise transient_error(
+                self._provider, "response did not match the schema", cause="bad response"
+            ) from None
+        except ValueError as exc:  # JSONDecodeError, pydantic ValidationError
+            what = f"malformed response body ({type(exc).__name__})"
+            raise transient_error(self._provider, what, cause="bad response") from None
+        except errors.root as exc:
+            raise ModelError(f"{self._provider}: {redact(str(exc), self._secret)}") from None
+        latency = time.perf_counter() - started
+        return self._completion(response, latency)
+
+    def _completion(self, response: Any, latency: float) -> Completion:
+        if not isinstance(response, self.reply_type):
+            # The SDK hands back the text when the body was not JSON (e.g. a proxy's HTML page).
+            raise transient_error(self._provider, "non-JSON response body", cause="bad response")
+        reply = self._read_reply(response)
+        text = redact(reply.text, self._secret)
+        return Completion(
+            text=text,
+            usage=Usage(input_tokens=reply.input_tokens, output_tokens=reply.output_tokens),
+            finish_reason=finish_reason(reply.reason, text),
+            latency_s=latency,
+            raw=response.model_dump(exclude_unset=True),
+        )
+
+    @abc.abstractmethod
+    def _read_reply(self, response: Any) -> Reply:
+        """The reply's text, finish reason and token counts (raising for a reply without any)."""
+
+    async def aclose(self) -> None:
+        await self._client.close()
