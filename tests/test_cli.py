@@ -126,8 +126,11 @@ def test_status_json_shape_on_empty_store(tmp_path):
     assert st["benchmarks"] == {}  # generations per benchmark pack
 
 
-def test_status_on_a_mistyped_path_creates_nothing(tmp_path):
-    p = cli("status", db=tmp_path / "typo.db")
+@pytest.mark.parametrize(
+    "command", [["status"], ["judge", "--judge", "lexical"], ["analyze"], ["audit"]]
+)
+def test_a_command_that_reads_on_a_mistyped_path_creates_nothing(tmp_path, command):
+    p = cli(*command, db=tmp_path / "typo.db")
     assert p.returncode == 2
     assert "no results at --db" in p.stderr and len(p.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "typo.db").exists()

@@ -15,7 +15,10 @@ if TYPE_CHECKING:
 DbOption = Annotated[
     Path,
     typer.Option(
-        "--db", help="The results file (SQLite). Created on first use.", envvar="DEFLECTBENCH_DB"
+        "--db",
+        help="The results file (SQLite): `run` and `import` create it; the other commands "
+        "read one that exists.",
+        envvar="DEFLECTBENCH_DB",
     ),
 ]
 DEFAULT_DB = Path("deflectbench.db")

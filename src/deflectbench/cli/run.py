@@ -334,7 +334,7 @@ def judge(
     budget = check_budget(max_cost if max_cost is not None else file.run.max_cost)
     prices = file_prices(file.prices)
     built = build_models([], names, file.providers)
-    store = open_store(db)
+    store = open_store(db, must_exist=True)
     try:
         b = stored_benchmark(store, benchmark)
         check_judge_language(names, b.language, b.pack)
