@@ -8,6 +8,7 @@ and our own runs come out in the same schema, so tools written for the release r
 - :mod:`.release`: the format: record keys, ids, and one record as the release writes it;
 - :mod:`.fidelity`: what export cannot derive, remembered at import (the faithful round trip);
 - :mod:`.decode`: one release line into a store record, every field checked;
+- :mod:`.sources`: every input of an import checked before the store is opened;
 - :mod:`.importer`: files and folders into the store, bad lines reported and skipped;
 - :mod:`.exporter`: the store out as release files; :mod:`.tables`: as tidy tables (one row per
   generation, with the analysis' consensus and outcome);
