@@ -20,6 +20,7 @@ from deflectbench.cli.console import UserError, console, err
 from deflectbench.cli.options import DEFAULT_DB, DbOption, open_store
 
 if TYPE_CHECKING:
+    from deflectbench.cli.batch_judges import EngineJudges
     from deflectbench.models.base import Model
     from deflectbench.pipeline.batches import BatchMode, BatchSummary
     from deflectbench.store import Store
@@ -47,8 +48,10 @@ batch_app = typer.Typer(
 
 
 def cancel(config: ConfigOption = None, db: DbOption = DEFAULT_DB) -> None:
-    """Cancel every open batch. What they finished is still collected by the next
-    `deflectbench status`; their other cells stay missing (a later `run --batch` sends them).
+    """Cancel every open batch.
+
+    What they finished is still collected by the next `deflectbench status`; their other
+    cells stay missing (a later `run --batch` sends them).
 
     Example:
 
@@ -69,18 +72,22 @@ def cancel(config: ConfigOption = None, db: DbOption = DEFAULT_DB) -> None:
 def collect_and_show(
     db: Path, *, config: Path | None, wait: bool, progress: bool, table: bool = True
 ) -> int:
-    """The batch part of ``deflectbench status``: collect, resend, submit judge batches, show
-    each batch; with ``wait``, until none is open. Returns the exit code (5: failed or
-    expired items not yet done)."""
+    """The batch part of ``deflectbench status``: collect, resend, submit judge batches, judge
+    with the judges that have no batch API, show each batch; with ``wait``, until none is open.
+    Returns the exit code (5: failed or expired items not yet done, or answers still awaiting
+    a judge without a batch API)."""
     if not db.exists():
         return 0
     store = open_store(db)
     try:
         if not store.batch_list():
             return 0
-        mode = _mode(store, config)
-        if mode is not None:
-            asyncio.run(_collect(mode, wait, progress))
+        made = _setup(store, config, engine=True)
+        awaiting = False
+        if made is not None:
+            mode, engine, batches = made
+            asyncio.run(_collect(mode, engine, batches=batches, wait=wait, progress=progress))
+            awaiting = engine.report()
         if table:
             show(store.batch_list())
         failing = list(store.batch_failures())
@@ -93,7 +100,7 @@ def collect_and_show(
             )
     finally:
         store.close()
-    return 5 if failing else 0
+    return 5 if failing or awaiting else 0
 
 
 def batches_json(store: Store) -> list[dict[str, Any]]:
@@ -114,16 +121,24 @@ def batches_json(store: Store) -> list[dict[str, Any]]:
     ]
 
 
-async def _collect(mode: BatchMode, wait: bool, progress: bool) -> None:
-    """Collect once; with ``wait``, again every POLL_S seconds until no batch is open (one
-    event loop: the SDK clients' connections belong to it)."""
-    while True:
-        left = await mode.collect()
-        print_summary(mode.summary)
-        mode.summary = type(mode.summary)()
-        if not wait or not left:
-            return
-        await _wait(left, progress)
+async def _collect(
+    mode: BatchMode, engine: EngineJudges, *, batches: bool, wait: bool, progress: bool
+) -> None:
+    """Collect once (``batches``: some are open or to send again) and judge what came with
+    the judges that have no batch API; with ``wait``, again every POLL_S seconds until no
+    batch is open (one event loop: the SDK clients' connections belong to it)."""
+    try:
+        while True:
+            left = await mode.collect() if batches else []
+            await engine.judge(mode.engine_judges())
+            print_summary(mode.summary)
+            mode.summary = type(mode.summary)()
+            if not wait or not left:
+                return
+            await _wait(left, progress)
+    finally:
+        for m in mode.models.values():
+            await m.aclose()
 
 
 async def _wait(rows: Sequence[BatchRow], progress: bool) -> None:
@@ -223,55 +238,98 @@ def print_summary(summary: BatchSummary) -> None:
 
 
 def _mode(store: Store, config: Path | None) -> BatchMode | None:
-    """Batch mode over what the store's open batches need: their models built from
-    ``config`` or the configuration stored with the run that submitted them."""
+    """Batch mode over what the store's open batches need (None: nothing open)."""
+    made = _setup(store, config, engine=False)
+    return None if made is None else made[0]
+
+
+def _setup(
+    store: Store, config: Path | None, *, engine: bool
+) -> tuple[BatchMode, EngineJudges, bool] | None:
+    """Batch mode over what the store's open batches need, and the judges of batch runs that
+    have no batch API: models built from ``config`` or the configuration stored with the run
+    that submitted them. The flag says whether any batch is open or to send again; without
+    one (and, with ``engine``, without answers awaiting a model judge), None: no provider is
+    needed, nor its key. A judge that cannot be built is left out, with why."""
+    from deflectbench.cli.batch_judges import EngineJudges
     from deflectbench.pipeline.batches import BatchMode
 
-    rows = [r for r in store.batch_list() if r.state in ("submitting", "open")]
+    every = store.batch_list()
+    rows = [r for r in every if r.state in ("submitting", "open")]
     rows += [row for row, _ in store.batch_retries()]
-    if not rows:  # nothing open or to send again: no provider needed (nor its key)
-        return None
     judges = store.batch_judges()
     runs = {r["run_id"]: r for r in store.runs()}
-    run = next((runs[r.run_id] for r in reversed(store.batch_list()) if r.run_id in runs), None)
+    run = next((runs[r.run_id] for r in reversed(every) if r.run_id in runs), None)
     stored = (run or {}).get("config", {})
-    file = dict(stored.get("file", {})) if isinstance(stored, dict) else {}
+    stored = stored if isinstance(stored, dict) else {}
+    key = (rows[0] if rows else every[-1]).benchmark if every else stored.get("benchmark")
+    if not rows and not (engine and _awaiting(store, key, judges)):
+        return None
+    file = dict(stored.get("file", {}))
     sections: dict[str, Any] = dict(file.get("providers") or {})
-    for r in store.batch_list():  # each batch keeps the sections it was sent with
+    for r in every:  # each batch keeps the sections it was sent with
         sections.update(r.settings.get("sections") or {})
-    providers, prices = _providers(config, {**file, "providers": sections})
-    names = sorted({r.model for r in rows} | set(judges))
-    models = _build(names, providers)
-    key = (rows[0].benchmark if rows else None) or stored.get("benchmark")
-    return BatchMode(
+    providers, prices, unusable = _providers(config, {**file, "providers": sections})
+    models = _build(sorted({r.model for r in rows}), providers, unusable)
+    unreachable: dict[str, str] = {}
+    for name in sorted(judges):
+        if name not in models and (why := _build_judge(name, providers, unusable, models)):
+            unreachable[name] = why
+    benchmark = _benchmark(key)
+    mode = BatchMode(
         store,
-        _benchmark(key),
+        benchmark,
         models,
         run_id=run["run_id"] if run else None,
         prices=prices,
-        budget_usd=stored.get("max_cost_usd") if isinstance(stored, dict) else None,
-        use_cache=bool(stored.get("cache", True)) if isinstance(stored, dict) else True,
+        budget_usd=stored.get("max_cost_usd"),
+        use_cache=bool(stored.get("cache", True)),
+    )
+    judging = EngineJudges(
+        store,
+        benchmark,
+        models,
+        mode.run_id,
+        budget_usd=stored.get("max_cost_usd"),
+        prices=prices,
+        allow_unpriced=bool(stored.get("allow_unpriced")),
+        use_cache=mode.use_cache,
+        unreachable=unreachable,
+    )
+    return mode, judging, bool(rows)
+
+
+def _awaiting(store: Store, benchmark: str | None, judges: Mapping[str, set[str]]) -> bool:
+    """Whether answers of batch models await a model judge their run named (failed
+    verdicts included: the next status sends them again)."""
+    from deflectbench.judging.judges import is_rule_based
+
+    return any(
+        store.pending_judgments(j, benchmark=benchmark, models=sorted(m), retry_errors=True)
+        for j, m in judges.items()
+        if not is_rule_based(j)
     )
 
 
 def _providers(
     config: Path | None, stored: Mapping[str, Any]
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Provider sections and prices: the given run file's, else the stored (redacted) ones,
-    which cannot stand in for sections with headers or extra_body."""
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, str]]:
+    """Provider sections, prices, and the sections that cannot be used (name -> why): the
+    given run file's, else the stored (redacted) ones, which cannot stand in for sections
+    with headers or extra_body."""
     from deflectbench.config import PriceEntry, file_prices, load_run_file
 
     if config is not None:
         file = load_run_file(config)
         prices = file_prices(file.prices)
-        return dict(file.providers), prices
-    providers = {}
+        return dict(file.providers), prices, {}
+    providers, unusable = {}, {}
     for name, section in (stored.get("providers") or {}).items():
         section = dict(section)
         for key in ("headers", "extra_body"):
             value = section.pop(key, None)
-            if value:
-                raise UserError(
+            if value and name not in unusable:
+                unusable[name] = (
                     f"[providers.{name}] sets {key}, which the store keeps by name only: pass "
                     "--config with the run configuration the batches were submitted with"
                 )
@@ -279,15 +337,43 @@ def _providers(
     prices = file_prices(
         {k: PriceEntry.model_validate(v) for k, v in (stored.get("prices") or {}).items()}
     )
-    return providers, prices
+    return providers, prices, unusable
 
 
-def _build(names: Sequence[str], providers: Mapping[str, Any]) -> dict[str, Model]:
+def _build(
+    names: Sequence[str], providers: Mapping[str, Any], unusable: Mapping[str, str]
+) -> dict[str, Model]:
+    """The open batches' models; one this command cannot build ends it (UserError)."""
+    from deflectbench.config import build_models
+
+    for name in names:
+        if (why := unusable.get(name.partition("/")[0])) is not None:
+            raise UserError(why)
+    return build_models(list(names), [], providers)
+
+
+def _build_judge(
+    name: str,
+    providers: Mapping[str, Any],
+    unusable: Mapping[str, str],
+    models: dict[str, Model],
+) -> str | None:
+    """Build a judge into ``models``; why it cannot be, if so (its answers then await it,
+    said so, and the rest of ``status`` goes on)."""
     from deflectbench.config import build_models
     from deflectbench.judging.judges import is_rule_based
+    from deflectbench.models.base import ModelError
+    from deflectbench.secrets import scrub
 
-    models = [n for n in names if not is_rule_based(n)]
-    return build_models(models, [], providers)
+    if is_rule_based(name):
+        return None
+    if (why := unusable.get(name.partition("/")[0])) is not None:
+        return why
+    try:
+        models.update(build_models([name], [], providers))
+    except (ValueError, ModelError) as exc:  # a bad name or section, a missing key
+        return scrub(str(exc))
+    return None
 
 
 def _benchmark(key: str | None) -> Any:

@@ -5,7 +5,9 @@ A batch left ``submitting`` by a process that died is first looked for at the pr
 tag (found: adopted, never sent twice), else sent then. An ended batch's results are stored
 with its items' states in one transaction; an item with no readable result (failed, expired,
 errored, a garbled line, missing) is marked to go again, up to ``max_attempts``, then stored
-as an error row. Cancelled by the user: left missing, not failed.
+as an error row. Cancelled by the user: left missing, not failed. New answers go to the batch
+judges and the lexical judge here; :meth:`Collecting.engine_judges` names the judges left to
+the normal engine (``status`` runs them).
 """
 
 from __future__ import annotations
@@ -204,7 +206,8 @@ class Collecting:
 
     async def judge_new_answers(self: BatchMode) -> None:
         """Every answer a generation batch brought, to each judge its run named: judge
-        batches for batch judges, the lexical judge scored here (others: the normal path)."""
+        batches for batch judges, the lexical judge scored here (the others:
+        :meth:`engine_judges`, which the caller judges through the normal engine)."""
         for judge, models in self.store.batch_judges().items():
             pending = self.store.pending_judgments(
                 judge, benchmark=self.benchmark.key, models=sorted(models)
@@ -221,6 +224,16 @@ class Collecting:
                 self.summary.add(self.summary.collected, judge, len(pending))
             elif self.api(judge) is not None:
                 await self.submit_judgments(judge, pending)
+
+    def engine_judges(self: BatchMode) -> dict[str, list[str]]:
+        """The model judges batch runs named that no batch API serves (a model judge on
+        another server, ``local/``, or one this command could not build): judge -> the batch
+        models whose answers it judges. ``status`` judges them through the normal engine."""
+        return {
+            judge: sorted(models)
+            for judge, models in self.store.batch_judges().items()
+            if not is_rule_based(judge) and self.api(judge) is None
+        }
 
     async def cancel(self: BatchMode) -> list[tuple[BatchRow, str]]:
         """Ask the provider to cancel every open batch; what finished is still collected."""

@@ -15,8 +15,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from deflectbench.benchmark import Benchmark
+from deflectbench.engine import Failure
 from deflectbench.judging.judges import ModelJudge, failed_judgment
 from deflectbench.models.base import Completion, GenerationParams, Message, Model
+from deflectbench.pipeline.record import generation_record
 from deflectbench.pipeline.requests import cell_seed
 from deflectbench.records import GenerationRecord, JudgmentRecord, PendingGeneration
 from deflectbench.secrets import scrub
@@ -92,30 +94,22 @@ class GenerationJob:
         error: str | None,
         run_id: str | None,
     ) -> GenerationRecord:
-        claim, prompt_id, sample = item.cell
-        params = self.params(item.cell).as_dict()
-        params.pop("json_schema")
-        common: dict[str, Any] = dict(
-            benchmark=self.benchmark.key,
-            model=self.name,
-            condition=self.condition,
-            claim_id=claim,
-            prompt_id=prompt_id,
-            sample=sample,
-            prompt=self.benchmark.render(claim, prompt_id),
-            params=params,
-            run_id=run_id,
-        )
+        failure = None
         if completion is None:
-            return GenerationRecord(**common, response=None, error=scrub(error or "batch error"))
-        return GenerationRecord(
-            **common,
-            response=completion.text,
-            input_tokens=completion.usage.input_tokens,
-            output_tokens=completion.usage.output_tokens,
-            latency_s=None,  # a batch has no per-request latency
-            finish_reason=completion.finish_reason,
-            cost_usd=completion.cost_usd,
+            failure = Failure(error or "batch error", None, item.attempt, retryable=False)
+        elif completion.latency_s is not None:
+            completion = replace(completion, latency_s=None)  # a batch has no per-request latency
+        prompt = self.benchmark.render(item.cell[0], item.cell[1])
+        return generation_record(
+            self.benchmark,
+            self.model,
+            self.condition,
+            item.cell,
+            prompt,
+            self.params(item.cell),
+            run_id,
+            completion,
+            failure,
         )
 
 

@@ -7,7 +7,8 @@ collect finds a ``submitting`` batch by its tag (or submits it then), and an ite
 batch is never put in another. Failed, expired, errored and unreadable items are sent again
 in a new batch, up to ``max_attempts``; then an error row is stored (``--retry-errors`` sends
 it again later). Each answer a generation batch brings goes to its judges at once: judge
-batches for batch judges, the lexical judge scored here.
+batches for batch judges, the lexical judge scored here; the run's other judges (no batch
+API) are named for the caller, which judges through the normal engine.
 """
 
 from __future__ import annotations
