@@ -419,8 +419,9 @@ def status(
         deflectbench status --benchmark deflectbench-v1    # one pack's rows only
 
     With batches (`run --batch`): collects the finished ones, stores their results, sends
-    failed or expired items again, shows every batch, and exits 5 while failed items are not
-    done; `--wait` until none is open.
+    failed or expired items again, judges the answers (judge batches, or the engine for judges
+    without a batch API), shows every batch, and exits 5 while failed items are not done or
+    answers await a judge; `--wait` until none is open.
     """
     from deflectbench.cli.batch import batches_json, collect_and_show
 
