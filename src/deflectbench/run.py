@@ -398,17 +398,6 @@ async def _execute(
         watch=watch,
     )
     report.generation, report.judging = out.generation, out.judging
-    if batches is not None:
-        for j in batches.batched(plan.judges):
-            pending = pending_for_judge(
-                store, j, benchmark, plan.models, retry_errors=options.retry_errors
-            )
-            await batches.submit_judgments(j, pending)
-        report.batches = batches.summary
-        report.in_batches = {
-            m: len(store.batched_cells(benchmark.key, m, conditions[m])) for m in plan.models
-        }
-        report.judge_in_batches = {j: len(store.batched_answers(j)) for j in plan.judges}
     if benchmark.followups and not stop():  # a multi-turn pack: turn 2, once turn 1 is judged
         report.turns = await run_turns(
             store,
@@ -424,7 +413,7 @@ async def _execute(
                 )
                 for n in plan.models
             ],
-            lambda: judge_tasks(  # judges in batch mode take turn 2 with their next batch
+            lambda: judge_tasks(  # batch judges get turn 2 in the judge batches sent below
                 store, benchmark, by_engine, models, plan.models, options.retry_errors
             ),
             run_id=run_id,
@@ -434,6 +423,17 @@ async def _execute(
             should_stop=stop,
             board=board,
         )
+    if batches is not None:  # turn-1 answers and turn-2 replies alike go to batch judges
+        for j in batches.batched(plan.judges):
+            pending = pending_for_judge(
+                store, j, benchmark, plan.models, retry_errors=options.retry_errors
+            )
+            await batches.submit_judgments(j, pending)
+        report.batches = batches.summary
+        report.in_batches = {
+            m: len(store.batched_cells(benchmark.key, m, conditions[m])) for m in plan.models
+        }
+        report.judge_in_batches = {j: len(store.batched_answers(j)) for j in plan.judges}
     stages = [*report.generation.values(), *report.judging.values()]
     stages += [*report.turns.generation.values(), *report.turns.judging.values()]
     if any(r.withheld for r in stages):

@@ -4,11 +4,13 @@ API, driven in tests through the official SDKs, with fault injection.
 OpenAI: ``POST /v1/files`` (multipart, purpose batch), ``GET /v1/files/{id}/content``,
 ``POST /v1/batches``, ``GET /v1/batches[/{id}]``, ``POST /v1/batches/{id}/cancel``.
 Anthropic: ``POST /v1/messages/batches``, ``GET /v1/messages/batches[/{id}[/results]]``,
-``POST /v1/messages/batches/{id}/cancel``. A batch ends when it has been retrieved
-``polls_to_end`` times; its answers are :class:`~tests.support.servers.FakeLLMServer`'s
-bodies for the same request. Faults: a batch that expires with only a share of its items done,
-items that error, result lines that are garbled, a batch create whose response never comes
-(the batch exists: the client must find it, not send it again). Every item submitted is
+``POST /v1/messages/batches/{id}/cancel``; and OpenAI's ordinary ``POST /v1/chat/completions``
+(what a run sends outside batches: a multi-turn pack's turn 2). A batch ends when it has been
+retrieved ``polls_to_end`` times; its answers, like the ordinary endpoint's, are
+:class:`~tests.support.servers.FakeLLMServer`'s bodies for the same request. Faults: a batch
+that expires with only a share of its items done, items that error, result lines that are
+garbled, a batch create whose response never comes (the batch exists: the client must find
+it, not send it again). Every item submitted is
 counted by (wire, model, custom_id), so a test can prove none went twice.
 """
 
@@ -384,6 +386,11 @@ class _Handler(QuietHandler):
             self._created(batch, app.openai_object(batch))
         elif path.startswith("/v1/batches/") and path.endswith("/cancel"):
             self._cancel(parts[3], anthropic=False)
+        elif path == "/v1/chat/completions":  # the ordinary endpoint, as the real API serves
+            body = json.loads(raw)
+            prompt = _prompt(body)
+            request = RecordedRequest(0, "POST", path, {}, body, raw, time.monotonic(), prompt, 0)
+            self._json(200, app.llm.success_body(request))
         elif path == "/v1/messages/batches":
             requests = json.loads(raw)["requests"]
             if app.max_requests is not None and len(requests) > app.max_requests:

@@ -74,8 +74,10 @@ def collect_and_show(
 ) -> int:
     """The batch part of ``deflectbench status``: collect, resend, submit judge batches, judge
     with the judges that have no batch API, show each batch; with ``wait``, until none is open.
-    Returns the exit code (5: failed or expired items not yet done, or answers still awaiting
-    a judge without a batch API)."""
+    Returns the exit code (5: failed or expired items not yet done, answers still awaiting a
+    judge without a batch API, or a multi-turn pack's turn-2 cells due and not sent)."""
+    from deflectbench.cli.batch_turns import report_turns
+
     if not db.exists():
         return 0
     store = open_store(db)
@@ -85,8 +87,8 @@ def collect_and_show(
         made = _setup(store, config, engine=True)
         awaiting = False
         if made is not None:
-            mode, engine, batches = made
-            asyncio.run(_collect(mode, engine, batches=batches, wait=wait, progress=progress))
+            mode, engine = made
+            asyncio.run(_collect(mode, engine, wait=wait, progress=progress))
             awaiting = engine.report()
         if table:
             show(store.batch_list())
@@ -98,9 +100,10 @@ def collect_and_show(
                 highlight=False,
                 markup=False,
             )
+        turn2 = report_turns(store)
     finally:
         store.close()
-    return 5 if failing or awaiting else 0
+    return 5 if failing or awaiting or turn2 else 0
 
 
 def batches_json(store: Store) -> list[dict[str, Any]]:
@@ -121,15 +124,14 @@ def batches_json(store: Store) -> list[dict[str, Any]]:
     ]
 
 
-async def _collect(
-    mode: BatchMode, engine: EngineJudges, *, batches: bool, wait: bool, progress: bool
-) -> None:
-    """Collect once (``batches``: some are open or to send again) and judge what came with
-    the judges that have no batch API; with ``wait``, again every POLL_S seconds until no
-    batch is open (one event loop: the SDK clients' connections belong to it)."""
+async def _collect(mode: BatchMode, engine: EngineJudges, *, wait: bool, progress: bool) -> None:
+    """Collect once (nothing open: only the stored answers that await a batch judge, such as
+    a multi-turn pack's turn-2 replies, go out in judge batches) and judge what came with the
+    judges that have no batch API; with ``wait``, again every POLL_S seconds until no batch is
+    open (one event loop: the SDK clients' connections belong to it)."""
     try:
         while True:
-            left = await mode.collect() if batches else []
+            left = await mode.collect()
             await engine.judge(mode.engine_judges())
             print_summary(mode.summary)
             mode.summary = type(mode.summary)()
@@ -245,12 +247,12 @@ def _mode(store: Store, config: Path | None) -> BatchMode | None:
 
 def _setup(
     store: Store, config: Path | None, *, engine: bool
-) -> tuple[BatchMode, EngineJudges, bool] | None:
-    """Batch mode over what the store's open batches need, and the judges of batch runs that
-    have no batch API: models built from ``config`` or the configuration stored with the run
-    that submitted them. The flag says whether any batch is open or to send again; without
-    one (and, with ``engine``, without answers awaiting a model judge), None: no provider is
-    needed, nor its key. A judge that cannot be built is left out, with why."""
+) -> tuple[BatchMode, EngineJudges] | None:
+    """Batch mode over what the store's open batches need, and the judges of batch runs:
+    models built from ``config`` or the configuration stored with the run that submitted
+    them. Without a batch open or to send again (and, with ``engine``, without answers
+    awaiting a model judge), None: no provider is needed, nor its key. A judge that cannot be
+    built is left out, with why."""
     from deflectbench.cli.batch_judges import EngineJudges
     from deflectbench.pipeline.batches import BatchMode
 
@@ -296,12 +298,13 @@ def _setup(
         use_cache=mode.use_cache,
         unreachable=unreachable,
     )
-    return mode, judging, bool(rows)
+    return mode, judging
 
 
 def _awaiting(store: Store, benchmark: str | None, judges: Mapping[str, set[str]]) -> bool:
     """Whether answers of batch models await a model judge their run named (failed
-    verdicts included: the next status sends them again)."""
+    verdicts included: the next status sends them again; a batch judge's too, such as turn-2
+    replies a later run generated: status sends them as a judge batch)."""
     from deflectbench.judging.judges import is_rule_based
 
     return any(

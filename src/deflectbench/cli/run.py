@@ -420,10 +420,12 @@ def status(
 
     With batches (`run --batch`): collects the finished ones, stores their results, sends
     failed or expired items again, judges the answers (judge batches, or the engine for judges
-    without a batch API), shows every batch, and exits 5 while failed items are not done or
-    answers await a judge; `--wait` until none is open.
+    without a batch API), shows every batch, and exits 5 while failed items are not done,
+    answers await a judge, or a multi-turn pack's turn-2 cells are due and not sent (the next
+    `run --batch` sends them); `--wait` until none is open.
     """
     from deflectbench.cli.batch import batches_json, collect_and_show
+    from deflectbench.cli.batch_turns import turns_json
 
     rc = collect_and_show(db, config=config, wait=wait, progress=progress, table=not as_json)
     store = open_store(db, must_exist=True)
@@ -432,6 +434,7 @@ def status(
         st = store.status(benchmark=key)
         st["benchmarks"] = store.benchmark_counts()
         st["batches"] = batches_json(store)
+        st["turn2"] = turns_json(store)
     finally:
         store.close()
     if as_json:
