@@ -108,7 +108,9 @@ def open_store(db: Path, *, must_exist: bool = False) -> Store:
     lock is announced on stderr."""
     from deflectbench.cli.console import err
     from deflectbench.store import Store, StoreError
+    from deflectbench.store.files import check_file
 
+    check_file(db)  # a path that could hold no store is said as such, before "no results"
     if must_exist and not db.exists():
         raise StoreError(f"no results at --db {db}: run `deflectbench run` (or `import`) first")
     store = Store.open(db)

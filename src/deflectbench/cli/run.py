@@ -333,6 +333,8 @@ def judge(
     names = split(judge_names) or list(file.run.judges or []) or ["lexical"]
     budget = check_budget(max_cost if max_cost is not None else file.run.max_cost)
     prices = file_prices(file.prices)
+    if benchmark is not None:
+        pick_benchmark(benchmark)  # an unknown pack is named (did you mean) before the store
     built = build_models([], names, file.providers)
     store = open_store(db, must_exist=True)
     try:
