@@ -7,21 +7,23 @@ judge): submitted, collected, judged as answers come back; every cell exactly on
 
 from __future__ import annotations
 
-import itertools
 import json
-import os
-import signal
-import sqlite3
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from support.batch_servers import BatchServer
-from support.fakes import VERDICT, is_judge_request
-from support.servers import FakeLLMServer, RecordedRequest
+from support.cli_runs import (
+    QUIET_RUN,
+    Cli,
+    generations,
+    judgments,
+    query,
+    signal_when,
+    write_toml,
+)
+from support.replies import unique_reply as reply
+from support.servers import FakeLLMServer
 
 OPENAI_KEY = "sk-batchtest-0123456789abcdefSECRET"
 ANTHROPIC_KEY = "sk-ant-batchtest-0123456789SECRET"
@@ -29,16 +31,8 @@ CLAIMS = ["L1_US_01", "L2_INT_03"]
 TEMPLATES = ["explicit_direct_WA", "implicit_neutral"]
 SAMPLES = 2
 CELLS = len(CLAIMS) * len(TEMPLATES) * SAMPLES
-
-
-_replies = itertools.count()
-
-
-def reply(req: RecordedRequest) -> str:
-    """A verdict for a judge; for a model, an answer no other request gets (no cache hits)."""
-    if is_judge_request(req):
-        return json.dumps(VERDICT)
-    return f"But what about the other side's record? (answer {next(_replies)})"
+KEYS = {"OPENAI_API_KEY": OPENAI_KEY, "ANTHROPIC_API_KEY": ANTHROPIC_KEY}
+cli = Cli(env={**KEYS, "DEFLECTBENCH_BATCH_POLL_S": "0.2"}, run_flags=QUIET_RUN)
 
 
 def config(
@@ -49,47 +43,16 @@ def config(
     judges: list[str],
     engine: FakeLLMServer | None = None,
 ) -> Path:
-    run = {"models": models, "judges": judges, "claims": CLAIMS, "templates": TEMPLATES}
-    lines = ["[run]", *(f"{k} = {json.dumps(v)}" for k, v in run.items()), f"runs = {SAMPLES}"]
-    lines += ["[providers.openai]", f'base_url = "{batch.openai_base_url}"']
-    lines += ["[providers.anthropic]", f'base_url = "{batch.anthropic_base_url}"']
+    run: dict[str, object] = {"models": models, "judges": judges}
+    run |= {"claims": CLAIMS, "templates": TEMPLATES, "runs": SAMPLES}
+    tables = {
+        "run": run,
+        "providers.openai": {"base_url": batch.openai_base_url},
+        "providers.anthropic": {"base_url": batch.anthropic_base_url},
+    }
     if engine is not None:
-        lines += ["[providers.srv]", f'base_url = "{engine.openai_base_url}"']
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
-ENV = dict(
-    os.environ,
-    OPENAI_API_KEY=OPENAI_KEY,
-    ANTHROPIC_API_KEY=ANTHROPIC_KEY,
-    DEFLECTBENCH_BATCH_POLL_S="0.2",
-)
-
-
-def command(*args: str) -> list[str]:
-    extra = ["--no-progress", "--no-report"] if args[0] == "run" else []
-    return [sys.executable, "-m", "deflectbench", *args, *extra]
-
-
-def cli(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(command(*args), capture_output=True, text=True, timeout=timeout, env=ENV)
-
-
-def rows(db: Path, sql: str) -> list[tuple]:
-    conn = sqlite3.connect(db)
-    try:
-        return conn.execute(sql).fetchall()
-    finally:
-        conn.close()
-
-
-def generations(db: Path) -> dict[str, int]:
-    return dict(rows(db, "SELECT model, count(*) FROM generations WHERE error IS NULL GROUP BY 1"))
-
-
-def judgments(db: Path) -> dict[str, int]:
-    return dict(rows(db, "SELECT judge, count(*) FROM judgments WHERE error IS NULL GROUP BY 1"))
+        tables["providers.srv"] = {"base_url": engine.openai_base_url}
+    return write_toml(path, tables)
 
 
 def test_mixed_run_submits_collects_and_judges_every_cell_once(tmp_path: Path) -> None:
@@ -104,7 +67,7 @@ def test_mixed_run_submits_collects_and_judges_every_cell_once(tmp_path: Path) -
         # the model without a batch API went through the engine in the same run
         assert generations(db) == {"srv/m1": CELLS}
         assert judgments(db) == {"lexical": CELLS}
-        states = rows(db, "SELECT state, count(*) FROM batches GROUP BY 1")
+        states = query(db, "SELECT state, count(*) FROM batches GROUP BY 1")
         assert states == [("open", 3)]
 
         second = cli("status", "--db", str(db))
@@ -127,7 +90,7 @@ def test_mixed_run_submits_collects_and_judges_every_cell_once(tmp_path: Path) -
         assert "submitted" not in again.stderr
         assert sum(batch.submissions.values()) == 2 * CELLS + 3 * CELLS
     # half the table's price (0.25 / 2.0 USD per Mtok, batch discount 0.5)
-    cost, tokens_in, tokens_out = rows(
+    cost, tokens_in, tokens_out = query(
         db,
         "SELECT sum(cost_usd), sum(input_tokens), sum(output_tokens) FROM generations "
         "WHERE model = 'openai/gpt-5-mini'",
@@ -156,16 +119,17 @@ def test_killed_between_submit_and_collect_then_resumed_every_cell_once(
     judges = ["anthropic/judge-test"]
     with BatchServer(reply=reply, hang_create=lambda i: i == 1) as batch:
         cfg = config(tmp_path / "run.toml", batch, models=models, judges=judges)
-        args = command("run", "--batch", "--config", str(cfg), "--db", str(db))
-        proc = subprocess.Popen(args, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        deadline = time.monotonic() + 180
-        while batch.creates < 2 and time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.05)
-        time.sleep(0.3)  # the hung create is in flight
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
+        args = cli.command("run", "--batch", "--config", str(cfg), "--db", str(db))
+        signal_when(
+            args,
+            lambda: batch.creates >= 2,
+            wait_s=180,
+            poll_s=0.05,
+            pause=lambda: 0.3,  # the hung create is in flight
+            env=cli.environ(),
+        )
         assert batch.creates == 2
-        states = rows(db, "SELECT model, state FROM batches ORDER BY created_at")
+        states = query(db, "SELECT model, state FROM batches ORDER BY created_at")
         assert states == [(models[0], "open"), (models[1], "submitting")]
         assert generations(db) == {}
 
@@ -179,7 +143,7 @@ def test_killed_between_submit_and_collect_then_resumed_every_cell_once(
         assert batch.creates == 3  # two generation batches, one judge batch: none twice
         assert batch.twice() == []
         assert sum(batch.submissions.values()) == 2 * CELLS + 2 * CELLS
-        assert rows(db, "SELECT count(*) FROM generations")[0][0] == 2 * CELLS
+        assert query(db, "SELECT count(*) FROM generations")[0][0] == 2 * CELLS
 
 
 def test_judge_batch_sends_a_batch_judges_requests_and_status_collects(tmp_path: Path) -> None:

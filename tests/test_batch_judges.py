@@ -7,16 +7,13 @@ exit 5, nothing is lost, and the next ``status`` that reaches it completes.
 
 from __future__ import annotations
 
-import itertools
-import json
-import os
-import sqlite3
-import subprocess
-import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 from support.batch_servers import BatchServer
-from support.fakes import VERDICT, is_judge_request
+from support.cli_runs import QUIET_RUN, Cli, judgments, query, write_toml
+from support.fakes import is_judge_request
+from support.replies import unique_reply as reply
 from support.servers import FakeLLMServer, RecordedRequest
 
 CLAIMS = ["L1_US_01", "L2_INT_03"]
@@ -26,52 +23,29 @@ CELLS = len(CLAIMS) * len(TEMPLATES) * SAMPLES
 MODEL = "openai/gpt-5-mini"
 BATCH_JUDGE = "openai/judge-test"
 SRV_JUDGE = "srv/judge"
-ENV = dict(
-    os.environ,
-    OPENAI_API_KEY="sk-batchjudges-0123456789abcdef",
-    ANTHROPIC_API_KEY="sk-ant-batchjudges-0123456789",
-    DEFLECTBENCH_BATCH_POLL_S="0.2",
-)
-_replies = itertools.count()
-
-
-def reply(req: RecordedRequest) -> str:
-    """A verdict for a judge; for a model, an answer no other request gets (no cache hits)."""
-    if is_judge_request(req):
-        return json.dumps(VERDICT)
-    return f"But what about the other side's record? (answer {next(_replies)})"
+KEYS = {
+    "OPENAI_API_KEY": "sk-batchjudges-0123456789abcdef",
+    "ANTHROPIC_API_KEY": "sk-ant-batchjudges-0123456789",
+}
+cli = Cli(env={**KEYS, "DEFLECTBENCH_BATCH_POLL_S": "0.2"}, run_flags=QUIET_RUN)
 
 
 def config(
-    path: Path, batch: BatchServer, srv: FakeLLMServer, *srv_lines: str, **run_extra: object
+    path: Path,
+    batch: BatchServer,
+    srv: FakeLLMServer,
+    srv_options: Mapping[str, object],
+    **run_extra: object,
 ) -> Path:
-    run = {"models": [MODEL], "judges": [BATCH_JUDGE, SRV_JUDGE]}
+    run: dict[str, object] = {"models": [MODEL], "judges": [BATCH_JUDGE, SRV_JUDGE]}
     run |= {"claims": CLAIMS, "templates": TEMPLATES, "runs": SAMPLES, **run_extra}
-    lines = ["[run]", *(f"{k} = {json.dumps(v)}" for k, v in run.items())]
-    lines += ["[providers.openai]", f'base_url = "{batch.openai_base_url}"']
-    lines += ["[providers.srv]", f'base_url = "{srv.openai_base_url}"', *srv_lines]
-    lines += ['[prices."srv/judge"]', "input_per_mtok = 10000.0", "output_per_mtok = 10000.0"]
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
-def cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    extra = ["--no-progress", "--no-report"] if args[0] == "run" else []
-    cmd = [sys.executable, "-m", "deflectbench", *map(str, args), *extra]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=ENV)
-
-
-def rows(db: Path, sql: str) -> list[tuple]:
-    conn = sqlite3.connect(db)
-    try:
-        return conn.execute(sql).fetchall()
-    finally:
-        conn.close()
-
-
-def judgments(db: Path, *, ok: bool = True) -> dict[str, int]:
-    where = "error IS NULL" if ok else "error IS NOT NULL"
-    return dict(rows(db, f"SELECT judge, count(*) FROM judgments WHERE {where} GROUP BY 1"))
+    tables = {
+        "run": run,
+        "providers.openai": {"base_url": batch.openai_base_url},
+        "providers.srv": {"base_url": srv.openai_base_url, **srv_options},
+        'prices."srv/judge"': {"input_per_mtok": 10000.0, "output_per_mtok": 10000.0},
+    }
+    return write_toml(path, tables)
 
 
 def judge_requests(srv: FakeLLMServer) -> int:
@@ -79,11 +53,15 @@ def judge_requests(srv: FakeLLMServer) -> int:
 
 
 def submitted(
-    tmp_path: Path, batch: BatchServer, srv: FakeLLMServer, *srv_lines: str, **run_extra: object
+    tmp_path: Path,
+    batch: BatchServer,
+    srv: FakeLLMServer,
+    srv_options: Mapping[str, object] | None = None,
+    **run_extra: object,
 ) -> Path:
     """``run --batch``: the model's cells go in a batch; no answer to judge yet."""
     db = tmp_path / "r.db"
-    cfg = config(tmp_path / "run.toml", batch, srv, *srv_lines, **run_extra)
+    cfg = config(tmp_path / "run.toml", batch, srv, srv_options or {}, **run_extra)
     run = cli("run", "--batch", "--config", cfg, "--db", db)
     assert run.returncode == 0, run.stderr
     assert judgments(db) == {}
@@ -99,7 +77,7 @@ def test_status_wait_judges_every_answer_once_with_the_batch_and_the_srv_judge(
         assert done.returncode == 0, done.stderr
         assert judgments(db) == {BATCH_JUDGE: CELLS, SRV_JUDGE: CELLS}
         assert f"{SRV_JUDGE}: {CELLS} answers judged now" in done.stderr
-        per_answer = rows(db, "SELECT gen_id, judge, count(*) FROM judgments GROUP BY 1, 2")
+        per_answer = query(db, "SELECT gen_id, judge, count(*) FROM judgments GROUP BY 1, 2")
         assert len(per_answer) == 2 * CELLS and {n for *_, n in per_answer} == {1}
         assert judge_requests(srv) == CELLS  # each answer sent to the srv judge once
         assert batch.twice() == []
@@ -113,7 +91,7 @@ def test_a_srv_judge_with_headers_needs_the_config_then_the_next_status_complete
     tmp_path: Path,
 ) -> None:
     with BatchServer(reply=reply) as batch, FakeLLMServer(reply=reply) as srv:
-        db = submitted(tmp_path, batch, srv, 'headers = { "X-Team" = "measure" }')
+        db = submitted(tmp_path, batch, srv, {"headers": {"X-Team": "measure"}})
         blocked = cli("status", "--wait", "--db", db)
         assert blocked.returncode == 5, blocked.stderr
         line = [x for x in blocked.stderr.splitlines() if x.startswith(f"{SRV_JUDGE}:")]
@@ -124,7 +102,7 @@ def test_a_srv_judge_with_headers_needs_the_config_then_the_next_status_complete
         ]
         assert "Traceback" not in blocked.stderr
         # the batches went on: every answer stored and judged by the batch judge
-        assert rows(db, "SELECT count(*) FROM generations WHERE error IS NULL") == [(CELLS,)]
+        assert query(db, "SELECT count(*) FROM generations WHERE error IS NULL") == [(CELLS,)]
         assert judgments(db) == {BATCH_JUDGE: CELLS}
         assert judge_requests(srv) == 0
         done = cli("status", "--config", tmp_path / "run.toml", "--db", db)
@@ -143,7 +121,7 @@ def test_a_srv_judge_that_is_down_is_a_clear_line_and_the_next_status_completes(
         return "drop" if down and is_judge_request(req) else None
 
     with BatchServer(reply=reply) as batch, FakeLLMServer(reply=reply, fault_fn=dropped) as srv:
-        db = submitted(tmp_path, batch, srv, "max_retries = 0")
+        db = submitted(tmp_path, batch, srv, {"max_retries": 0})
         failed = cli("status", "--wait", "--db", db)
         assert failed.returncode == 5, failed.stderr
         line = [x for x in failed.stderr.splitlines() if x.startswith(f"{SRV_JUDGE}:")]
@@ -152,7 +130,7 @@ def test_a_srv_judge_that_is_down_is_a_clear_line_and_the_next_status_completes(
         assert line[0].endswith("the next `deflectbench status` sends them again")
         assert "Traceback" not in failed.stderr
         # nothing lost: every answer stored, the batch judge done, the srv failures on record
-        assert rows(db, "SELECT count(*) FROM generations WHERE error IS NULL") == [(CELLS,)]
+        assert query(db, "SELECT count(*) FROM generations WHERE error IS NULL") == [(CELLS,)]
         assert judgments(db) == {BATCH_JUDGE: CELLS}
         assert judgments(db, ok=False) == {SRV_JUDGE: CELLS}
         assert judge_requests(srv) == CELLS  # tried once each; not again every poll

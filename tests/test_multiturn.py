@@ -7,10 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -25,68 +21,21 @@ from deflectbench.run import RunOptions, execute
 from deflectbench.store import Store
 from deflectbench.store.turns import split_prompt_id, turn_prompt_id
 from deflectbench.vocab import FIELDS
-from support.fakes import build, plan_for, run_once, sections
+from support.cli_runs import Cli, query
+from support.fakes import build, is_judge_request, plan_for, run_once, sections
+from support.replies import PACK, TEMPLATES, VERDICTS, template_of
+from support.replies import turn_reply as reply
 from support.servers import FakeLLMServer, RecordedRequest
 
-PACK = "deflectbench-v1-multiturn"
 JUDGE = "openai/gpt-judge"
 CLAIMS = ["L1_US_01", "L2_INT_03"]
-#: Turn-1 reply by template: a refusal, a labeled deflection, a clean one (no follow-up).
-TEMPLATES = {
-    "explicit_direct_WA": "REFUSE: I will not write that.",
-    "explicit_coach_AH": "LABELED: this is an ad hominem: who is Jordan to talk?",
-    "implicit_neutral": "CLEAN: but what about the other side's record?",
-}
-VERDICTS = {
-    "REFUSE": {"refusal": 1},
-    "LABELED": {"AH_present": 1, "any_fallacy_present": 1, "fallacy_labeled": 1},
-    "CLEAN": {"WA_present": 1, "any_fallacy_present": 1, "compliance_clean": 1},
-}
-
-
-def is_judge(req: RecordedRequest) -> bool:
-    return any(m.get("role") == "system" for m in req.body.get("messages", []))
-
-
-def verdict(response: str) -> dict[str, object]:
-    kind = next(k for k in VERDICTS if k in response)
-    return {"reasoning": kind, **{f: VERDICTS[kind].get(f, 0) for f in FIELDS}}
-
-
-def reply(req: RecordedRequest) -> str:
-    if is_judge(req):
-        return json.dumps(verdict(req.prompt))
-    messages = req.body["messages"]
-    if len(messages) == 1:
-        return next(text for pid, text in TEMPLATES.items() if pid in _template_of(req.prompt))
-    follow = messages[-1]["content"]
-    # The pushback gets a labeled deflection; the request to strip the label gets it stripped.
-    return (
-        TEMPLATES["explicit_coach_AH"] if "educational" in follow else TEMPLATES["implicit_neutral"]
-    )
-
-
-_RENDERED: dict[str, str] = {}
-
-
-def _template_of(prompt: str) -> str:
-    if not _RENDERED:
-        b = load_pack(PACK)
-        _RENDERED.update({b.render(c.claim_id, p): p for c in b.claims for p in TEMPLATES})
-    return _RENDERED[prompt]
+#: The entry point, its tables wide enough not to wrap.
+cli = Cli(env={"COLUMNS": "120"}, timeout=120)
 
 
 @pytest.fixture(scope="module")
 def pack():
     return load_pack(PACK)
-
-
-def rows(db: Path, sql: str) -> list[tuple]:
-    con = sqlite3.connect(db)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
 
 
 def test_the_pack_is_v1_with_a_follow_up_per_outcome_that_calls_for_one(pack) -> None:
@@ -136,7 +85,7 @@ def test_a_multi_turn_run_asks_turn_two_after_the_outcomes_that_call_for_it(tmp_
     }
     assert "+ turn 2: 4 cells" in report.account()
     # 6 turn-1 cells; turn 2 after the 2 refusals and the 2 labeled replies, not the clean ones.
-    links = rows(
+    links = query(
         db,
         "SELECT g.prompt_id, p.prompt_id, t.followup_id, t.after_outcome, t.turn, "
         "g.claim_id = p.claim_id AND g.sample = p.sample, g.condition = p.condition "
@@ -167,31 +116,31 @@ def test_a_multi_turn_run_asks_turn_two_after_the_outcomes_that_call_for_it(tmp_
         * 2
     )
     # Every answer, turn 2 included, judged once by the judge.
-    assert rows(db, "SELECT count(*) FROM generations") == [(10,)]
-    assert rows(db, "SELECT count(*), count(DISTINCT gen_id) FROM judgments") == [(10, 10)]
+    assert query(db, "SELECT count(*) FROM generations") == [(10,)]
+    assert query(db, "SELECT count(*), count(DISTINCT gen_id) FROM judgments") == [(10, 10)]
 
     # Turn 2 is the whole conversation: turn-1 prompt, turn-1 reply, the follow-up.
     b = pack
-    turn2 = [r for r in requests if not is_judge(r) and len(r.body["messages"]) == 3]
+    turn2 = [r for r in requests if not is_judge_request(r) and len(r.body["messages"]) == 3]
     assert len(turn2) == 4
     for r in turn2:
         user1, assistant, user2 = r.body["messages"]
-        pid = _template_of(user1["content"])
+        pid = template_of(user1["content"])
         assert (user1["role"], assistant["role"], user2["role"]) == ("user", "assistant", "user")
         assert assistant["content"] == TEMPLATES[pid]
         after = "refusal" if pid == "explicit_direct_WA" else "labeled_compliance"
         claim = next(c for c in CLAIMS if b.render(c, pid) == user1["content"])
         assert user2["content"] == b.render_followup(b.followup_for(after), claim, pid)
     # ... judged blind: the rubric with the claim and the turn-2 reply only.
-    judged = {r.prompt for r in requests if is_judge(r)}
-    stored = rows(
+    judged = {r.prompt for r in requests if is_judge_request(r)}
+    stored = query(
         db,
         "SELECT g.claim_id, g.response FROM turns t JOIN generations g ON g.gen_id = t.gen_id",
     )
     for claim, response in stored:
         assert b.rubric.user_prompt(b.claim(claim).text, response) in judged
     for r in requests:
-        if is_judge(r):
+        if is_judge_request(r):
             blob = json.dumps(r.body)
             assert "educational" not in blob and "#turn2" not in blob and "strip_label" not in blob
 
@@ -205,7 +154,7 @@ def test_a_multi_turn_run_asks_turn_two_after_the_outcomes_that_call_for_it(tmp_
         again = run(db, pack, server)
         assert len(server.requests) == 0
     assert again.complete, again.account()
-    assert rows(db, "SELECT count(*) FROM turns") == [(4,)]
+    assert query(db, "SELECT count(*) FROM turns") == [(4,)]
 
 
 class Stop:
@@ -216,7 +165,7 @@ class Stop:
         self.db, self.after = db, after
 
     def __call__(self) -> bool:
-        ((judged, turns),) = rows(
+        ((judged, turns),) = query(
             self.db, "SELECT (SELECT count(*) FROM judgments), (SELECT count(*) FROM turns)"
         )
         return judged >= 6 and turns >= self.after
@@ -235,22 +184,22 @@ def test_killed_and_resumed_every_turn_two_cell_is_stored_exactly_once(
                 execute(store, pack, plan, models, RunOptions(), should_stop=Stop(db, after))
             )
         assert not first.complete
-        ((turns,),) = rows(db, "SELECT count(*) FROM turns")
+        ((turns,),) = query(db, "SELECT count(*) FROM turns")
         assert turns == after  # one request at a time: the stop comes between two results
         second = run(db, pack, server)
         third = run(db, pack, server)
         turn2_requests = [
-            r for r in server.requests if not is_judge(r) and len(r.body["messages"]) == 3
+            r for r in server.requests if not is_judge_request(r) and len(r.body["messages"]) == 3
         ]
     assert second.complete and third.complete, second.account()
-    assert rows(db, "SELECT count(*), count(DISTINCT parent_gen_id) FROM turns") == [(4, 4)]
-    assert rows(db, "SELECT count(*) FROM generations WHERE prompt_id LIKE '%#turn2'") == [(4,)]
-    assert rows(
+    assert query(db, "SELECT count(*), count(DISTINCT parent_gen_id) FROM turns") == [(4, 4)]
+    assert query(db, "SELECT count(*) FROM generations WHERE prompt_id LIKE '%#turn2'") == [(4,)]
+    assert query(
         db,
         "SELECT count(*) FROM generations g LEFT JOIN turns t ON t.gen_id = g.gen_id "
         "WHERE g.prompt_id LIKE '%#turn2' AND t.gen_id IS NULL",
     ) == [(0,)]
-    assert rows(db, "SELECT count(*), count(DISTINCT gen_id) FROM judgments") == [(10, 10)]
+    assert query(db, "SELECT count(*), count(DISTINCT gen_id) FROM judgments") == [(10, 10)]
     # Each turn-2 request was sent at most once per cell (the cache answers a repeat).
     prompts = [json.dumps(r.body["messages"]) for r in turn2_requests]
     assert len(prompts) == len(set(prompts)) <= 4
@@ -276,13 +225,7 @@ def test_analyze_and_report_show_turn_two_by_turn_one(tmp_path, pack) -> None:
     assert (paths.out_dir / "figures" / "turn2_by_turn1.svg").exists()
     assert (paths.out_dir / "tables" / "label_stripped.csv").exists()
 
-    p = subprocess.run(
-        [sys.executable, "-m", "deflectbench", "analyze", "--db", str(db), "--resamples", "200"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "COLUMNS": "120"},
-    )
+    p = cli("analyze", "--db", str(db), "--resamples", "200")
     assert p.returncode == 0, p.stderr
     assert "Label stripped on request" in p.stdout and "Turn-2 outcome by turn-1" in p.stdout
 
@@ -354,17 +297,17 @@ def test_failed_turn_two_requests_are_error_rows_retried_with_retry_errors(tmp_p
     assert not first.complete and first.turns.missing == {"vllm/test-model": 4}
     assert "turn 2: 4 of 4 cells without a result" in first.account()
     # each failure is an error row, linked like any turn 2, never judged
-    assert rows(
+    assert query(
         db,
         "SELECT count(*) FROM turns t JOIN generations g ON g.gen_id = t.gen_id "
         "WHERE g.error IS NOT NULL",
     ) == [(4,)]
-    assert rows(db, "SELECT count(*) FROM judgments") == [(6,)]
+    assert query(db, "SELECT count(*) FROM judgments") == [(6,)]
     with FakeLLMServer(reply=reply) as server:
         again = run(db, pack, server)
         assert not again.complete and len(server.requests) == 0  # errors stay without the flag
         retried = run(db, pack, server, retry_errors=True)
     assert retried.complete, retried.account()
-    assert rows(db, "SELECT count(*), count(DISTINCT parent_gen_id) FROM turns") == [(4, 4)]
-    assert rows(db, "SELECT count(*) FROM generations WHERE error IS NOT NULL") == [(0,)]
-    assert rows(db, "SELECT count(*) FROM judgments") == [(10,)]
+    assert query(db, "SELECT count(*), count(DISTINCT parent_gen_id) FROM turns") == [(4, 4)]
+    assert query(db, "SELECT count(*) FROM generations WHERE error IS NOT NULL") == [(0,)]
+    assert query(db, "SELECT count(*) FROM judgments") == [(10,)]

@@ -5,8 +5,6 @@ call for one, carries the conversation, is judged, and a second run adds nothing
 from __future__ import annotations
 
 import json
-import os
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +13,8 @@ import pytest
 
 from deflectbench.benchmark.packs import load_pack
 from deflectbench.vocab import FIELDS, outcome
+from support.cli_runs import Cli
+from support.cli_runs import query as rows
 
 pytestmark = pytest.mark.llama
 
@@ -40,22 +40,12 @@ ARGS = [
 ]
 
 
+#: The entry point, its tables wide; a run on the bundled model takes minutes.
+_cli = Cli(env={"COLUMNS": "200"}, timeout=1800)
+
+
 def cli(db: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "deflectbench", "run", "--db", str(db), *ARGS],
-        capture_output=True,
-        text=True,
-        timeout=1800,
-        env={**os.environ, "COLUMNS": "200"},
-    )
-
-
-def rows(db: Path, sql: str) -> list[tuple]:
-    con = sqlite3.connect(db)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
+    return _cli("run", "--db", str(db), *ARGS)
 
 
 def test_a_small_multi_turn_run_on_the_local_model(tmp_path) -> None:

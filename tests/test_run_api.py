@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import random
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -21,39 +19,26 @@ from deflectbench.engine import EnginePolicy
 from deflectbench.models.registry import get_model
 from deflectbench.pipeline import generate
 from deflectbench.store import Store
+from support.cli_runs import Cli, query, write_toml
+from support.fakes import is_judge_request
+from support.replies import judged
 from support.servers import FakeLLMServer, RecordedRequest
 
 OPENAI_KEY = "sk-test-OPENAI-5ecr3t-0000111122223333"
 ANTHROPIC_KEY = "sk-ant-test-ANTHROPIC-5ecr3t-4444555566667777"
-VERDICT = {
-    "reasoning": "It pivots to another party's wrongdoing without any label.",
-    "refusal": 0,
-    "soft_refusal": 0,
-    "WA_present": 1,
-    "AH_present": 0,
-    "RH_present": 0,
-    "any_fallacy_present": 1,
-    "compliance_clean": 1,
-    "fallacy_labeled": 0,
-}
+KEYS = {"OPENAI_API_KEY": OPENAI_KEY, "ANTHROPIC_API_KEY": ANTHROPIC_KEY}
+cli = Cli(env=KEYS)
 
 
-def is_judge_request(req: RecordedRequest) -> bool:
-    body = req.body if isinstance(req.body, dict) else {}
-    if body.get("system"):
-        return True
-    return any(m.get("role") == "system" for m in body.get("messages", []) if isinstance(m, dict))
-
-
-def reply(req: RecordedRequest) -> str:
-    if is_judge_request(req):
-        return json.dumps(VERDICT)
+def answer(req: RecordedRequest) -> str:
     seed = req.body.get("seed") if isinstance(req.body, dict) else None
     return f"But what about the other side's record? ({len(req.prompt)}, {seed})"
 
 
+reply = judged(answer)
+
+
 def write_config(path: Path, server: FakeLLMServer, **run: object) -> Path:
-    lines = ["[run]"]
     defaults = {
         "models": ["vllm/test-model"],
         "judges": ["anthropic/claude-haiku-4-5-20251001", "openai/gpt-5.4-mini"],
@@ -61,44 +46,15 @@ def write_config(path: Path, server: FakeLLMServer, **run: object) -> Path:
         "templates": ["explicit_direct_WA", "explicit_coach_AH", "implicit_neutral"],
         "runs": 2,
     }
-    defaults.update(run)
-    for k, v in defaults.items():
-        lines.append(f"{k} = {json.dumps(v)}")
-    lines += [
-        "[providers.vllm]",
-        f'base_url = "{server.openai_base_url}"',
-        "max_concurrency = 4",
-        "[providers.openai]",
-        f'base_url = "{server.openai_base_url}"',
-        "max_concurrency = 4",
-        "[providers.anthropic]",
-        f'base_url = "{server.anthropic_base_url}"',
-        "max_concurrency = 4",
-        '[prices."vllm/test-model"]',
-        "input_per_mtok = 1000.0",
-        "output_per_mtok = 1000.0",
-    ]
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
-def cli(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:
-    env = dict(os.environ, OPENAI_API_KEY=OPENAI_KEY, ANTHROPIC_API_KEY=ANTHROPIC_KEY)
-    return subprocess.run(
-        [sys.executable, "-m", "deflectbench", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=env,
-    )
-
-
-def rows(db: Path, sql: str) -> list[tuple]:
-    conn = sqlite3.connect(db)
-    try:
-        return conn.execute(sql).fetchall()
-    finally:
-        conn.close()
+    openai = {"base_url": server.openai_base_url, "max_concurrency": 4}
+    tables = {
+        "run": defaults | run,
+        "providers.vllm": openai,
+        "providers.openai": openai,
+        "providers.anthropic": {"base_url": server.anthropic_base_url, "max_concurrency": 4},
+        'prices."vllm/test-model"': {"input_per_mtok": 1000.0, "output_per_mtok": 1000.0},
+    }
+    return write_toml(path, tables)
 
 
 @pytest.fixture
@@ -129,7 +85,7 @@ def test_full_run_with_two_blind_judges_and_no_key_leak(tmp_path, server):
     # filled with the claim and the response only.
     b = default_benchmark()
     gens = {
-        r[0]: (r[1], r[2]) for r in rows(db, "SELECT gen_id, claim_id, response FROM generations")
+        r[0]: (r[1], r[2]) for r in query(db, "SELECT gen_id, claim_id, response FROM generations")
     }
     expected_user = {b.rubric.user_prompt(b.claim(c).text, resp) for c, resp in gens.values()}
     judge_requests = [r for r in server.requests if is_judge_request(r)]
@@ -177,7 +133,7 @@ def test_full_run_with_two_blind_judges_and_no_key_leak(tmp_path, server):
     p = cli("run", "--config", str(cfg), "--db", str(db), "--no-progress")
     assert p.returncode == 0, p.stderr
     assert len(server.requests) == before
-    assert rows(db, "SELECT count(*) FROM judgments") == [(36,)]
+    assert query(db, "SELECT count(*) FROM judgments") == [(36,)]
 
 
 def test_key_echoed_in_an_error_never_reaches_store_or_output(tmp_path):
@@ -193,7 +149,7 @@ def test_key_echoed_in_an_error_never_reaches_store_or_output(tmp_path):
         blob = db.read_bytes() + b"".join(f.read_bytes() for f in tmp_path.glob("r.db*"))
         assert OPENAI_KEY.encode() not in blob
         assert OPENAI_KEY not in p.stdout + p.stderr
-        errors = rows(db, "SELECT error FROM generations WHERE error IS NOT NULL")
+        errors = query(db, "SELECT error FROM generations WHERE error IS NOT NULL")
         assert errors and all("401" in e for (e,) in errors)
 
 
@@ -216,9 +172,9 @@ def test_max_cost_stops_cleanly_then_resumes(tmp_path, server):
     p = cli("run", "--config", str(cfg), "--db", str(db), "--no-progress", "--max-cost", "0.5")
     assert p.returncode == 3, p.stderr
     assert "--max-cost" in p.stdout
-    stored = rows(db, "SELECT count(*) FROM generations")[0][0]
+    stored = query(db, "SELECT count(*) FROM generations")[0][0]
     assert 3 <= stored < 18
-    (spent,) = rows(db, "SELECT sum(cost_usd) FROM generations")[0]
+    (spent,) = query(db, "SELECT sum(cost_usd) FROM generations")[0]
     assert spent <= 0.5  # reserved before sending: never over the budget
     p = cli("run", "--config", str(cfg), "--db", str(db), "--no-progress")
     assert p.returncode == 0, p.stderr
@@ -305,33 +261,22 @@ def test_sigkill_three_times_then_resume_ends_the_same(tmp_path):
             runs=3,
         )
         n = 4 * 4 * 3
-        env = dict(os.environ, OPENAI_API_KEY=OPENAI_KEY, ANTHROPIC_API_KEY=ANTHROPIC_KEY)
-        args = [
-            sys.executable,
-            "-m",
-            "deflectbench",
-            "run",
-            "--config",
-            str(cfg),
-            "--db",
-            str(db),
-            "--no-progress",
-        ]
+        args = cli.command("run", "--config", str(cfg), "--db", str(db), "--no-progress")
         for _ in range(3):
             proc = subprocess.Popen(
-                args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+                args, env=cli.environ(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
             )
             time.sleep(rng.uniform(1.5, 4.0))  # start-up is ~1.5 s; then generation and judging
             proc.send_signal(signal.SIGKILL)
             proc.wait()
         p = cli("run", "--config", str(cfg), "--db", str(db), "--no-progress")
         assert p.returncode == 0, p.stderr
-        gens = rows(db, "SELECT claim_id, prompt_id, sample, error FROM generations")
+        gens = query(db, "SELECT claim_id, prompt_id, sample, error FROM generations")
         assert len(gens) == n and len({g[:3] for g in gens}) == n
         assert all(g[3] is None for g in gens)
-        judged = rows(db, "SELECT gen_id, judge FROM judgments WHERE error IS NULL")
+        judged = query(db, "SELECT gen_id, judge FROM judgments WHERE error IS NULL")
         assert len(judged) == 2 * n and len(set(judged)) == 2 * n
-        assert rows(db, "PRAGMA integrity_check") == [("ok",)]
+        assert query(db, "PRAGMA integrity_check") == [("ok",)]
 
 
 def test_a_bad_key_stops_the_run_early_with_a_clear_message(tmp_path):
@@ -356,7 +301,7 @@ def test_a_bad_key_stops_the_run_early_with_a_clear_message(tmp_path):
         assert "--retry-errors" in p.stderr and "Traceback" not in p.stderr
         # The 25 failures and the requests in flight with them (max_concurrency 4) are stored
         # as error rows; the rest of the 32 cells is still to do.
-        (failed,) = rows(db, "SELECT count(*) FROM generations WHERE error IS NOT NULL")[0]
+        (failed,) = query(db, "SELECT count(*) FROM generations WHERE error IS NOT NULL")[0]
         assert 25 <= failed < 25 + 4
-        assert rows(db, "SELECT count(*) FROM generations") == [(failed,)]
+        assert query(db, "SELECT count(*) FROM generations") == [(failed,)]
         assert len(server.requests) == failed
