@@ -26,7 +26,7 @@ Everything here is pure: arrays and frames in, numbers and frames out.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
@@ -286,18 +286,36 @@ def rater_validity(
     for name in dict.fromkeys(raters["rater"].tolist()):
         mine = raters[raters["rater"] == name].drop_duplicates("gen_id").set_index("gen_id")
         both = mine.index.intersection(reference.index)
-        c = [claims.get(int(g)) for g in both]
-        for f in fields:
-            cmp = compare(
-                mine.loc[both, f].to_numpy(dtype=np.float64),
+        for f, cmp in _by_field(mine, reference, both, claims, fields, n_resamples, seed, level):
+            rows.append({"rater": name, "field": f, **cmp.row()})
+    return pd.DataFrame(rows, columns=list(VALIDITY_COLUMNS))
+
+
+def _by_field(
+    rater: pd.DataFrame,
+    reference: pd.DataFrame,
+    both: pd.Index,
+    claims: Mapping[int, Hashable],
+    fields: Sequence[str],
+    n_resamples: int,
+    seed: int,
+    level: float,
+) -> Iterator[tuple[str, Comparison]]:
+    """Each field's :func:`compare` of two frames (indexed by gen_id) on the items ``both``:
+    raters against the reference and annotators against each other are compared alike."""
+    c = [claims.get(int(g)) for g in both]
+    for f in fields:
+        yield (
+            f,
+            compare(
+                rater.loc[both, f].to_numpy(dtype=np.float64),
                 reference.loc[both, f].to_numpy(dtype=np.float64),
                 c,
                 n_resamples=n_resamples,
                 seed=seed,
                 level=level,
-            )
-            rows.append({"rater": name, "field": f, **cmp.row()})
-    return pd.DataFrame(rows, columns=list(VALIDITY_COLUMNS))
+            ),
+        )
 
 
 AGREEMENT_COLUMNS: tuple[str, ...] = (
@@ -337,16 +355,7 @@ def annotator_agreement(
         both = by[a].index.intersection(by[b].index)
         if both.empty:
             continue
-        c = [claims.get(int(g)) for g in both]
-        for f in fields:
-            cmp = compare(
-                by[a].loc[both, f].to_numpy(dtype=np.float64),
-                by[b].loc[both, f].to_numpy(dtype=np.float64),
-                c,
-                n_resamples=n_resamples,
-                seed=seed,
-                level=level,
-            )
+        for f, cmp in _by_field(by[a], by[b], both, claims, fields, n_resamples, seed, level):
             row = cmp.row()
             rows.append(
                 {"annotator_a": a, "annotator_b": b, "field": f}

@@ -27,6 +27,13 @@ from deflectbench.store.labels import Labels
 from deflectbench.store.migrations import MIGRATIONS
 from deflectbench.store.reading import Reads
 from deflectbench.store.turns import Turns
+from deflectbench.store.upsert import (
+    GENERATION_COLUMNS,
+    GENERATION_KEYS,
+    JUDGMENT_COLUMNS,
+    JUDGMENT_KEYS,
+    keep_good_upsert,
+)
 from deflectbench.vocab import FIELDS, NON_ANSWERS
 
 __all__ = [
@@ -218,23 +225,7 @@ class Store(Reads, Conditions, Labels, Turns, Batches):
         if (rec.response is None) == (rec.error is None):
             raise ValueError("a generation has exactly one of response and error")
         self.conn.execute(
-            """
-            INSERT INTO generations (benchmark, model, condition, claim_id, prompt_id, sample,
-                prompt, response, error, input_tokens, output_tokens, latency_s, finish_reason,
-                params_json, run_id, source, created_at, extra_json, cost_usd)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT (benchmark, model, condition, claim_id, prompt_id, sample) DO UPDATE SET
-                prompt = excluded.prompt, response = excluded.response, error = excluded.error,
-                input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
-                latency_s = excluded.latency_s, finish_reason = excluded.finish_reason,
-                params_json = excluded.params_json, run_id = excluded.run_id,
-                source = excluded.source, created_at = excluded.created_at,
-                extra_json = excluded.extra_json,
-                cost_usd = coalesce(
-                    generations.cost_usd + excluded.cost_usd, generations.cost_usd, excluded.cost_usd
-                )
-            WHERE generations.error IS NOT NULL
-            """,
+            keep_good_upsert("generations", GENERATION_KEYS, GENERATION_COLUMNS),
             (
                 rec.benchmark,
                 rec.model,
@@ -320,25 +311,7 @@ class Store(Reads, Conditions, Labels, Turns, Batches):
         scores = rec.scores or {}
         values = [scores.get(f) for f in FIELDS]
         self.conn.execute(
-            f"""
-            INSERT INTO judgments (gen_id, judge, raw, reasoning, parse_error, error, said_json,
-                consistency_flag, {", ".join(FIELDS)}, input_tokens, output_tokens, latency_s,
-                run_id, source, created_at, extra_json, cost_usd)
-            VALUES ({", ".join("?" * (16 + len(FIELDS)))})
-            ON CONFLICT (gen_id, judge) DO UPDATE SET
-                raw = excluded.raw, reasoning = excluded.reasoning,
-                parse_error = excluded.parse_error, error = excluded.error,
-                said_json = excluded.said_json, consistency_flag = excluded.consistency_flag,
-                {", ".join(f"{f} = excluded.{f}" for f in FIELDS)},
-                input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
-                latency_s = excluded.latency_s, run_id = excluded.run_id,
-                source = excluded.source, created_at = excluded.created_at,
-                extra_json = excluded.extra_json,
-                cost_usd = coalesce(
-                    judgments.cost_usd + excluded.cost_usd, judgments.cost_usd, excluded.cost_usd
-                )
-            WHERE judgments.error IS NOT NULL
-            """,
+            keep_good_upsert("judgments", JUDGMENT_KEYS, JUDGMENT_COLUMNS),
             (
                 rec.gen_id,
                 rec.judge,
