@@ -157,3 +157,39 @@ def test_the_srv_judge_keeps_to_the_runs_budget(tmp_path: Path) -> None:
         ) in held.stderr
         assert judgments(db) == {BATCH_JUDGE: CELLS}
         assert judge_requests(srv) == 0
+
+
+def test_ctrl_c_while_status_judges_stops_cleanly_and_the_next_status_completes(
+    tmp_path: Path,
+) -> None:
+    """First Ctrl-C: no new request to the srv judge, the one in flight is stored, exit 130
+    with a line; nothing is judged twice, and the next status judges the rest."""
+    import signal
+
+    from support.cli_runs import signal_when
+
+    with (
+        BatchServer(reply=reply) as batch,
+        FakeLLMServer(reply=reply, latency=0.6) as srv,
+    ):
+        db = submitted(tmp_path, batch, srv, {"max_concurrency": 1, "max_retries": 0})
+        rc, _, stderr = signal_when(
+            cli.command("status", "--wait", "--db", db),
+            lambda: judge_requests(srv) >= 1,
+            sig=signal.SIGINT,
+            wait_s=120,
+            pause=lambda: 0.2,
+            env=cli.environ(),
+            capture=True,
+        )
+        assert rc == 130, stderr
+        assert "stopped: what finished is stored" in stderr and "Traceback" not in stderr
+        partial = judgments(db).get(SRV_JUDGE, 0)
+        assert 1 <= partial < CELLS, (partial, stderr)
+        assert judgments(db, ok=False) == {}  # stopping is no failure: nothing on record
+        done = cli("status", "--wait", "--db", db)
+        assert done.returncode == 0, done.stderr
+        assert judgments(db) == {BATCH_JUDGE: CELLS, SRV_JUDGE: CELLS}
+        per_answer = query(db, "SELECT gen_id, judge, count(*) FROM judgments GROUP BY 1, 2")
+        assert {n for *_, n in per_answer} == {1}
+        assert judge_requests(srv) == CELLS  # none sent twice

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -18,6 +18,7 @@ from rich.table import Table
 
 from deflectbench.cli.console import UserError, console, err
 from deflectbench.cli.options import DEFAULT_DB, DbOption, open_store
+from deflectbench.cli.progress import graceful_stop
 
 if TYPE_CHECKING:
     from deflectbench.cli.batch_judges import EngineJudges
@@ -85,10 +86,13 @@ def collect_and_show(
         if not store.batch_list():
             return 0
         made = _setup(store, config, engine=True)
-        awaiting = False
+        awaiting = stopped = False
         if made is not None:
             mode, engine = made
-            asyncio.run(_collect(mode, engine, wait=wait, progress=progress))
+            with graceful_stop() as should_stop:
+                engine.should_stop = should_stop
+                asyncio.run(_collect(mode, engine, wait=wait, progress=progress))
+                stopped = should_stop()
             awaiting = engine.report()
         if table:
             show(store.batch_list())
@@ -103,6 +107,14 @@ def collect_and_show(
         turn2 = report_turns(store)
     finally:
         store.close()
+    if stopped:
+        err.print(
+            "stopped: what finished is stored; `deflectbench status` again continues",
+            style="yellow",
+            highlight=False,
+            markup=False,
+        )
+        return 130
     return 5 if failing or awaiting or turn2 else 0
 
 
@@ -135,16 +147,18 @@ async def _collect(mode: BatchMode, engine: EngineJudges, *, wait: bool, progres
             await engine.judge(mode.engine_judges())
             print_summary(mode.summary)
             mode.summary = type(mode.summary)()
-            if not wait or not left:
+            if not wait or not left or engine.should_stop():
                 return
-            await _wait(left, progress)
+            await _wait(left, progress, engine.should_stop)
     finally:
         for m in mode.models.values():
             await m.aclose()
 
 
-async def _wait(rows: Sequence[BatchRow], progress: bool) -> None:
-    """Sleep until the next look, a bar showing the open batches' items done."""
+async def _wait(
+    rows: Sequence[BatchRow], progress: bool, should_stop: Callable[[], bool] = lambda: False
+) -> None:
+    """Sleep until the next look (or a stop), a bar showing the open batches' items done."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     total = sum(r.items for r in rows)
@@ -160,7 +174,7 @@ async def _wait(rows: Sequence[BatchRow], progress: bool) -> None:
     ) as bar:
         task = bar.add_task("", total=total, completed=done, left=int(POLL_S))
         end = time.monotonic() + POLL_S
-        while (left := end - time.monotonic()) > 0:
+        while (left := end - time.monotonic()) > 0 and not should_stop():
             bar.update(task, left=int(left))
             await asyncio.sleep(min(1.0, left))
 

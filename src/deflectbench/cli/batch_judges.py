@@ -11,7 +11,7 @@ judged now, and what still awaits it and why (answers awaiting make ``status`` e
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -47,6 +47,9 @@ class EngineJudges:
     prices: Mapping[str, Price] = field(default_factory=dict)
     allow_unpriced: bool = False
     use_cache: bool = True
+    #: True once the user asked to stop (Ctrl-C, SIGTERM): requests in flight finish, no more
+    #: are sent.
+    should_stop: Callable[[], bool] = lambda: False
     unreachable: dict[str, str] = field(default_factory=dict)
     #: judge -> what the engine did for it, over every round of this command.
     done: dict[str, StageResult] = field(default_factory=dict)
@@ -89,6 +92,7 @@ class EngineJudges:
                 retry_errors=retry,
                 use_cache=self.use_cache,
                 meter=meter,
+                should_stop=self.should_stop,
             )
             for judge, res in out.items():
                 self._add(judge, res)
