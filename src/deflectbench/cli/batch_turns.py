@@ -54,7 +54,9 @@ def turns_due(store: Store) -> list[TurnsDue]:
     packs: dict[str, Benchmark | None] = {}
     out = []
     for (key, model, condition), judge_sets in sorted(wanted.items()):
-        pack = packs[key] if key in packs else packs.setdefault(key, _multiturn(key))
+        if key not in packs:
+            packs[key] = _multiturn(key)
+        pack = packs[key]
         if pack is None:
             continue
         cells = {

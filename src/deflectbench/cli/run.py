@@ -436,7 +436,8 @@ def status(
         st = store.status(benchmark=key)
         st["benchmarks"] = store.benchmark_counts()
         st["batches"] = batches_json(store)
-        st["turn2"] = turns_json(store)
+        if as_json:  # the table view says it in collect_and_show's lines
+            st["turn2"] = turns_json(store)
     finally:
         store.close()
     if as_json:
