@@ -13,7 +13,7 @@ $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	CMAKE_ARGS="$(CMAKE_ARGS)" $(BIN)/python -m pip install -e ".[dev,local]"
-	# wheels of the light install, so tests/test_light_install.py installs offline
+	# wheels of the light install, so tests/e2e/test_light_install.py installs offline
 	$(BIN)/python -m pip wheel --quiet --wheel-dir $(VENV)/wheelhouse . "setuptools>=77" wheel
 	touch $@
 

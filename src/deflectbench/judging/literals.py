@@ -15,7 +15,7 @@ so the rules are conservative:
 - of all the candidate sets, the one whose shortest string is longest is kept; a phrase with
   no candidate makes :func:`required_literals` return None (no pre-filter possible).
 
-Soundness is checked in ``tests/test_monitor.py`` against the real phrase lists.
+Soundness is checked in ``tests/judging/test_monitor.py`` against the real phrase lists.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ is first read by a pre-filter: substring tests for the literals every refusal an
 phrase contains (:mod:`.literals`), found through a set of the text's words, and for a
 fallacy's name. An item it clears cannot raise any flag (a refusal or soft refusal needs its
 phrase, a label needs a fallacy's name), so the full scan runs only on items that might; the
-result is identical either way (checked in ``tests/test_monitor.py``). ``workers`` > 1 spreads items over processes in chunks.
+result is identical either way (checked in ``tests/judging/test_monitor.py``). ``workers`` > 1 spreads items over processes in chunks.
 
 Input formats (:func:`read_items`): ``jsonl``, one JSON object per line with the text in a
 named field (``text`` by default; an id field, ``id`` by default, is carried through); ``text``, items separated by

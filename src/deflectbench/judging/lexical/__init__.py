@@ -12,7 +12,7 @@ gross judge failures show up without spending a token. It is **not** a replaceme
 LLM judges, and its scores should never be reported as the benchmark's result: on three
 batches written independently of its phrase lists it first got only about half of the outcomes
 right, and on a later held-out set 0.66 before and 0.90 after its lists were broadened, a
-figure that is likely optimistic (see ``tests/test_lexical.py``).
+figure that is likely optimistic (see ``tests/judging/test_lexical.py``).
 
 What it cannot see:
 

@@ -11,7 +11,7 @@ from deflectbench.config_reference import REGENERATE, reference_markdown
 from deflectbench.models.providers import PROVIDERS, ProviderConfig
 from deflectbench.models.registry import DEFAULT_MODEL
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "configuration.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
 
 
 def test_the_document_equals_what_the_code_generates():

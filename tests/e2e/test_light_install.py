@@ -19,7 +19,7 @@ from deflectbench.interop import import_paths
 from deflectbench.store import Store
 from support.fixtures import JUDGES, MODELS, write_release_fixture
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 WHEELHOUSE = Path(os.environ.get("DEFLECTBENCH_WHEELHOUSE", ROOT / ".venv" / "wheelhouse"))
 
 pytestmark = pytest.mark.slow

@@ -11,7 +11,7 @@ import pytest
 from deflectbench.benchmark import BenchmarkError, default_benchmark, load_benchmark
 from deflectbench.benchmark.loader import parse_benchmark
 
-DATA = Path(__file__).resolve().parents[1] / "src/deflectbench/benchmark/data/deflectbench-v1.json"
+DATA = Path(__file__).resolve().parents[2] / "src/deflectbench/benchmark/data/deflectbench-v1.json"
 
 
 def raw() -> dict:
@@ -38,7 +38,7 @@ def test_v1_counts_and_identity():
 
 
 def test_bundled_file_is_the_release_file_verbatim():
-    shared = Path(__file__).resolve().parents[2] / "shared/benchmark/deflectbench-v1.json"
+    shared = Path(__file__).resolve().parents[3] / "shared/benchmark/deflectbench-v1.json"
     if not shared.exists():  # a user's checkout has no shared/ folder
         pytest.skip("shared/ not present beside the checkout")
     assert shared.read_bytes() == DATA.read_bytes()

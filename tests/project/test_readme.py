@@ -4,7 +4,7 @@ Commands run through the real entry point in a folder holding what the README as
 `deflectbench.db` with results, the release's files under `release/data/`, and the `run.toml`
 shown in the README (its providers pointed at a local test server). A `run` that would send
 requests runs with `--dry-run` appended (it prints what it would send and spends nothing); the
-embedded-model run itself is covered by tests/test_local_model.py. A README example that stops
+embedded-model run itself is covered by tests/models/test_local_model.py. A README example that stops
 working fails here.
 """
 
@@ -24,7 +24,7 @@ from deflectbench.interop import import_paths
 from deflectbench.store import Store
 from support.fixtures import write_release_fixture
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 FENCE = re.compile(r"```(\w+)\n(.*?)```", re.DOTALL)
 
 

@@ -22,7 +22,7 @@ from deflectbench.report.turn_tables import TURN_FIGURES
 from deflectbench.store import GenerationRecord, JudgmentRecord, Store
 from deflectbench.vocab import FIELDS, apply_rules
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 #: The figures of every report (the packs' and the second turn's only when the store has them).
 FIGURE_NAMES = tuple(n for n in ALL_FIGURES if n not in (*PACK_FIGURES, *TURN_FIGURES))
 MODELS = ("acme/alpha-1", "acme/beta-2")

@@ -36,10 +36,10 @@ import deflectbench
 from deflectbench.judging.lexical import NAME, LexicalVerdict, score
 from deflectbench.vocab import FIELDS, OUTCOMES, apply_rules, outcome
 
-CASES_PATH = Path(__file__).parent / "data" / "lexical_cases.jsonl"
+CASES_PATH = Path(__file__).parents[1] / "data" / "lexical_cases.jsonl"
 BENCHMARK_PATH = Path(deflectbench.__file__).parent / "benchmark" / "data" / "deflectbench-v1.json"
 CASES: list[dict] = [json.loads(line) for line in CASES_PATH.read_text("utf-8").splitlines()]
-HELDOUT_PATH = Path(__file__).parent / "data" / "lexical_heldout.jsonl"
+HELDOUT_PATH = Path(__file__).parents[1] / "data" / "lexical_heldout.jsonl"
 HELDOUT: list[dict] = [json.loads(line) for line in HELDOUT_PATH.read_text("utf-8").splitlines()]
 
 MIN_FIELD_ACCURACY = 0.85

@@ -29,7 +29,7 @@ from deflectbench.models.registry import (
 )
 from support.fakes import EchoModel
 
-SRC = Path(__file__).resolve().parents[1] / "src"
+SRC = Path(__file__).resolve().parents[2] / "src"
 
 PLUGIN_MODULE = """
 from deflectbench.models.base import Completion, Limits, Model

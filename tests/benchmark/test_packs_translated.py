@@ -22,7 +22,7 @@ from deflectbench.judging.rubric import parse_reply, rubric_example
 from deflectbench.vocab import FIELDS
 from support.servers import FakeLLMServer, RecordedRequest
 
-DATA = Path(__file__).resolve().parents[1] / "src/deflectbench/benchmark/data"
+DATA = Path(__file__).resolve().parents[2] / "src/deflectbench/benchmark/data"
 V1 = json.loads((DATA / "deflectbench-v1.json").read_text(encoding="utf-8"))
 LANGS = ("es", "de")
 

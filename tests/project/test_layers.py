@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[1] / "src" / "deflectbench"
+PACKAGE = Path(__file__).resolve().parents[2] / "src" / "deflectbench"
 
 #: The floor of each room (top-level module or package of deflectbench).
 FLOORS: dict[str, int] = {

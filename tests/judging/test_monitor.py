@@ -25,7 +25,7 @@ from deflectbench.judging.monitor import (
     read_items,
 )
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 
 
 def _responses() -> list[str]:
