@@ -27,7 +27,7 @@ from deflectbench.interop.labels import (
 from deflectbench.records import HumanLabel
 from deflectbench.store import Store
 from deflectbench.vocab import FIELDS
-from test_report import make_store
+from support.report_store import make_store
 
 B = default_benchmark()
 

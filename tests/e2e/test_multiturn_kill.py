@@ -10,8 +10,11 @@ import subprocess
 from pathlib import Path
 
 from support.cli_runs import DEFLECTBENCH, count, rows, signal_when, write_toml
+from support.replies import TEMPLATES
+from support.replies import TURN_CLAIMS as CLAIMS
+from support.replies import TURN_JUDGE as JUDGE
+from support.replies import turn_reply as reply
 from support.servers import FakeLLMServer
-from test_multiturn import CLAIMS, JUDGE, TEMPLATES, reply
 
 CLAIMS_HERE = [*CLAIMS, "L3_US_01", "L4_INT_15"]
 SAMPLES = 2

@@ -23,12 +23,12 @@ from deflectbench.store.turns import split_prompt_id, turn_prompt_id
 from deflectbench.vocab import FIELDS
 from support.cli_runs import Cli, query
 from support.fakes import build, is_judge_request, plan_for, run_once, sections
-from support.replies import PACK, TEMPLATES, VERDICTS, template_of
+from support.replies import PACK, TEMPLATES, TURN_CLAIMS, TURN_JUDGE, VERDICTS, template_of
 from support.replies import turn_reply as reply
 from support.servers import FakeLLMServer, RecordedRequest
 
-JUDGE = "openai/gpt-judge"
-CLAIMS = ["L1_US_01", "L2_INT_03"]
+JUDGE = TURN_JUDGE
+CLAIMS = TURN_CLAIMS
 #: The entry point, its tables wide enough not to wrap.
 cli = Cli(env={"COLUMNS": "120"}, timeout=120)
 

@@ -10,7 +10,7 @@ from deflectbench.analysis import AnalysisOptions
 from deflectbench.report import build as report_build
 from deflectbench.report import build_report
 from deflectbench.store import Store
-from test_report import make_store
+from support.report_store import make_store
 
 
 def digest(folder):

@@ -23,7 +23,7 @@ from deflectbench.report import build_report
 from deflectbench.store import Store
 from deflectbench.vocab import FIELDS
 from deflectbench.web import ViewApp, ViewIndex, ensure_sample, store_opener
-from test_report import _claims, make_store
+from support.report_store import claims_per_level, make_store
 
 V1 = default_benchmark()
 ES = load_pack("deflectbench-v1-es")
@@ -54,7 +54,7 @@ def one_line_error(p: subprocess.CompletedProcess) -> str:
 
 
 def _pack(path: Path, b) -> Path:
-    return make_store(path, b, models=MODELS, claims=_claims(b, 2), templates=TEMPLATES,
+    return make_store(path, b, models=MODELS, claims=claims_per_level(b, 2), templates=TEMPLATES,
                       hostile=False)  # fmt: skip
 
 

@@ -90,3 +90,8 @@ def unique_turn_reply(req: RecordedRequest) -> str:
     if is_judge_request(req):
         return turn_reply(req)
     return f"{turn_answer(req)} ({next(_numbers)})"
+
+
+#: The judge and the claims of the multi-turn runs (tests/pipeline/test_multiturn.py and the kill test).
+TURN_JUDGE = "openai/gpt-judge"
+TURN_CLAIMS = ["L1_US_01", "L2_INT_03"]

@@ -4,7 +4,6 @@ same-origin writes). The browser end to end is in test_annotate_browser.py."""
 
 from __future__ import annotations
 
-import http.client
 import json
 from collections import Counter
 from pathlib import Path
@@ -28,7 +27,8 @@ from deflectbench.web import (
 from deflectbench.web.pages import FIELD_KEYS, rubric_paragraphs
 from deflectbench.web.sample import SampleError, draw
 from deflectbench.web.server import allowed_hosts
-from test_report import HOSTILE, make_store
+from support.report_store import HOSTILE, make_store
+from support.web_client import request
 
 B = default_benchmark()
 
@@ -44,23 +44,6 @@ def fresh(db, tmp_path) -> Path:
     copy = tmp_path / "a.db"
     copy.write_bytes(db.read_bytes())
     return copy
-
-
-def request(server, method, path, body=None, headers=None):
-    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
-    h = {"Host": f"127.0.0.1:{server.port}"} | (headers or {})
-    data = None
-    if body is not None:
-        data = body if isinstance(body, bytes) else json.dumps(body).encode()
-        h.setdefault("Content-Type", "application/json")
-    conn.request(method, path, body=data, headers=h)
-    res = conn.getresponse()
-    payload = res.read()
-    conn.close()
-    try:
-        return res.status, json.loads(payload), res
-    except ValueError:
-        return res.status, payload.decode(), res
 
 
 # -- the sample ------------------------------------------------------------------------------

@@ -4,26 +4,15 @@ carrying HTML and script shows as text and runs nothing."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from deflectbench.benchmark import default_benchmark
 from deflectbench.store import Store
 from deflectbench.vocab import FIELDS
 from deflectbench.web import AnnotateApp, WebServer, ensure_sample, store_opener
-from test_report import HOSTILE, make_store
+from support.browser import ARGS, CHROMIUM
+from support.report_store import HOSTILE, make_store
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 B = default_benchmark()
 
 pytestmark = pytest.mark.skipif(

@@ -17,9 +17,9 @@ from deflectbench.records import HumanLabel
 from deflectbench.store import Store
 from deflectbench.vocab import FIELDS
 from deflectbench.web import ViewApp, ViewIndex, WebServer, store_opener
-from test_annotate import request
-from test_annotate_browser import ARGS, CHROMIUM
-from test_report import HOSTILE, PAYLOAD, make_store
+from support.browser import ARGS, CHROMIUM
+from support.report_store import HOSTILE, PAYLOAD, make_store
+from support.web_client import request
 
 B = default_benchmark()
 
