@@ -1,0 +1,254 @@
+"""Corrected rates per model (and per model x framing): judged, labels only and corrected side
+by side, for every outcome of the signature and every field, with their CIs and n.
+
+The calibration is made within each model by default (a judge errs differently on a terse
+model and a verbose one): a model's rates are corrected with that model's labels only.
+``pool_models`` shares every model's labels as one calibration set (more labels per estimate,
+at the price of assuming the judges err alike on every model); the output says which. The
+estimators are :func:`.estimate.estimate_rates` (one claim-block bootstrap per cell, shared
+by its columns and methods); this module only cuts the pack into cells and names the results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from deflectbench.analysis.calibration.load import MEASURES, CalibrationInputs
+from deflectbench.vocab import FRAMINGS
+
+__all__ = [
+    "CORRECTIONS",
+    "MIN_LABELS",
+    "CellRates",
+    "Corrected",
+    "check_correction",
+    "corrected_rates",
+    "estimate_json",
+]
+
+#: ``--correction``: the estimator's name as the estimates carry it (None: no correction).
+CORRECTIONS: dict[str, str | None] = {"ppi": "ppi++", "rogan-gladen": "rogan-gladen", "none": None}
+#: A cell with fewer labels than this gives a note instead of a number.
+MIN_LABELS = 10
+
+
+class CorrectionError(ValueError):
+    """An unknown ``--correction``; the message lists the valid ones."""
+
+
+def check_correction(name: str) -> str:
+    if name not in CORRECTIONS:
+        raise CorrectionError(
+            f"unknown --correction {name!r}; valid: {', '.join(CORRECTIONS)} (default ppi)"
+        )
+    return name
+
+
+def _clean(x: float | None) -> float | None:
+    if x is None or not np.isfinite(x):
+        return None
+    return round(float(x), 6)
+
+
+def estimate_json(e: Any) -> dict[str, Any]:
+    """One estimate as ``{"rate", "ci95": [lo, hi], "n", "n_labels", "method"}`` (+ ``note``
+    when it is undefined or has no interval)."""
+    ci = e.ci95 if e.ci95 is not None else (None, None)
+    out: dict[str, Any] = {
+        "rate": _clean(e.rate),
+        "ci95": [_clean(ci[0]), _clean(ci[1])],
+        "n": int(e.n),
+        "n_labels": int(e.n_labels),
+        "method": e.method,
+    }
+    if e.note:
+        out["note"] = e.note
+    lam = dict(e.details or {}).get("lam")
+    if lam is not None:
+        out["lambda"] = _clean(lam)
+    return out
+
+
+@dataclass(frozen=True)
+class CellRates:
+    """The three estimates of one cell, each a tuple over :data:`.load.MEASURES`."""
+
+    n: int
+    n_labels: int
+    judged: tuple[Any, ...]
+    labels: tuple[Any, ...]
+    corrected: tuple[Any, ...]
+
+    def part(self, which: str) -> dict[str, dict[str, dict[str, Any]]]:
+        """``{"outcomes": {name: estimate}, "fields": {name: estimate}}`` of one method."""
+        estimates = getattr(self, which)
+        out: dict[str, dict[str, dict[str, Any]]] = {"outcomes": {}, "fields": {}}
+        for (kind, name), e in zip(MEASURES, estimates, strict=True):
+            out["outcomes" if kind == "outcome" else "fields"][name] = estimate_json(e)
+        return out
+
+    def get(self, which: str, kind: str, name: str) -> Any:
+        return getattr(self, which)[MEASURES.index((kind, name))]
+
+
+@dataclass(frozen=True)
+class Corrected:
+    """Every model's cells (and model x framing cells) with how they were made."""
+
+    correction: str
+    method: str
+    pooled: bool
+    weighting: str
+    counts: Mapping[str, int]
+    models: Mapping[str, CellRates]
+    by_framing: Mapping[str, Mapping[str, CellRates]] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+    min_labels: int = MIN_LABELS
+
+    @property
+    def scope(self) -> str:
+        return (
+            "pooled over models (every model's labels calibrate every model)"
+            if self.pooled
+            else "within each model (a model's rates use that model's labels only)"
+        )
+
+    def model_json(self, model: str) -> dict[str, Any]:
+        """``models.<model>``'s ``corrected`` and ``labels_only`` keys (each with outcomes,
+        fields and by_framing)."""
+        cell = self.models[model]
+        corrected: dict[str, Any] = {
+            "method": self.method,
+            "pooled": self.pooled,
+            "n_labels": cell.n_labels,
+            **cell.part("corrected"),
+        }
+        labels: dict[str, Any] = {
+            "method": "labels",
+            "n_labels": cell.n_labels,
+            **cell.part("labels"),
+        }
+        frames = self.by_framing.get(model, {})
+        if frames:
+            corrected["by_framing"] = {f: c.part("corrected") for f, c in frames.items()}
+            labels["by_framing"] = {f: c.part("labels") for f, c in frames.items()}
+        return {"corrected": corrected, "labels_only": labels}
+
+    def settings_json(self) -> dict[str, Any]:
+        """The top-level ``calibration`` key: how the corrected rates were made."""
+        return {
+            "correction": self.correction,
+            "method": self.method,
+            "pooled_models": self.pooled,
+            "scope": self.scope,
+            "weighting": self.weighting,
+            "min_labels": self.min_labels,
+            "counts": dict(self.counts),
+            "notes": list(self.notes),
+            "human_reference": "majority of the annotators who set the field; ties and unsure "
+            "labels left out",
+        }
+
+
+def _codes(*claims: Sequence[Any]) -> list[np.ndarray]:
+    """Claim codes of several arrays in one code space (claims in sorted order)."""
+    allc = pd.Index(sorted({str(c) for cs in claims for c in cs}))
+    return [allc.get_indexer([str(c) for c in cs]).astype(np.int64) for cs in claims]
+
+
+def _cell(
+    inputs: CalibrationInputs,
+    target: np.ndarray,
+    labels: np.ndarray,
+    methods: tuple[str, ...],
+    resamples: int,
+    seed: int,
+    min_labels: int,
+) -> CellRates:
+    from deflectbench.analysis.calibration.estimate import estimate_rates
+
+    t_claims = inputs.scored["claim_id"].to_numpy()[target]
+    l_claims = inputs.labelled["claim_id"].to_numpy()[labels]
+    tc, lc = _codes(t_claims, l_claims)
+    weight = inputs.labelled["weight"].to_numpy(dtype=np.float64)[labels]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        got = estimate_rates(
+            inputs.judged[target],
+            tc,
+            inputs.judged_labelled[labels],
+            inputs.human[labels],
+            lc,
+            weight if inputs.weighting == "stratified" else None,
+            methods=methods,
+            resamples=resamples,
+            seed=seed,
+            min_labels=min_labels,
+        )
+    return CellRates(
+        n=int(target.sum()),
+        n_labels=int(labels.sum()),
+        judged=tuple(got["judged"]),
+        labels=tuple(got["labels"]),
+        corrected=tuple(got[methods[-1]]),
+    )
+
+
+def corrected_rates(
+    inputs: CalibrationInputs,
+    *,
+    correction: str = "ppi",
+    pool_models: bool = False,
+    resamples: int = 1000,
+    seed: int = 0,
+    min_labels: int = MIN_LABELS,
+    framings: bool = True,
+) -> Corrected | None:
+    """Each model's three estimates (and each model x framing's, when ``framings``); None when
+    there is nothing to correct (``correction="none"``, or no labels of the pack)."""
+    method = CORRECTIONS[check_correction(correction)]
+    if method is None or not inputs.has_labels:
+        return None
+    methods = ("judged", "labels", method)
+    scored, labelled = inputs.scored, inputs.labelled
+    s_model = scored["model"].astype(str).to_numpy()
+    l_model = labelled["model"].astype(str).to_numpy()
+    s_frame = scored["framing"].fillna("?").astype(str).to_numpy()
+    l_frame = labelled["framing"].fillna("?").astype(str).to_numpy()
+    every = np.ones(len(labelled), dtype=bool)
+    models: dict[str, CellRates] = {}
+    by_framing: dict[str, dict[str, CellRates]] = {}
+    for m in sorted(set(s_model.tolist())):
+        target = s_model == m
+        mine = every if pool_models else l_model == m
+        models[m] = _cell(inputs, target, mine, methods, resamples, seed, min_labels)
+        if not framings:
+            continue
+        cells: dict[str, CellRates] = {}
+        present = set(s_frame[target].tolist())
+        for f in [x for x in FRAMINGS if x in present] + sorted(present - set(FRAMINGS)):
+            cells[f] = _cell(
+                inputs,
+                target & (s_frame == f),
+                mine & (l_frame == f),
+                methods,
+                resamples,
+                seed,
+                min_labels,
+            )
+        by_framing[m] = cells
+    return Corrected(
+        correction=correction,
+        method=method,
+        pooled=pool_models,
+        weighting=inputs.weighting,
+        counts=inputs.counts,
+        models=models,
+        by_framing=by_framing,
+        notes=inputs.notes,
+        min_labels=min_labels,
+    )

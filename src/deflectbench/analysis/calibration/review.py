@@ -1,0 +1,249 @@
+"""What ``deflectbench calibrate`` shows: the calibration itself, beside the corrected rates.
+
+- each judge's and the consensus' sensitivity and specificity per field against the people,
+  with claim-bootstrap CIs (validate's :func:`.validity.measures.compare`: sensitivity is the
+  recall of 1s, specificity the recall of 0s; counted on the labelled items as they are, so a
+  stratified sample's over-represented strata weigh more here than in the corrected rates);
+- per model and headline rate: judged and corrected with their CIs, the PPI++ lambda, how far
+  the correction moved the rate (points) and whether the judged CI excludes the corrected rate;
+- the label budget: how many more labels, per model, bring every headline rate's corrected CI
+  half-width under a target, from the variances measured so far;
+- the Dawid-Skene latent-class estimate (each judge's confusion per field, human labels as
+  anchors) as a sensitivity analysis beside PPI++.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from deflectbench.analysis.calibration.corrected import Corrected, estimate_json
+from deflectbench.analysis.calibration.load import MEASURES, CalibrationInputs
+from deflectbench.analysis.validity.measures import compare
+from deflectbench.vocab import FIELDS, OUTCOMES
+
+__all__ = [
+    "DEFAULT_TARGET",
+    "HEADLINE",
+    "budget",
+    "dawid_skene",
+    "judge_accuracy",
+    "shifts",
+]
+
+#: The half-width (a fraction) every headline rate's corrected CI should get under.
+DEFAULT_TARGET = 0.03
+#: The headline rates: the signature's outcomes.
+HEADLINE: tuple[tuple[str, str], ...] = tuple(("outcome", o) for o in OUTCOMES)
+
+
+def _half(e: Any) -> float | None:
+    if e.rate is None or e.ci95 is None:
+        return None
+    return (e.ci95[1] - e.ci95[0]) / 2.0
+
+
+def judged_excludes(judged: Any, corrected: Any) -> bool | None:
+    """Whether the judged 95% CI leaves out the corrected rate (None: either undefined)."""
+    if judged.ci95 is None or corrected.rate is None:
+        return None
+    lo, hi = judged.ci95
+    return bool(corrected.rate < lo or corrected.rate > hi)
+
+
+def shifts(corrected: Corrected) -> list[dict[str, Any]]:
+    """One row per model and measure: judged, corrected, lambda, moved (points), excluded."""
+    rows = []
+    for model, cell in corrected.models.items():
+        for kind, name in MEASURES:
+            j = cell.get("judged", kind, name)
+            c = cell.get("corrected", kind, name)
+            moved = None if j.rate is None or c.rate is None else 100.0 * (c.rate - j.rate)
+            rows.append(
+                {
+                    "model": model,
+                    "kind": kind,
+                    "measure": name,
+                    "judged": estimate_json(j),
+                    "corrected": estimate_json(c),
+                    "lambda": dict(c.details or {}).get("lam"),
+                    "moved_points": None if moved is None else round(moved, 4),
+                    "judged_ci_excludes_corrected": judged_excludes(j, c),
+                }
+            )
+    return rows
+
+
+def _design_effect(judged: Any) -> float:
+    """The claim clustering measured so far: the judged rate's claim-bootstrap variance over
+    its independent-items variance p(1-p)/N (at least 1)."""
+    h, p, n = _half(judged), judged.rate, judged.n
+    if h is None or p is None or n < 2 or not 0 < p < 1:
+        return 1.0
+    return max(1.0, (h / 1.959964) ** 2 / (p * (1 - p) / n))
+
+
+def budget(
+    corrected: Corrected, inputs: CalibrationInputs, target: float = DEFAULT_TARGET
+) -> dict[str, dict[str, Any]]:
+    """Per model: labels now, more labels needed so every headline rate's corrected CI
+    half-width is under ``target`` (:func:`.budget.labels_needed`, the claim clustering as a
+    design effect), and which rate needs the most; ``more_labels`` None when even labelling
+    every generation would not do."""
+    from deflectbench.analysis.calibration.budget import labels_needed
+
+    if not 0 < target < 0.5:
+        raise ValueError(f"--target must lie between 0 and 0.5 (a fraction), not {target}")
+    lab_model = inputs.labelled["model"].astype(str).to_numpy()
+    weights = inputs.labelled["weight"].to_numpy(dtype=np.float64)
+    out: dict[str, dict[str, Any]] = {}
+    for model, cell in corrected.models.items():
+        mine = np.ones(len(lab_model), bool) if corrected.pooled else lab_model == model
+        worst, more, unreachable = None, 0, False
+        for kind, name in HEADLINE:
+            k = MEASURES.index((kind, name))
+            y, f = inputs.human[mine, k], inputs.judged_labelled[mine, k]
+            ok = ~(np.isnan(y) | np.isnan(f))
+            judged = cell.get("judged", kind, name)
+            if ok.sum() < 2 or judged.n < ok.sum():
+                continue
+            w = weights[mine][ok] if inputs.weighting == "stratified" else None
+            need = labels_needed(
+                y[ok], f[ok], judged.n, target=target, w=w, design_effect=_design_effect(judged)
+            )
+            if need is None:
+                unreachable, worst = True, name
+                break
+            if need > more:
+                worst, more = name, need
+        out[model] = {
+            "labels": cell.n_labels,
+            "more_labels": None if unreachable else more,
+            "labels_needed": None if unreachable else cell.n_labels + more,
+            "widest": worst,
+            "target_half_width": target,
+            **(
+                {"note": f"even labelling every generation would not bring {worst} under it"}
+                if unreachable
+                else {}
+            ),
+        }
+    return out
+
+
+def _sens_spec(rater: np.ndarray, ref: np.ndarray, claims: list[Any], resamples: int, seed: int):
+    sens = compare(rater, ref, claims, n_resamples=resamples, seed=seed, chance=False)
+    spec = compare(1 - rater, 1 - ref, claims, n_resamples=resamples, seed=seed, chance=False)
+    return sens, spec
+
+
+def judge_accuracy(
+    inputs: CalibrationInputs,
+    verdicts: pd.DataFrame,
+    *,
+    consensus_name: str = "consensus",
+    resamples: int = 1000,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Each judge's (``verdicts``: gen_id, judge, the fields) and the consensus' sensitivity
+    and specificity per field on the labelled items, with claim-bootstrap CIs."""
+    lab = inputs.labelled
+    human = pd.DataFrame(
+        inputs.human[:, len(OUTCOMES) :], columns=list(FIELDS), index=lab["gen_id"].astype(int)
+    )
+    claims = dict(zip(lab["gen_id"].astype(int), lab["claim_id"], strict=True))
+    cons = pd.DataFrame(
+        inputs.judged_labelled[:, len(OUTCOMES) :], columns=list(FIELDS), index=human.index
+    )
+    raters = (
+        [
+            (str(j), part.drop_duplicates("gen_id").set_index("gen_id"))
+            for j, part in verdicts.groupby("judge", sort=True)
+        ]
+        if len(verdicts)
+        else []
+    )
+    raters.append((consensus_name, cons))
+    rows = []
+    for name, frame in raters:
+        both = frame.index.intersection(human.index)
+        cl = [claims[int(g)] for g in both]
+        for f in FIELDS:
+            x = frame.loc[both, f].to_numpy(dtype=np.float64)
+            y = human.loc[both, f].to_numpy(dtype=np.float64)
+            sens, spec = _sens_spec(x, y, cl, resamples, seed)
+            rows.append(
+                {
+                    "rater": name,
+                    "field": f,
+                    "n": sens.n,
+                    "positives": sens.tp + sens.fn,
+                    "sensitivity": sens["recall"].value,
+                    "sensitivity_lo": sens["recall"].lo,
+                    "sensitivity_hi": sens["recall"].hi,
+                    "specificity": spec["recall"].value,
+                    "specificity_lo": spec["recall"].lo,
+                    "specificity_hi": spec["recall"].hi,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def dawid_skene(
+    inputs: CalibrationInputs, verdicts: pd.DataFrame, judges: Sequence[str]
+) -> dict[str, Any]:
+    """Per field: the latent-class prevalence and each judge's sensitivity and specificity
+    (human labels as anchors where present); ``{"available": False, "note"}`` when the
+    estimator is missing or a field cannot be fitted."""
+    try:
+        from deflectbench.analysis.calibration import latent
+    except ImportError:
+        return {"available": False, "note": "the Dawid-Skene estimator is not installed"}
+    if not len(verdicts) or not judges:
+        return {"available": False, "note": "no judge verdicts to combine"}
+    wide = {
+        j: part.drop_duplicates("gen_id").set_index("gen_id")
+        for j, part in verdicts.groupby("judge")
+    }
+    ids = sorted(set().union(*(set(f.index) for f in wide.values())))
+    anchors = pd.DataFrame(
+        inputs.human[:, len(OUTCOMES) :],
+        columns=list(FIELDS),
+        index=inputs.labelled["gen_id"].astype(int),
+    ).reindex(ids)
+    fields: dict[str, Any] = {}
+    for f in FIELDS:
+        votes = np.column_stack(
+            [wide[j][f].reindex(ids).to_numpy(dtype=np.float64) for j in judges]
+        )
+        try:
+            fit = latent.dawid_skene(votes, anchors[f].to_numpy(dtype=np.float64))
+        except (ValueError, ArithmeticError) as exc:
+            fields[f] = {"note": str(exc)}
+            continue
+        fields[f] = _fit_json(fit, judges)
+    return {"available": True, "judges": list(judges), "fields": fields}
+
+
+def _fit_json(fit: Any, judges: Sequence[str]) -> dict[str, Any]:
+    get = fit.get if isinstance(fit, Mapping) else lambda k, d=None: getattr(fit, k, d)
+    sens = list(np.asarray(get("sensitivity", []), dtype=float))
+    spec = list(np.asarray(get("specificity", []), dtype=float))
+
+    def r(x: Any) -> float | None:
+        return None if x is None or not math.isfinite(float(x)) else round(float(x), 6)
+
+    return {
+        "prevalence": r(get("prevalence")),
+        "judges": {
+            j: {
+                "sensitivity": r(sens[i]) if i < len(sens) else None,
+                "specificity": r(spec[i]) if i < len(spec) else None,
+            }
+            for i, j in enumerate(judges)
+        },
+    }
