@@ -12,7 +12,7 @@ from rich.markup import escape
 from typer.core import TyperCommand, TyperGroup
 
 from deflectbench import __version__
-from deflectbench.cli import audit, batch, monitor, results, run, spec, validate, web
+from deflectbench.cli import audit, batch, calibrate, monitor, results, run, spec, validate, web
 from deflectbench.cli.console import UserError, console, err
 from deflectbench.secrets import scrub
 
@@ -84,6 +84,7 @@ app.command(cls=_Command)(audit.audit)
 app.command("import", cls=_Command)(results.import_)
 app.command(cls=_Command)(results.export)
 app.command(cls=_Command)(validate.validate)
+app.command(cls=_Command)(calibrate.calibrate)
 app.command(cls=_Command)(monitor.monitor)
 app.command(cls=_Command)(web.annotate)
 app.command(cls=_Command)(web.view)
