@@ -30,8 +30,10 @@ __all__ = [
     "DEFAULT_TARGET",
     "HEADLINE",
     "budget",
+    "budget_without_labels",
     "dawid_skene",
     "judge_accuracy",
+    "judged_excludes",
     "shifts",
 ]
 
@@ -247,3 +249,32 @@ def _fit_json(fit: Any, judges: Sequence[str]) -> dict[str, Any]:
             for i, j in enumerate(judges)
         },
     }
+
+
+def budget_without_labels(
+    rates: pd.DataFrame, target: float = DEFAULT_TARGET
+) -> dict[str, dict[str, Any]]:
+    """Per model, the labels a corrected CI within ``target`` would need when none exist yet:
+    labels alone (no credit for the judges, which is all that can be promised before any
+    label), at the judged rate, with the claim clustering of the judged CI. ``rates`` is the
+    analysis' ``rates_with_ci`` (model, kind, measure, rate, ci_lo, ci_hi, n)."""
+    from deflectbench.analysis.calibration.budget import labels_for_effective_n
+
+    out: dict[str, dict[str, Any]] = {}
+    z = 1.959964
+    for r in rates[rates["kind"] == "outcome"].to_dict(orient="records"):
+        p, n = r.get("rate"), int(r.get("n") or 0)
+        if p is None or not np.isfinite(p) or n < 2:
+            continue
+        half = (r["ci_hi"] - r["ci_lo"]) / 2 if np.isfinite(r["ci_hi"] - r["ci_lo"]) else 0.0
+        q = min(max(float(p), 0.01), 0.99)
+        deff = max(1.0, (half / z) ** 2 / (q * (1 - q) / n)) if half > 0 else 1.0
+        n0 = z * z * q * (1 - q) * deff / target**2
+        need = labels_for_effective_n(n0, 0.0, n)
+        mine = out.setdefault(
+            str(r["model"]), {"labels": 0, "widest": None, "target_half_width": target}
+        )
+        labels = n if need is None else math.ceil(need)
+        if labels > mine["labels"]:
+            mine["labels"], mine["widest"] = labels, r["measure"]
+    return out

@@ -1,0 +1,106 @@
+"""The signature figure corrected for judge error: per outcome, each model's judged and
+corrected 95% intervals side by side (plain tables in, a :class:`~.chart.Chart` out)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import matplotlib as mpl
+import numpy as np
+
+from deflectbench.analysis.calibration.corrected import Corrected
+from deflectbench.report.chart import (
+    INK,
+    OUTCOME_COLORS,
+    OUTCOME_LABELS,
+    STYLE,
+    Chart,
+    new_figure,
+    pct_label,
+    zoom,
+)
+from deflectbench.vocab import OUTCOMES
+
+__all__ = ["corrected_chart"]
+
+#: The judged interval's colour (the corrected one takes its outcome's colour).
+JUDGED = "#9A9A9A"
+
+
+def _triple(e: object) -> tuple[float, float, float]:
+    rate = getattr(e, "rate", None)
+    ci = getattr(e, "ci95", None)
+    if rate is None:
+        return math.nan, math.nan, math.nan
+    lo, hi = ci if ci is not None else (rate, rate)
+    return 100 * rate, 100 * lo, 100 * hi
+
+
+def corrected_chart(models: Sequence[str], c: Corrected | None) -> Chart:
+    """One panel per outcome; per model the judged interval (grey, above) and the corrected
+    one (coloured, below). Absent, with the reason, when there are no labels."""
+    title = "Compliance signatures corrected for judge error"
+    caption = (
+        "Each outcome's rate per model with its 95% CI (bootstrap over claims): judged (grey, "
+        "the judges' consensus; its interval covers claim sampling only) above the rate "
+        "corrected with the human labels (coloured). Each panel is zoomed to its own range."
+    )
+    chart = Chart("corrected_signatures", title, caption, "Judged and corrected intervals.")
+    if c is None or not models:
+        chart.missing = (
+            "No human labels of this pack: nothing to correct the judges' rates with."
+            if c is None
+            else "No scored generations."
+        )
+        return chart
+    shown = [m for m in models if m in c.models]
+    n = len(shown)
+    judged = np.full((n, len(OUTCOMES), 3), np.nan)
+    corr = judged.copy()
+    for i, m in enumerate(shown):
+        cell = c.models[m]
+        for k, o in enumerate(OUTCOMES):
+            judged[i, k] = _triple(cell.get("judged", "outcome", o))
+            corr[i, k] = _triple(cell.get("corrected", "outcome", o))
+    with mpl.rc_context(STYLE):
+        fig = new_figure(11, 1.4 + 0.6 * n)
+        y = np.arange(n)
+        for k, o in enumerate(OUTCOMES):
+            ax = fig.add_subplot(1, len(OUTCOMES), k + 1)
+            for vals, dy, color in ((judged, -0.17, JUDGED), (corr, 0.17, OUTCOME_COLORS[o])):
+                r, lo, hi = vals[:, k, 0], vals[:, k, 1], vals[:, k, 2]
+                err = np.vstack([np.nan_to_num(r - lo), np.nan_to_num(hi - r)])
+                ax.errorbar(
+                    r,
+                    y + dy,
+                    xerr=err,
+                    fmt="o",
+                    color=INK,
+                    mfc=color,
+                    mec=INK,
+                    ecolor=color,
+                    ms=5,
+                    capsize=3,
+                    elinewidth=1.8,
+                )
+            ax.set_title(OUTCOME_LABELS[o], fontsize=10)
+            ax.set_ylim(n - 0.5, -0.5)
+            ax.set_yticks(y, labels=list(shown) if k == 0 else [])
+            both = np.concatenate([judged[:, k].ravel(), corr[:, k].ravel()])
+            ax.set_xlim(*zoom(both))
+            ax.xaxis.set_major_locator(mpl.ticker.MaxNLocator(4))
+            ax.set_xlabel("% (95% CI)")
+            ax.grid(axis="x", color="#DDDDDD", linewidth=0.6)
+            ax.set_axisbelow(True)
+    chart.figure = fig
+    chart.alt = "Judged and corrected outcome rates: " + "; ".join(
+        f"{m}: "
+        + ", ".join(
+            f"{OUTCOME_LABELS[o]} judged {pct_label(judged[i, k, 0])}, corrected "
+            f"{pct_label(corr[i, k, 0])}"
+            for k, o in enumerate(OUTCOMES)
+        )
+        for i, m in enumerate(shown)
+    )
+    return chart
