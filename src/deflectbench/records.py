@@ -1,4 +1,5 @@
-"""The records every stage passes around: a generation, a judgment, a generation awaiting a judge.
+"""The records every stage passes around: a cell, a generation, a judgment, a generation awaiting
+a judge.
 
 A ground-floor module (it imports nothing of the package) so that the store, the judges and the
 interop can share these types without importing each other.
@@ -8,7 +9,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
+
+
+class Cell(NamedTuple):
+    """One model-free unit of work: a claim under a template (its prompt id), draw ``sample``
+    (1-based). A tuple, so the store's and the plan's plain ``(claim, prompt, sample)`` tuples
+    compare and hash equal to it."""
+
+    claim_id: str
+    prompt_id: str
+    sample: int
 
 
 def now_iso() -> str:
@@ -41,6 +52,9 @@ class GenerationRecord:
     condition: str = "default"
     #: What the request cost in USD, when a price was known (None: unpriced or free).
     cost_usd: float | None = None
+    #: The model id the reply says served it, when it says (a proxy or replica may serve
+    #: another checkpoint than the one asked for; see :func:`deflectbench.gate.served_model`).
+    served_model: str | None = None
 
 
 @dataclass(frozen=True)

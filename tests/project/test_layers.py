@@ -8,11 +8,15 @@ never talks to models; the report reads only through the analysis).
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[2] / "src" / "deflectbench"
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "src" / "deflectbench"
+README = ROOT / "README.md"
+LAYOUT_HEADING = "### Layout: one room per job, arrows pointing down"
 
 #: The floor of each room (top-level module or package of deflectbench).
 FLOORS: dict[str, int] = {
@@ -22,6 +26,7 @@ FLOORS: dict[str, int] = {
     "secrets": 0,
     "conditions": 0,
     "escaping": 0,
+    "gate": 0,
     "benchmark": 1,
     "store": 1,
     "models": 1,
@@ -104,3 +109,25 @@ def test_no_room_imports_a_room_above_it(room):
         )
     ]
     assert bad == []
+
+
+def readme_floors() -> dict[str, int]:
+    """The README's floor table: each room named in a row's second column, at that row's floor."""
+    text = README.read_text(encoding="utf-8")
+    assert LAYOUT_HEADING in text, f"README.md has no section {LAYOUT_HEADING!r}"
+    section = text.split(LAYOUT_HEADING, 1)[1].split("\n#", 1)[0]
+    floors: dict[str, int] = {}
+    for floor, rooms in re.findall(r"^\| (\d+) \| ([^|]+) \|", section, re.MULTILINE):
+        for name in re.findall(r"`([^`]+)`", rooms):
+            floors[name.removesuffix(".py").removesuffix("/")] = int(floor)
+    return floors
+
+
+def test_readme_floor_table_matches_the_one_checked_here():
+    readme = readme_floors()
+    differ = {
+        room: (readme.get(room), FLOORS.get(room))
+        for room in readme.keys() | FLOORS.keys()
+        if readme.get(room) != FLOORS.get(room)
+    }
+    assert differ == {}, f"room: (README floor, FLOORS floor) {differ}"

@@ -2,7 +2,8 @@
 
 A record is decoded into the store's columns, then encoded back as export would write it
 (:mod:`.release`); only what differs is remembered (:mod:`.fidelity`). Any missing, mistyped or
-inconsistent field raises :class:`~.release.RecordError` naming the field.
+inconsistent field raises :class:`~.release.RecordError` naming the field; a value out of the
+gate's range (:mod:`deflectbench.gate`) raises its :class:`~deflectbench.gate.GateError`.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from deflectbench import gate
 from deflectbench.conditions import RELEASE
 from deflectbench.interop.fidelity import EVAL_ALWAYS, GEN_ALWAYS, remember
 from deflectbench.interop.release import (
@@ -26,7 +28,7 @@ from deflectbench.interop.release import (
 from deflectbench.records import GenerationRecord, JudgmentRecord, now_iso
 from deflectbench.vocab import FIELDS, apply_rules
 
-_SCORE_VALUES = frozenset({-1, 0, 1})
+_SCORE_VALUES = frozenset(gate.SAID_VALUES)
 _MISSING: Any = object()
 
 
@@ -98,20 +100,28 @@ def _origin(
 
 
 def decode_generation(obj: dict[str, Any], line: str, catalog: Catalog) -> GenerationRecord:
-    model = _get(obj, "model", str)
+    model = gate.identifier(_get(obj, "model", str), "field 'model'")
     claim_id = _get(obj, "claim_id", str)
     prompt_id = _get(obj, "prompt_id", str)
-    sample = _get(obj, "run", int)
-    text = _get(obj, "response", str)
+    sample = gate.whole_number(_get(obj, "run", int), "field 'run'", 0, gate.MAX_SAMPLE)
+    text = gate.text(_get(obj, "response", str), "field 'response'")
     origin = _origin(obj, catalog, claim_id, prompt_id, judge=False)
     for key in ("gen_id", "claim_text", "timestamp"):
         _get(obj, key, str, required=False)
+    expected = catalog.benchmark.render(claim_id, prompt_id)
     prompt = _get(obj, "prompt_text", str, required=False)
     if prompt is None:
-        prompt = catalog.benchmark.render(claim_id, prompt_id)
-    input_tokens = _get(obj, "input_tokens", int, required=False, default=0)
-    output_tokens = _get(obj, "output_tokens", int, required=False, default=0)
+        prompt = expected
+    gate.prompt(prompt, expected, catalog.key)
+    input_tokens = gate.tokens(
+        _get(obj, "input_tokens", int, required=False, default=0), "field 'input_tokens'"
+    )
+    output_tokens = gate.tokens(
+        _get(obj, "output_tokens", int, required=False, default=0), "field 'output_tokens'"
+    )
     is_error = _get(obj, "is_error", int, required=False, default=0)
+    if is_error not in (0, 1):
+        raise RecordError(f"field 'is_error' must be 0 or 1, got {_short(is_error)}")
     response, error = split_response(text, is_error)
     row = {
         "model": model,
@@ -138,11 +148,11 @@ def decode_eval(
     obj: dict[str, Any], line: str, catalog: Catalog, ids: Mapping[tuple[str, str, str, int], int]
 ) -> JudgmentRecord:
     """``ids``: the store id of each (model, claim_id, prompt_id, run) generation."""
-    judge = _get(obj, "judge_model", str)
+    judge = gate.identifier(_get(obj, "judge_model", str), "field 'judge_model'")
     gen_model = _get(obj, "gen_model", str)
     claim_id = _get(obj, "claim_id", str)
     prompt_id = _get(obj, "prompt_id", str)
-    sample = _get(obj, "run", int)
+    sample = gate.whole_number(_get(obj, "run", int), "field 'run'", 0, gate.MAX_SAMPLE)
     origin = _origin(obj, catalog, claim_id, prompt_id, judge=True)
     parse_error = _get(obj, "parse_error", int, required=False, default=0) == 1
     said: dict[str, int] | None = None
@@ -159,7 +169,10 @@ def decode_eval(
     for key, v in (("raw_judge_response", raw), ("reasoning", reasoning)):
         if v is not None and not isinstance(v, str):
             raise RecordError(f"field {key!r} must be a string or null, got {_short(v)}")
+        gate.text(v, f"field {key!r}")
     flag = obj.get("consistency_flag", 0)
+    if flag not in (0, 1) or type(flag) not in (int, bool):
+        raise RecordError(f"field 'consistency_flag' must be 0 or 1, got {_short(flag)}")
     gid = ids.get((gen_model, claim_id, prompt_id, sample))
     if gid is None:
         raise RecordError(

@@ -15,8 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from deflectbench import gate
 from deflectbench.benchmark import Benchmark, default_benchmark
 from deflectbench.conditions import RELEASE
+from deflectbench.gate import GateError
 from deflectbench.interop.decode import decode_eval, decode_generation, decode_line
 from deflectbench.interop.release import Catalog, InteropError, RecordError
 from deflectbench.store import Store
@@ -37,6 +39,21 @@ class FileReport:
     imported: int = 0
     already_present: int = 0
     skipped: int = 0
+    #: How many records the source says it holds (an Inspect log's sample list, a folder's
+    #: rows), when it says.
+    declared: int | None = None
+
+    def unbalanced(self) -> str | None:
+        """None when new + already present + skipped = read (= declared); else what is
+        missing or unaccounted for, in one line."""
+        return gate.balance(
+            self.imported,
+            self.already_present,
+            self.skipped,
+            self.read,
+            self.declared,
+            f"{self.path} ({self.kind})",
+        )
 
 
 @dataclass
@@ -53,7 +70,7 @@ class ImportReport:
 
     @property
     def ok(self) -> bool:
-        return not self.problems
+        return not self.problems and not any(f.unbalanced() for f in self.files)
 
     def summary(self) -> str:
         parts = []
@@ -64,6 +81,7 @@ class ImportReport:
                     f"{self.total(kind, 'already_present')} already present, "
                     f"{self.total(kind, 'skipped')} skipped"
                 )
+        parts += [line for f in self.files if (line := f.unbalanced())]
         return "; ".join(parts) or "nothing imported"
 
 
@@ -283,7 +301,7 @@ def _import_file(
                 raise RecordError(problem or "unreadable line")
             obj = decode_line(line)
             decoded.append((lineno, decode(obj, line), str(obj.get(id_key))))
-        except RecordError as exc:
+        except (RecordError, GateError) as exc:
             fr.skipped += 1
             report.problems.append(f"{path}:{lineno}: {exc}")
     if not decoded:
@@ -291,9 +309,16 @@ def _import_file(
     records = _without_conflicts(store, path, kind, decoded, fr, report)
     counter = "generations" if kind == "generations" else "judgments"
     before = store.counts()[counter]
-    _write(store, path, kind, records, fr, report)
+    refused = _write(store, path, kind, records, fr, report)
     fr.imported = store.counts()[counter] - before
-    fr.already_present = len(records) - fr.imported
+    fr.already_present = len(records) - refused - fr.imported
+
+
+def stored_contents(
+    rows: dict[Any, tuple[int, str | None, str | None]],
+) -> dict[Any, tuple[Any, bool, int]]:
+    """The store's ``key -> (id, text, error)`` as the gate's ``key -> (content, good, id)``."""
+    return {k: ((text, error), error is None, rid) for k, (rid, text, error) in rows.items()}
 
 
 def _without_conflicts(
@@ -305,38 +330,25 @@ def _without_conflicts(
     report: ImportReport,
 ) -> list[tuple[int, Any]]:
     """Drop (and report, line by line with both ids) records whose id is already taken by a
-    record with other content, in the store or earlier in the same file: a conflicting
-    duplicate never replaces a stored result, and never passes for "already present"."""
+    record with other content, in the store or earlier in the same file (the gate's rule): a
+    conflicting duplicate never replaces a stored result, and never passes for "already
+    present"."""
     if kind == "generations":
         first = decoded[0][1]
-        stored: dict[Any, tuple[int, Any, Any]] = store.generation_contents(
-            first.benchmark, first.condition
-        )
+        rows = store.generation_contents(first.benchmark, first.condition)
     else:
-        stored = store.judgment_contents()
-    seen: dict[Any, tuple[int, Any]] = {}
+        rows = store.judgment_contents()
+    duplicates = gate.Duplicates(stored_contents(rows))
     kept = []
     what = "gen_id" if kind == "generations" else "eval_id"
     for lineno, rec, rid in decoded:
         key, content = _identity(kind, rec)
-        label = repr(rid)
-        earlier = seen.get(key)
-        if earlier is not None and earlier[1] != content:
+        try:
+            duplicates.check(key, content, f"line {lineno}", f"{what} {rid!r}")
+        except GateError as exc:
             fr.skipped += 1
-            report.problems.append(
-                f"{path}:{lineno}: conflicting duplicate: {what} {label} is also at line "
-                f"{earlier[0]} with other content; kept line {earlier[0]}, skipped this one"
-            )
+            report.problems.append(f"{path}:{lineno}: {exc}")
             continue
-        old = stored.get(key)
-        if old is not None and old[2] is None and (old[1], old[2]) != content:
-            fr.skipped += 1
-            report.problems.append(
-                f"{path}:{lineno}: conflicting duplicate: {what} {label} is already stored "
-                f"(store id {old[0]}) with other content; kept the stored one, skipped this line"
-            )
-            continue
-        seen.setdefault(key, (lineno, content))
         kept.append((lineno, rec))
     return kept
 
@@ -348,19 +360,22 @@ def _write(
     records: list[tuple[int, Any]],
     fr: FileReport,
     report: ImportReport,
-) -> None:
+) -> int:
     """One transaction for the file; if the store refuses a record, record by record, so one
-    bad record costs its own line and never the file."""
+    bad record costs its own line and never the file. Returns how many were refused."""
     add_many = store.add_generations if kind == "generations" else store.add_judgments
     add_one = store.add_generation if kind == "generations" else store.add_judgment
     try:
         add_many(rec for _, rec in records)
-        return
-    except (ValueError, sqlite3.IntegrityError):
+        return 0
+    except (ValueError, OverflowError, sqlite3.IntegrityError):
         pass
+    refused = 0
     for lineno, rec in records:
         try:
             add_one(rec)
-        except (ValueError, sqlite3.IntegrityError) as exc:
+        except (ValueError, OverflowError, sqlite3.IntegrityError) as exc:
+            refused += 1
             fr.skipped += 1
             report.problems.append(f"{path}:{lineno}: not stored ({exc})")
+    return refused

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from deflectbench import gate
 from deflectbench.conditions import RELEASE
 from deflectbench.records import GenerationRecord, JudgmentRecord, PendingGeneration, now_iso
 from deflectbench.store.batches import Batches
@@ -222,8 +223,7 @@ class Store(Reads, Conditions, Labels, Turns, Batches):
     def add_generation(self, rec: GenerationRecord) -> None:
         """Store one result at once. A good result is never replaced; an error row is replaced
         by the next attempt's result."""
-        if (rec.response is None) == (rec.error is None):
-            raise ValueError("a generation has exactly one of response and error")
+        gate.generation(rec)  # refused (GateError, a ValueError) before anything is written
         self.conn.execute(
             keep_good_upsert("generations", GENERATION_KEYS, GENERATION_COLUMNS),
             (
@@ -246,6 +246,7 @@ class Store(Reads, Conditions, Labels, Turns, Batches):
                 rec.created_at,
                 _json_or_none(rec.extra),
                 rec.cost_usd,
+                rec.served_model,
             ),
         )
 
@@ -308,6 +309,7 @@ class Store(Reads, Conditions, Labels, Turns, Batches):
 
     def add_judgment(self, rec: JudgmentRecord) -> None:
         """Store one verdict at once; a verdict is never replaced, a failed request is."""
+        gate.judgment(rec, FIELDS)
         scores = rec.scores or {}
         values = [scores.get(f) for f in FIELDS]
         self.conn.execute(

@@ -261,4 +261,11 @@ MIGRATIONS: tuple[Migration, ...] = (
     );
     """,
     ),
+    Migration(
+        "m008_served_model",
+        "the model id each reply says served it, kept beside the model that was asked",
+        """
+    ALTER TABLE generations ADD COLUMN served_model TEXT;
+    """,
+    ),
 )

@@ -38,6 +38,7 @@ GENERATION_KEYS = ("benchmark", "model", "condition", "claim_id", "prompt_id", "
 GENERATION_COLUMNS: tuple[str, ...] = (
     *("prompt", "response", "error", *_USAGE, "finish_reason", "params_json"),
     *_PROVENANCE,
+    "served_model",
 )
 #: A judgment's key and its other columns, the rubric's fields among them.
 JUDGMENT_KEYS = ("gen_id", "judge")
