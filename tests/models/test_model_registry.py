@@ -1,14 +1,18 @@
-"""One registry resolves every model name: built-ins, ``register`` calls and plugins."""
+"""One registry resolves every model name: built-ins, ``register`` calls and plugins, the
+built-ins through the plugins' door (their entry points in the package's own metadata)."""
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import dataclasses
+import json
 import os
 import subprocess
 import sys
 import textwrap
 from collections.abc import Iterator, Mapping
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +34,11 @@ from deflectbench.models.registry import (
 from support.fakes import EchoModel
 
 SRC = Path(__file__).resolve().parents[2] / "src"
+#: The built-in providers' entry points, as pyproject.toml declares them.
+BUILTIN_ENTRY_POINTS = {
+    "local": "deflectbench.models.llama_local:register_local",
+    "providers": "deflectbench.models.providers:register_api_providers",
+}
 
 PLUGIN_MODULE = """
 from deflectbench.models.base import Completion, Limits, Model
@@ -52,6 +61,18 @@ def register_models(register):
         forms=["parrot/<any name>"],
     )
 """
+
+
+def _fresh(code: str, *path: Path) -> subprocess.CompletedProcess:
+    """``code`` in a new interpreter (an empty registry), with ``path`` before the source."""
+    pythonpath = os.pathsep.join([*map(str, path), str(SRC), os.environ.get("PYTHONPATH", "")])
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=pythonpath),
+        timeout=60,
+    )
 
 
 @pytest.fixture
@@ -159,6 +180,7 @@ def test_a_broken_plugin_warns_and_breaks_nothing(
         "Metadata-Version: 2.1\nName: deflectbench-broken\nVersion: 0.1\n"
     )
     (info / "entry_points.txt").write_text(f"[{ENTRY_POINT_GROUP}]\nbroken = no_such_module:hook\n")
+    load_plugins()  # the built-ins, entry points too, whichever test ran first
     monkeypatch.syspath_prepend(str(tmp_path))
     with pytest.warns(UserWarning, match="model plugin 'broken'.*failed to load"):
         assert load_plugins() == []
@@ -199,3 +221,101 @@ def test_a_config_section_with_a_base_url_is_a_server_with_fixed_limits() -> Non
     assert model.limits == Limits(requests_per_minute=90, timeout_s=7)
     with pytest.raises(dataclasses.FrozenInstanceError):
         model.limits.requests_per_minute = 1  # type: ignore[misc]
+
+
+def test_the_builtins_are_entry_points_of_the_plugin_group() -> None:
+    """Declared in the installed metadata (a stale install: ``pip install -e .``)."""
+    ours = {ep.name: ep.value for ep in entry_points(group=ENTRY_POINT_GROUP)}
+    assert {k: ours.get(k) for k in BUILTIN_ENTRY_POINTS} == BUILTIN_ENTRY_POINTS
+
+
+def test_the_builtins_load_through_the_plugin_door_in_a_fresh_process() -> None:
+    out = _fresh(
+        """
+        import json
+        from deflectbench.models import registry
+
+        print(json.dumps([registry.load_plugins(), registry.model_forms()[:2]]))
+        """
+    )
+    assert out.returncode == 0, out.stderr
+    loaded, forms = json.loads(out.stdout)
+    assert loaded[:2] == list(BUILTIN_ENTRY_POINTS)  # the built-ins first, in name order
+    assert forms == ["local/smollm2", "gguf/<path to a .gguf file>"]
+
+
+def test_a_plugin_entry_point_takes_over_a_builtin_prefix(tmp_path: Path) -> None:
+    """The plugin's distribution is found first on the path; the built-ins still load first,
+    so the plugin's registration of ``xai`` is the one that stays."""
+    (tmp_path / "deflectbench_xai.py").write_text(
+        PLUGIN_MODULE.replace('"parrot"', '"xai"').replace("parrot/<any name>", "xai/<any>")
+    )
+    info = tmp_path / "deflectbench_xai-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: deflectbench-xai\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(
+        f"[{ENTRY_POINT_GROUP}]\naaa = deflectbench_xai:register_models\n"
+    )
+    out = _fresh(
+        """
+        from deflectbench.models.registry import get_model
+
+        print(type(get_model("xai/grok", env={})).__name__)
+        """,
+        tmp_path,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ParrotModel"
+
+
+def test_no_registered_provider_is_one_line_saying_reinstall() -> None:
+    out = _fresh(
+        """
+        from deflectbench.models import registry
+
+        registry.entry_points = lambda group: []  # metadata without the package's entry points
+        try:
+            registry.get_model("local/smollm2")
+        except registry.UnknownModelError as exc:
+            print(exc)
+        """
+    )
+    assert out.returncode == 0, out.stderr
+    assert "no model providers are registered" in out.stdout
+    assert "reinstall deflectbench" in out.stdout
+
+
+def test_the_registry_imports_none_of_its_providers() -> None:
+    """No circle: the providers import the registry (for ``Register``), never the reverse,
+    not even inside a function."""
+    import deflectbench.models.registry as registry
+
+    tree = ast.parse(Path(registry.__file__).read_text(encoding="utf-8"))
+    imported = {
+        node.module if isinstance(node, ast.ImportFrom) else alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in node.names
+    }
+    imported |= {
+        f"{node.module}.{alias.name}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module
+        for alias in node.names
+    }
+    assert {i for i in imported if i and i.startswith("deflectbench.")} <= {
+        "deflectbench.errors",
+        "deflectbench.errors.did_you_mean",
+        "deflectbench.models.base",
+        "deflectbench.models.base.Model",
+    }
+    out = _fresh(
+        """
+        import sys
+        import deflectbench.models.registry
+
+        print(sorted(m for m in sys.modules if m.startswith("deflectbench.models.")))
+        """
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "['deflectbench.models.base', 'deflectbench.models.registry']"

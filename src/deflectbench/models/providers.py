@@ -5,7 +5,8 @@ own model id (``openrouter/meta-llama/llama-3-70b`` -> provider ``openrouter``, 
 ``meta-llama/llama-3-70b``). A provider section in the user's configuration overrides the
 defaults below field by field; a section for an unknown name with a ``base_url`` is an
 OpenAI-compatible server. Every provider here registers under its prefix, and the catch-all
-``*`` takes such sections (:func:`register_api_providers`).
+``*`` takes such sections (:func:`register_api_providers`, the package's ``providers`` entry
+point in the group ``deflectbench.models``, the door plugins use too).
 
 Keys come only from the environment (the variable named by ``api_key_env``), never from the
 command line or configuration files, and never appear in a repr, an error or a log line.
@@ -361,7 +362,8 @@ def _build_one(name: str, cfg: ProviderConfig, env: Mapping[str, str]) -> Model:
 
 
 def register_api_providers(register: Register) -> None:
-    """Each provider of :data:`PROVIDERS` under its name, and the catch-all for sections."""
+    """Each provider of :data:`PROVIDERS` under its name, and the catch-all for sections (the
+    registry calls it through the entry point, as it calls a plugin)."""
     for prefix in PROVIDERS:
         register(prefix, build_api_model)
     register(

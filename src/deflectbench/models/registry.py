@@ -1,14 +1,18 @@
 """Resolve ``provider/model`` names to :class:`Model` objects through one table of factories.
 
-A name's prefix (before the first "/") picks a factory registered with :func:`register`. The
-providers register themselves: ``local`` and ``gguf`` (in-process, ``llama_local``), the API
-providers (``providers``), and ``*``, the catch-all for any other prefix, which makes a
-``[providers.NAME]`` configuration section with a ``base_url`` an OpenAI-compatible server.
-Plugins are installed distributions with an entry point in the group ``deflectbench.models``:
-a callable that receives :func:`register` and calls it (like ``llm``'s plugins)::
+A name's prefix (before the first "/") picks a factory registered with :func:`register`. Every
+provider comes in through one door, the entry-point group ``deflectbench.models``: a callable
+that receives :func:`register` and calls it (like ``llm``'s plugins)::
 
     [project.entry-points."deflectbench.models"]
     myprovider = "my_package:register_models"   # def register_models(register): ...
+
+The built-ins are declared the same way in this package's own ``pyproject.toml``: ``local``
+(``local`` and ``gguf``, in-process, ``llama_local``) and ``providers`` (the API ones, and
+``*``, the catch-all for any other prefix, which makes a ``[providers.NAME]`` configuration
+section with a ``base_url`` an OpenAI-compatible server). They load first, so a plugin may take
+over a built-in prefix; this module imports none of them (they import it). Entry points are
+read from the installed metadata: after changing them, reinstall (``pip install -e .``).
 
 A factory is called as ``factory(name, config, env)``: the full name, the provider's
 configuration section (``None`` if there is none) and the environment to read keys from.
@@ -21,7 +25,7 @@ import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from typing import Any, Protocol
 
 from deflectbench.errors import did_you_mean
@@ -57,7 +61,6 @@ class _Entry:
 
 _ENTRIES: dict[str, _Entry] = {}
 _plugins_loaded: set[str] = set()
-_builtins_registered = False
 _plugins_scanned = False
 
 
@@ -85,16 +88,15 @@ def unregister(prefix: str) -> None:
 
 
 def load_plugins() -> list[str]:
-    """Load the plugins not loaded yet; return their entry-point names.
+    """Load the entry points not loaded yet (the built-ins first); return their names.
 
     Runs by itself on first use; call it again after installing a plugin in a running process.
     A plugin that fails to load is skipped with a warning, so it cannot break other models.
     """
     global _plugins_scanned
     _plugins_scanned = True
-    _register_builtins()
     loaded = []
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
+    for ep in _entry_points():
         key = f"{ep.name}={ep.value}"
         if key in _plugins_loaded:
             continue
@@ -112,18 +114,21 @@ def load_plugins() -> list[str]:
     return loaded
 
 
-def _register_builtins() -> None:
-    global _builtins_registered
-    if not _builtins_registered:
-        _builtins_registered = True
-        from deflectbench.models import llama_local, providers
+def _entry_points() -> list[EntryPoint]:
+    """The group's entry points, this package's own first (a later registration of a prefix
+    replaces an earlier one, so a plugin can take over a built-in, never the reverse), each
+    part in name order (the order help texts list the forms in, whatever wrote the metadata)."""
+    eps = entry_points(group=ENTRY_POINT_GROUP)
+    return sorted(eps, key=lambda ep: (not is_builtin(ep.value), ep.name))
 
-        llama_local.register_local(register)
-        providers.register_api_providers(register)
+
+def is_builtin(value: str) -> bool:
+    """Whether an entry point's object (``module:attr``) lives in this package."""
+    return value.split(":")[0].split(".")[0] == __name__.split(".")[0]
 
 
 def _ensure_ready() -> None:
-    """Register the built-in providers, then the plugins, once (in that order: plugins win)."""
+    """Load the entry points once: the built-in providers, then the plugins (plugins win)."""
     if not _plugins_scanned:
         load_plugins()
 
@@ -151,6 +156,12 @@ def get_model(
         )
     _ensure_ready()
     entry = _ENTRIES.get(provider) or _ENTRIES.get(ANY_PREFIX)
+    if entry is None and not _ENTRIES:
+        raise UnknownModelError(
+            f"no model providers are registered, so {name!r} cannot be resolved: the entry "
+            f"points of {ENTRY_POINT_GROUP!r} are missing from the installed metadata; "
+            "reinstall deflectbench (in a checkout: pip install -e .)"
+        )
     if entry is None:
         prefixes = [p for p in _ENTRIES if p != ANY_PREFIX]
         close = difflib.get_close_matches(provider, prefixes, n=1)
