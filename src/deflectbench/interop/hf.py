@@ -31,6 +31,7 @@ from deflectbench.interop.tables import (
     feature_type,
     records,
     require_pyarrow,
+    tidy_corrected,
     tidy_generations,
     tidy_judgments,
     write_text,
@@ -84,6 +85,16 @@ def export_hf(
             Table("generations", RESULTS_SPLIT, gens, "one generation, with verdicts and outcome"),
             Table("judgments", RESULTS_SPLIT, tidy_judgments(store, gens), "one judge's verdict"),
         ]
+        corrected = tidy_corrected(store, b)
+        if corrected is not None:  # human labels: the rates corrected for judge error too
+            tables.append(
+                Table(
+                    "corrected",
+                    RESULTS_SPLIT,
+                    corrected,
+                    "one rate of one model (and framing): judged, labels-only and corrected",
+                )
+            )
     return write_folder(out, tables, b, what)
 
 

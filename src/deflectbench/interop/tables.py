@@ -147,7 +147,11 @@ def tidy_generations(store: Store, benchmark: Benchmark) -> pd.DataFrame:
     """
     import pandas as pd
 
-    from deflectbench.analysis import generation_frame, judgment_frame, scored_from_frames
+    from deflectbench.analysis.frames.scored import (
+        generation_frame,
+        judgment_frame,
+        scored_from_frames,
+    )
 
     rows = store.generation_rows()
     if not rows:
@@ -193,6 +197,77 @@ def tidy_judgments(store: Store, generations: pd.DataFrame) -> pd.DataFrame:
     at = own.index("gen_id") + 1
     columns = [*own[:at], *[k for k in keys if k != "gen_id"], *own[at:]]
     return _typed(merged[columns])
+
+
+#: The columns of ``corrected.<fmt>`` (written when the store holds human labels of the pack).
+CORRECTED_COLUMNS = (
+    "model",
+    "framing",
+    "kind",
+    "measure",
+    *(f"{m}{s}" for m in ("judged", "labels_only", "corrected") for s in ("", "_lo", "_hi")),
+    "n",
+    "n_labels",
+    "method",
+    "pooled_models",
+    "note",
+)
+
+
+def tidy_corrected(store: Store, benchmark: Benchmark) -> pd.DataFrame | None:
+    """One row per model (framing empty) and per model x framing, and per outcome and field:
+    the judged, labels-only and corrected rate with their 95% CIs (the analysis' defaults:
+    PPI++, calibrated within each model); None when the store holds no labels of the pack."""
+    import pandas as pd
+
+    from deflectbench.analysis.calibration.corrected import corrected_rates
+    from deflectbench.analysis.calibration.load import (
+        MEASURES,
+        has_labels,
+        read_calibration_inputs,
+    )
+
+    if not has_labels(store):
+        return None
+    corr = corrected_rates(read_calibration_inputs(store, benchmark))
+    if corr is None:
+        return None
+    rows = []
+    cells = [(m, "", c) for m, c in corr.models.items()] + [
+        (m, f, c) for m, frames in corr.by_framing.items() for f, c in frames.items()
+    ]
+    for model, framing, cell in cells:
+        for kind, name in MEASURES:
+            row: dict[str, Any] = {
+                "model": model,
+                "framing": framing,
+                "kind": kind,
+                "measure": name,
+            }
+            for label, which in (
+                ("judged", "judged"),
+                ("labels_only", "labels"),
+                ("corrected", "corrected"),
+            ):
+                e = cell.get(which, kind, name)
+                lo, hi = e.ci95 if e.ci95 is not None else (None, None)
+                row |= {label: e.rate, f"{label}_lo": lo, f"{label}_hi": hi}
+            e = cell.get("corrected", kind, name)
+            row |= {
+                "n": e.n,
+                "n_labels": e.n_labels,
+                "method": corr.method,
+                "pooled_models": corr.pooled,
+                "note": e.note or "",
+            }
+            rows.append(row)
+    frame = pd.DataFrame(rows, columns=list(CORRECTED_COLUMNS))
+    for c in frame.columns:
+        if c.startswith(("judged", "labels_only", "corrected")):
+            frame[c] = pd.to_numeric(frame[c], errors="coerce").astype("float64")
+    frame["n"] = frame["n"].astype("Int64")
+    frame["n_labels"] = frame["n_labels"].astype("Int64")
+    return frame
 
 
 def _typed(df: pd.DataFrame) -> pd.DataFrame:
@@ -241,8 +316,12 @@ def write_flat(store: Store, out: Path, fmt: str, benchmark: Benchmark) -> list[
         require_pyarrow("Parquet export", "--format csv / jsonl")
     gens = tidy_generations(store, benchmark)
     judgments = tidy_judgments(store, gens)
+    tables = [("generations", gens), ("judgments", judgments)]
+    corrected = tidy_corrected(store, benchmark)
+    if corrected is not None:  # only with human labels: a store without them exports as before
+        tables.append(("corrected", corrected))
     written = []
-    for name, df in (("generations", gens), ("judgments", judgments)):
+    for name, df in tables:
         path = out / f"{name}.{fmt}"
         if fmt == "jsonl":
             lines = (json.dumps(r, ensure_ascii=False, default=_json_default) for r in records(df))
