@@ -22,8 +22,10 @@ install: $(BIN)/.installed
 demo: install
 	$(BIN)/deflectbench run
 
+# -n auto --dist worksteal (pytest-xdist): one worker per core, and a worker that runs dry takes
+# queued tests from a busy one, so the few long end-to-end tests never leave a core idle.
 test: install
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto --dist worksteal
 
 lint: install
 	$(BIN)/ruff check src tests bench

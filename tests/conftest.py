@@ -24,3 +24,28 @@ def pytest_runtest_makereport(item, call):
     # finalizer cannot run inside it and turn one failed test into an INTERNALERROR.
     if call.excinfo is not None:
         gc.collect()
+
+
+try:
+    from deflectbench.models.llama_local import LlamaCppModel
+except ImportError:  # pragma: no cover - the module moved; the guard below then does nothing
+    LlamaCppModel = None
+
+
+@pytest.fixture(autouse=True)
+def _bundled_model_needs_the_llama_marker(request, monkeypatch):
+    """A test that loads the bundled model in this process without ``@pytest.mark.llama`` fails
+    loudly: the marker is how ``-m "not llama"`` leaves the slow model out, so it must be true."""
+    if LlamaCppModel is None or request.node.get_closest_marker("llama") is not None:
+        yield
+        return
+    loads: list[str] = []
+
+    def refuse(self):
+        loads.append(self.name)
+        raise RuntimeError(f"{self.name}: this test is not marked llama")
+
+    monkeypatch.setattr(LlamaCppModel, "_load", refuse)
+    yield
+    if loads:
+        pytest.fail(f"loads the bundled model ({loads[0]}) without @pytest.mark.llama", False)
