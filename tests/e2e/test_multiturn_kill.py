@@ -9,6 +9,8 @@ import random
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from support.cli_runs import DEFLECTBENCH, count, rows, signal_when, write_toml
 from support.replies import TEMPLATES
 from support.replies import TURN_CLAIMS as CLAIMS
@@ -33,6 +35,7 @@ def write_config(path: Path, server: FakeLLMServer) -> Path:
     )
 
 
+@pytest.mark.slow
 def test_sigkill_in_and_between_the_turns_then_resume(tmp_path) -> None:
     rng = random.Random(14)
     db = tmp_path / "r.db"

@@ -16,7 +16,7 @@ from deflectbench.vocab import FIELDS, outcome
 from support.cli_runs import Cli
 from support.cli_runs import query as rows
 
-pytestmark = pytest.mark.llama
+pytestmark = [pytest.mark.llama, pytest.mark.slow]
 
 PACK = "deflectbench-v1-multiturn"
 #: SmolLM2 labels its deflection on the first (seeded, so every time) and not on the second.

@@ -14,6 +14,8 @@ import random
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from support.cli_runs import DEFLECTBENCH, rows, signal_when, write_toml
 from support.fakes import VERDICT, is_judge_request
 from support.servers import FakeLLMServer, RecordedRequest
@@ -51,6 +53,7 @@ def write_config(path: Path, server: FakeLLMServer) -> Path:
     )
 
 
+@pytest.mark.slow
 def test_sigkill_three_times_during_a_streaming_run_then_resume(tmp_path) -> None:
     rng = random.Random(10)
     n = len(CLAIMS) * len(TEMPLATES) * SAMPLES

@@ -225,6 +225,7 @@ def _screenshot_module():
     return module
 
 
+@pytest.mark.browser
 @pytest.mark.skipif(
     CHROMIUM is None,
     reason="Chromium not installed (apt-get install -y chromium); CI installs it and runs this",

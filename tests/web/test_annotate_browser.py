@@ -15,11 +15,14 @@ from support.report_store import HOSTILE, make_store
 
 B = default_benchmark()
 
-pytestmark = pytest.mark.skipif(
-    not CHROMIUM.exists(),
-    reason="Chromium not installed at /usr/bin/chromium (apt-get install -y chromium); CI "
-    "installs it and runs this",
-)
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        not CHROMIUM.exists(),
+        reason="Chromium not installed at /usr/bin/chromium (apt-get install -y chromium); CI "
+        "installs it and runs this",
+    ),
+]
 
 
 @pytest.fixture(scope="module")

@@ -172,6 +172,7 @@ def test_view_refuses_other_hosts(served):
     assert status == 421
 
 
+@pytest.mark.browser
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="Chromium not installed at /usr/bin/chromium")
 def test_shared_link_reopens_the_view_and_shows_text_as_text(served):
     sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
