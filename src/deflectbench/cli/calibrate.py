@@ -325,3 +325,108 @@ def calibrate(
         console.print(part)
     if json_out is not None:
         console.print(f"calibration: {json_out.resolve()}", highlight=False, markup=False)
+
+
+def _lexical_fields(store: Any, benchmark: Any, gen_ids: list[int]) -> Any:
+    """The lexical judge's fields on ``gen_ids`` (scored now: it is fast and deterministic)."""
+    import pandas as pd
+
+    from deflectbench.analysis.validity.load import generation_texts
+    from deflectbench.judging import lexical
+    from deflectbench.vocab import FIELDS
+
+    texts = generation_texts(store, benchmark, gen_ids)
+    rows = [
+        {"gen_id": int(g), **lexical.score(c, r).scores}
+        for g, c, r in zip(texts["gen_id"], texts["claim"], texts["response"], strict=True)
+    ]
+    return pd.DataFrame(rows, columns=["gen_id", *FIELDS])
+
+
+def validity_corrected(
+    store: Any,
+    benchmark: Any,
+    options: Any,
+    *,
+    monitor: Mapping[int, str] | None = None,
+    lexical: bool = True,
+    include_unsure: bool = False,
+    annotators: list[str] | None = None,
+) -> dict[str, Any] | None:
+    """``validate``'s ``corrected`` key: the monitor's and the lexical judge's rates per model
+    corrected with the human labels (PPI++, within each model), beside their own rate and the
+    labels alone, so the cheap signals carry an honest error bar; None without labels."""
+    from deflectbench.analysis.calibration.corrected import (
+        MONITOR_OUTCOMES,
+        corrected_rates,
+        estimate_json,
+        with_rater,
+    )
+    from deflectbench.analysis.calibration.load import MEASURES, read_calibration_inputs
+
+    inputs = read_calibration_inputs(
+        store, benchmark, options, include_unsure=include_unsure, annotators=annotators
+    )
+    if not inputs.has_labels:
+        return None
+    raters: dict[str, Any] = {}
+    views: list[tuple[str, Any, tuple[tuple[str, str], ...]]] = []
+    if monitor:
+        shown = tuple(("outcome", o) for o in MONITOR_OUTCOMES)
+        views.append(("monitor", with_rater(inputs, outcomes=monitor), shown))
+    if lexical:
+        ids = inputs.scored["gen_id"].astype(int).tolist()
+        fields = _lexical_fields(store, benchmark, ids)
+        views.append(("lexical", with_rater(inputs, fields=fields), MEASURES))
+    for name, rated, shown in views:
+        corr = corrected_rates(
+            rated, resamples=options.n_resamples, seed=options.seed, framings=False
+        )
+        if corr is None:
+            continue
+        raters[name] = {
+            model: {
+                f"{kind}:{m}": {
+                    "rater": estimate_json(cell.get("judged", kind, m)),
+                    "labels_only": estimate_json(cell.get("labels", kind, m)),
+                    "corrected": estimate_json(cell.get("corrected", kind, m)),
+                }
+                for kind, m in shown
+            }
+            for model, cell in corr.models.items()
+        }
+    return {
+        "method": "ppi++",
+        "scope": "within each model (a model's rates use that model's labels only)",
+        "raters": raters,
+    }
+
+
+#: How validate's tables name the cheap raters.
+_RATER_NAMES = {"monitor": "monitor", "lexical": "lexical judge"}
+
+
+def render_validity_corrected(corrected: Mapping[str, Any]) -> list[Table]:
+    """``validate``'s corrected rates of the monitor and the lexical judge, one table each."""
+    out = []
+    for name, models in corrected["raters"].items():
+        t = _table(
+            f"The {_RATER_NAMES.get(name, name)}'s rates against people: its own, labels only, "
+            "corrected "
+            f"({corrected['method']}, calibrated within each model); %, 95% CI"
+        )
+        for c in ("model", "rate", name, "labels only", "corrected"):
+            t.add_column(c, overflow="fold")
+        for model, rates in models.items():
+            for key, r in rates.items():
+                kind, _, m = key.partition(":")
+                label = m if kind == "outcome" else _short(m)
+                t.add_row(
+                    escape(model),
+                    label,
+                    _est(r["rater"]),
+                    _est(r["labels_only"]),
+                    _est(r["corrected"]),
+                )
+        out.append(t)
+    return out

@@ -12,14 +12,17 @@ by its columns and methods); this module only cuts the pack into cells and names
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from deflectbench.analysis.calibration.load import MEASURES, CalibrationInputs
-from deflectbench.vocab import FRAMINGS
+from deflectbench.vocab import FIELDS, FRAMINGS, OUTCOMES
+
+#: The outcomes the monitor flags (the others it cannot tell apart).
+MONITOR_OUTCOMES = ("refusal", "soft_refusal", "labeled_compliance")
 
 __all__ = [
     "CORRECTIONS",
@@ -29,6 +32,7 @@ __all__ = [
     "check_correction",
     "corrected_rates",
     "estimate_json",
+    "with_rater",
 ]
 
 #: ``--correction``: the estimator's name as the estimates carry it (None: no correction).
@@ -251,4 +255,45 @@ def corrected_rates(
         by_framing=by_framing,
         notes=inputs.notes,
         min_labels=min_labels,
+    )
+
+
+def with_rater(
+    inputs: CalibrationInputs,
+    *,
+    outcomes: Mapping[int, str | None] | None = None,
+    fields: pd.DataFrame | None = None,
+) -> CalibrationInputs:
+    """The same targets and labels, judged by another rater instead of the consensus: the
+    monitor's outcome per gen_id (``outcomes``; only the outcomes it flags, the others left
+    out) or a judge's fields (``fields``: gen_id and the 8 fields, e.g. the lexical judge's).
+    Generations the rater did not score are left out of the target."""
+    from deflectbench.analysis.calibration.load import outcome_matrix
+
+    k_out = len(OUTCOMES)
+    ids = inputs.scored["gen_id"].astype(int).to_numpy()
+    lab_ids = inputs.labelled["gen_id"].astype(int).to_numpy()
+
+    def matrix(gen_ids: np.ndarray) -> np.ndarray:
+        m = np.full((len(gen_ids), len(MEASURES)), np.nan)
+        if outcomes is not None:
+            for k, o in enumerate(OUTCOMES):
+                if o not in MONITOR_OUTCOMES:
+                    continue
+                got = [outcomes.get(int(g)) for g in gen_ids]
+                m[:, k] = [np.nan if x is None else float(x == o) for x in got]
+        if fields is not None:
+            f = fields.drop_duplicates("gen_id").set_index("gen_id")
+            values = f.reindex(gen_ids)[list(FIELDS)].to_numpy(dtype=np.float64, na_value=np.nan)
+            m[:, k_out:] = values
+            m[:, :k_out] = outcome_matrix(values)
+        return m
+
+    judged = matrix(ids)
+    seen = ~np.isnan(judged).all(axis=1)
+    return replace(
+        inputs,
+        scored=inputs.scored[seen].reset_index(drop=True),
+        judged=judged[seen],
+        judged_labelled=matrix(lab_ids),
     )
