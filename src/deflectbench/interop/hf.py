@@ -23,10 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from deflectbench import gate
 from deflectbench.benchmark import Benchmark, default_benchmark
+from deflectbench.gate import GateError
 from deflectbench.interop.card import CARD, Config, card_text, read_card
-from deflectbench.interop.importer import FileReport, ImportReport, import_paths
-from deflectbench.interop.release import InteropError
+from deflectbench.interop.importer import FileReport, ImportReport, import_paths, stored_contents
+from deflectbench.interop.release import Catalog, InteropError, RecordError
 from deflectbench.interop.tables import (
     feature_type,
     records,
@@ -270,17 +272,20 @@ REQUIRED: dict[str, tuple[str, ...]] = {
 }  # fmt: skip
 
 
-def _read(folder: Path, config: str) -> list[dict[str, Any]]:
+def _read(folder: Path, config: str) -> tuple[list[dict[str, Any]], int]:
     """Every row of one table, after checking it has the columns an import needs (so a
-    damaged folder is refused before anything is stored)."""
+    damaged folder is refused before anything is stored), and how many rows its files'
+    metadata declare."""
     import pyarrow.parquet as pq
 
     files = sorted((folder / "data" / config).glob("*.parquet"))
     if not files:
         raise InteropError(f"{folder}: no data/{config}/*.parquet; export it again")
     rows: list[dict[str, Any]] = []
+    declared = 0
     for f in files:
         try:
+            declared += pq.ParquetFile(f).metadata.num_rows
             table = pq.read_table(f)
         except (OSError, ValueError) as exc:
             raise InteropError(f"{f}: not a readable Parquet file ({exc})") from None
@@ -291,7 +296,7 @@ def _read(folder: Path, config: str) -> list[dict[str, Any]]:
                 "export --format hf; export it again"
             )
         rows.extend(table.to_pylist())
-    return rows
+    return rows, declared
 
 
 def check_results_folder(folder: Path, b: Benchmark) -> None:
@@ -325,77 +330,126 @@ def import_hf(store: Store, folder: Path, benchmark: Benchmark | None = None) ->
     b = benchmark or default_benchmark()
     check_results_folder(folder, b)
     report = ImportReport()
-    gens, judgments = _read(folder, "generations"), _read(folder, "judgments")  # both, first
-    ids = _import_generations(store, folder, gens, report)
-    _import_judgments(store, folder, judgments, ids, report)
+    (gens, n_gens), (judgments, n_judgments) = (
+        _read(folder, "generations"),
+        _read(folder, "judgments"),
+    )  # both, first
+    ids = _import_generations(store, folder, gens, report, Catalog(b), n_gens)
+    _import_judgments(store, folder, judgments, ids, report, n_judgments)
     return report
 
 
 def _loads(text: str | None) -> Any:
-    return None if text is None else json.loads(text)
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        raise GateError(f"not JSON: {text[:40]!r}") from None
+
+
+def _generation(r: dict[str, Any], catalog: Catalog) -> GenerationRecord:
+    """One exported generation row as a record, through the gate: the folder's benchmark,
+    known claim and template, the pack's prompt, values in range (never converted: a sample of
+    1.9 is refused, not read as 1)."""
+    if r["benchmark"] != catalog.key:
+        raise GateError(
+            f"benchmark {r['benchmark']!r}, not the card's {catalog.key}: import it with its pack"
+        )
+    claim_id, prompt_id = r["claim_id"], r["prompt_id"]
+    try:
+        expected = catalog.prompts(str(claim_id), str(prompt_id))
+    except RecordError as exc:
+        raise GateError(str(exc).removeprefix("field ")) from None
+    if r["prompt"] not in expected:
+        gate.prompt(r["prompt"], expected[0], catalog.key)  # names the problem
+    condition = r.get("condition") or "default"
+    rec = GenerationRecord(
+        benchmark=r["benchmark"],
+        model=r["model"],
+        claim_id=claim_id,
+        prompt_id=prompt_id,
+        sample=gate.sample(r["sample"]),
+        prompt=r["prompt"],
+        response=r["response"],
+        error=r["error"],
+        input_tokens=gate.tokens(r["input_tokens"], "input_tokens"),
+        output_tokens=gate.tokens(r["output_tokens"], "output_tokens"),
+        latency_s=r.get("latency_s"),
+        finish_reason=r.get("finish_reason"),
+        params=_loads(r.get("params_json")) or {},
+        run_id=r.get("run_id"),
+        source=r.get("source") or "import",
+        created_at=r["created_at"],
+        extra=_loads(r.get("extra_json")),
+        condition=condition,
+        cost_usd=r.get("cost_usd"),
+        served_model=r.get("served_model"),
+    )
+    return gate.generation(rec)
 
 
 def _import_generations(
-    store: Store, folder: Path, rows: list[dict[str, Any]], report: ImportReport
+    store: Store,
+    folder: Path,
+    rows: list[dict[str, Any]],
+    report: ImportReport,
+    catalog: Catalog,
+    declared: int,
 ) -> dict[int, int]:
-    """Add the generations; return exported gen_id -> the store's gen_id."""
-    fr = FileReport(path=folder / "data" / "generations", kind="generations", read=len(rows))
+    """Add the generations; return exported gen_id -> the store's gen_id (only for rows that
+    were stored or found stored as they are, so a refused row's verdicts go nowhere)."""
+    fr = FileReport(
+        path=folder / "data" / "generations", kind="generations", read=len(rows), declared=declared
+    )
     report.files.append(fr)
-    keep: list[tuple[dict[str, Any], GenerationRecord]] = []
-    stored: dict[tuple[str, str], dict[Any, tuple[int, Any, Any]]] = {}
+    keep: list[tuple[int, GenerationRecord]] = []
+    duplicates: dict[tuple[str, str], gate.Duplicates] = {}
+    exported = gate.Duplicates()
     for i, r in enumerate(rows, start=1):
+        where = f"{fr.path}: row {i}"
         try:
-            rec = GenerationRecord(
-                benchmark=r["benchmark"],
-                model=r["model"],
-                claim_id=r["claim_id"],
-                prompt_id=r["prompt_id"],
-                sample=int(r["sample"]),
-                prompt=r["prompt"],
-                response=r["response"],
-                error=r["error"],
-                input_tokens=int(r["input_tokens"] or 0),
-                output_tokens=int(r["output_tokens"] or 0),
-                latency_s=r.get("latency_s"),
-                finish_reason=r.get("finish_reason"),
-                params=_loads(r.get("params_json")) or {},
-                run_id=r.get("run_id"),
-                source=r.get("source") or "import",
-                created_at=r["created_at"],
-                extra=_loads(r.get("extra_json")),
-                condition=r.get("condition") or "default",
-                cost_usd=r.get("cost_usd"),
+            rec = _generation(r, catalog)
+            exported_id = gate.whole_number(r["gen_id"], "gen_id", 0, 2**62)
+            key = (rec.model, rec.claim_id, rec.prompt_id, rec.sample)
+            exported.check(exported_id, (rec.condition, *key), f"row {i}", f"gen_id {exported_id}")
+            cond = (rec.benchmark, rec.condition)
+            if cond not in duplicates:
+                duplicates[cond] = gate.Duplicates(
+                    stored_contents(store.generation_contents(*cond))
+                )
+            duplicates[cond].check(
+                key,
+                (rec.response, rec.error),
+                f"row {i}",
+                f"{rec.model} {rec.claim_id} {rec.prompt_id} sample {rec.sample}",
             )
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError) as exc:  # GateError is a ValueError
             fr.skipped += 1
-            report.problems.append(f"{fr.path}: row {i}: bad generation ({exc})")
+            report.problems.append(f"{where}: {_why(exc)}")
             continue
-        where = (rec.benchmark, rec.condition)
-        if where not in stored:
-            stored[where] = store.generation_contents(*where)
-        old = stored[where].get((rec.model, rec.claim_id, rec.prompt_id, rec.sample))
-        if old is not None and old[2] is None and (old[1], old[2]) != (rec.response, rec.error):
-            fr.skipped += 1
-            report.problems.append(
-                f"{fr.path}: row {i}: conflicting duplicate: {rec.model} {rec.claim_id} "
-                f"{rec.prompt_id} sample {rec.sample} is stored (store id {old[0]}) with other "
-                "content; kept the stored one"
-            )
-            continue
-        keep.append((r, rec))
+        keep.append((exported_id, rec))  # a repeat's id maps to the row it repeats
     before = store.counts()["generations"]
     store.add_generations(rec for _, rec in keep)
     fr.imported = store.counts()["generations"] - before
     fr.already_present = len(keep) - fr.imported
     ids: dict[int, int] = {}
-    for where in {(rec.benchmark, rec.condition) for _, rec in keep}:
-        stored[where] = store.generation_contents(*where)
-    for r, rec in keep:
-        new = stored[(rec.benchmark, rec.condition)][
+    contents = {
+        cond: store.generation_contents(*cond)
+        for cond in {(r.benchmark, r.condition) for _, r in keep}
+    }
+    for exported_id, rec in keep:
+        row = contents[(rec.benchmark, rec.condition)][
             (rec.model, rec.claim_id, rec.prompt_id, rec.sample)
         ]
-        ids[int(r["gen_id"])] = new[0]
+        ids[exported_id] = row[0]
     return ids
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, KeyError):
+        return f"no column {exc.args[0]!r}"
+    return str(exc)
 
 
 def _import_judgments(
@@ -404,21 +458,31 @@ def _import_judgments(
     rows: list[dict[str, Any]],
     ids: dict[int, int],
     report: ImportReport,
+    declared: int,
 ) -> None:
-    fr = FileReport(path=folder / "data" / "judgments", kind="evals", read=len(rows))
+    fr = FileReport(
+        path=folder / "data" / "judgments", kind="evals", read=len(rows), declared=declared
+    )
     report.files.append(fr)
     recs = []
+    duplicates = gate.Duplicates(stored_contents(store.judgment_contents()))
     for i, r in enumerate(rows, start=1):
-        gen = ids.get(int(r["gen_id"])) if r.get("gen_id") is not None else None
+        where = f"{fr.path}: row {i}"
+        gen = ids.get(r["gen_id"]) if isinstance(r.get("gen_id"), int) else None
         if gen is None:
             fr.skipped += 1
-            report.problems.append(f"{fr.path}: row {i}: its generation was not imported")
+            report.problems.append(f"{where}: its generation was not imported")
             continue
         try:
-            recs.append(_judgment(r, gen))
+            rec = gate.judgment(_judgment(r, gen), FIELDS)
+            duplicates.check(
+                (gen, rec.judge), (rec.raw, rec.error), f"row {i}", f"{rec.judge} on gen_id {gen}"
+            )
         except (KeyError, TypeError, ValueError) as exc:
             fr.skipped += 1
-            report.problems.append(f"{fr.path}: row {i}: bad judgment ({exc})")
+            report.problems.append(f"{where}: bad judgment ({_why(exc)})")
+            continue
+        recs.append(rec)
     before = store.counts()["judgments"]
     store.add_judgments(recs)
     fr.imported = store.counts()["judgments"] - before
@@ -435,11 +499,11 @@ def _judgment(r: dict[str, Any], gen: int) -> JudgmentRecord:
         scores=None if all(v is None for v in values.values()) else values,
         said=_loads(r.get("said_json")),
         reasoning=r.get("reasoning"),
-        parse_error=bool(r.get("parse_error")),
+        parse_error=_flag(r.get("parse_error"), "parse_error"),
         error=r.get("error"),
-        consistency_flag=bool(r.get("consistency_flag")),
-        input_tokens=int(r.get("input_tokens") or 0),
-        output_tokens=int(r.get("output_tokens") or 0),
+        consistency_flag=_flag(r.get("consistency_flag"), "consistency_flag"),
+        input_tokens=gate.tokens(r.get("input_tokens"), "input_tokens"),
+        output_tokens=gate.tokens(r.get("output_tokens"), "output_tokens"),
         latency_s=r.get("latency_s"),
         run_id=r.get("run_id"),
         source=r.get("source") or "import",
@@ -447,3 +511,10 @@ def _judgment(r: dict[str, Any], gen: int) -> JudgmentRecord:
         extra=_loads(r.get("extra_json")),
         cost_usd=r.get("cost_usd"),
     )
+
+
+def _flag(value: Any, name: str) -> bool:
+    """A 0/1 column (None: 0); any other value is refused, not read as true."""
+    if value is None or value in (0, 1):
+        return bool(value)
+    raise GateError(f"{name} must be 0 or 1, got {value!r}")

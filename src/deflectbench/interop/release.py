@@ -14,6 +14,7 @@ from functools import cache
 from typing import Any
 
 from deflectbench.benchmark import Benchmark, Claim, Template
+from deflectbench.store.turns import TURN_MARK
 from deflectbench.vocab import FALLACY_FIELDS, FALLACY_NAMES, FIELDS
 
 #: Generation record fields, in the release's key order.
@@ -136,6 +137,20 @@ class Catalog:
         if found is None:
             found = self._origins[claim_id, prompt_id] = self._build(claim_id, prompt_id)
         return found
+
+    def prompts(self, claim_id: str, prompt_id: str) -> tuple[str, ...]:
+        """The prompts the pack sends for a stored cell: its template's rendering for turn 1; for
+        a later turn (``<prompt_id>#turn2``) each follow-up's rendering. Unknown claim or
+        template ids raise :class:`RecordError`."""
+        base, mark, turn = prompt_id.rpartition(TURN_MARK)
+        if not (mark and turn.isascii() and turn.isdigit()):
+            base, turn = prompt_id, "1"
+        self.origin(claim_id, base)  # unknown ids raise
+        if turn == "1":
+            return (self.benchmark.render(claim_id, base),)
+        return tuple(
+            self.benchmark.render_followup(f, claim_id, base) for f in self.benchmark.followups
+        )
 
     def _build(self, claim_id: str, prompt_id: str) -> Origin:
         b = self.benchmark
