@@ -173,48 +173,42 @@ def estimate_rates(
     o_m = (total(o_pc), replicate(mult, o_pc) if mult is not None else None)
 
     n_target = t_m[0]["n"].astype(int)
-    out: dict[str, list[Estimate]] = {}
-    for method in dict.fromkeys(methods):
-        if method == "judged":
-            n_lab = np.zeros(k, dtype=int)
-            rate, reps = _point_and_reps(lambda t: t["vf"] / t["v"], t_m)
-            details = [{} for _ in range(k)]
-        elif method == "labels":
-            n_lab = o_m[0]["n"].astype(int)
-            rate, reps = _point_and_reps(lambda o: o["wh"] / o["w"], o_m)
-            details = [{} for _ in range(k)]
-        elif method == "ppi++":
-            n_lab = l_m[0]["n"].astype(int)
-            (rate, lam), reps2 = _point_and_reps(ppi_mean_moments, l_m, t_m)
-            reps = reps2[0] if reps2 is not None else None
-            details = [{"lam": float(lam[j])} for j in range(k)]
-        else:  # rogan-gladen
-            n_lab = l_m[0]["n"].astype(int)
-            rate, reps = _point_and_reps(rogan_gladen_moments, l_m, t_m)
-            sens, spec = sens_spec(l_m[0])
-            details = [
-                {
-                    "sensitivity": float(sens[j]),
-                    "specificity": float(spec[j]),
-                    "p_obs": float(t_m[0]["vf"][j] / t_m[0]["v"][j]) if t_m[0]["v"][j] else np.nan,
-                }
-                for j in range(k)
-            ]
-        out[method] = [
-            _column(
-                method,
-                j,
-                rate,
-                reps,
-                int(n_target[j]),
-                int(n_lab[j]),
-                details[j],
-                min_labels,
-                l_m[0],
-            )
+    with np.errstate(invalid="ignore", divide="ignore"):  # 0/0 -> NaN -> a note
+        return {
+            method: _method(method, k, t_m, l_m, o_m, n_target, min_labels)
+            for method in dict.fromkeys(methods)
+        }
+
+
+def _method(method, k, t_m, l_m, o_m, n_target, min_labels) -> list[Estimate]:
+    """One method's estimates of every column, from full and replicate moment sums."""
+    details: list[dict[str, float]] = [{} for _ in range(k)]
+    if method == "judged":
+        n_lab = np.zeros(k, dtype=int)
+        rate, reps = _point_and_reps(lambda t: t["vf"] / t["v"], t_m)
+    elif method == "labels":
+        n_lab = o_m[0]["n"].astype(int)
+        rate, reps = _point_and_reps(lambda o: o["wh"] / o["w"], o_m)
+    elif method == "ppi++":
+        n_lab = l_m[0]["n"].astype(int)
+        (rate, lam), both = _point_and_reps(ppi_mean_moments, l_m, t_m)
+        reps = both[0] if both is not None else None
+        details = [{"lam": float(lam[j])} for j in range(k)]
+    else:  # rogan-gladen
+        n_lab = l_m[0]["n"].astype(int)
+        rate, reps = _point_and_reps(rogan_gladen_moments, l_m, t_m)
+        sens, spec = sens_spec(l_m[0])
+        p_obs = t_m[0]["vf"] / t_m[0]["v"]
+        details = [
+            {"sensitivity": float(sens[j]), "specificity": float(spec[j]), "p_obs": float(p_obs[j])}
             for j in range(k)
         ]
-    return out
+    return [
+        _column(
+            method, j, rate, reps, int(n_target[j]), int(n_lab[j]), details[j], min_labels, l_m[0]
+        )
+        for j in range(k)
+    ]
 
 
 def _undefined_reason(
