@@ -23,9 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from deflectbench import gate
 from deflectbench.benchmark import Benchmark
 from deflectbench.conditions import Settings
 from deflectbench.errors import ConfigError
+from deflectbench.gate import GateError
 from deflectbench.inspect_eval import verdicts
 from deflectbench.inspect_eval.dataset import resolve_pack
 from deflectbench.interop.importer import FileReport, ImportReport
@@ -33,6 +35,7 @@ from deflectbench.interop.release import InteropError
 from deflectbench.records import GenerationRecord, JudgmentRecord, now_iso
 from deflectbench.secrets import scrub
 from deflectbench.store import Store
+from deflectbench.vocab import FIELDS
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog, EvalSample
@@ -98,6 +101,40 @@ def split_paths(paths: Sequence[Path | str]) -> tuple[list[Path], list[Path]]:
     return unique, rest
 
 
+#: The most one entry of an ``.eval`` archive may expand to: a sample with its events is KBs
+#: to a few MB; a small file that expands to hundreds of MB (of whitespace, say) is a bomb that
+#: would keep the JSON reader busy for minutes.
+MAX_ENTRY_BYTES = 64 * 1024**2
+#: The most a whole archive may expand to, or a ``.json`` log may be.
+MAX_LOG_BYTES = 8 * 1024**3
+
+
+def check_archive(path: Path) -> None:
+    """Refuse, before Inspect reads it, a log whose entries expand past the limits (by the
+    sizes the archive declares; the reader stops at a declared size)."""
+    import zipfile
+
+    if not zipfile.is_zipfile(path):
+        if path.stat().st_size > MAX_LOG_BYTES:
+            raise InteropError(f"{path}: over {MAX_LOG_BYTES:,} bytes; not a DeflectBench log")
+        return
+    try:
+        with zipfile.ZipFile(path) as archive:
+            infos = archive.infolist()
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise InteropError(f"{path}: not a readable Inspect log ({exc})") from None
+    total = 0
+    for info in infos:
+        total += info.file_size
+        if info.file_size > MAX_ENTRY_BYTES:
+            raise InteropError(
+                f"{path}: entry {info.filename!r} expands to {info.file_size:,} bytes, over the "
+                f"limit of {MAX_ENTRY_BYTES:,}; not a DeflectBench log"
+            )
+    if total > MAX_LOG_BYTES:
+        raise InteropError(f"{path}: expands to {total:,} bytes, over {MAX_LOG_BYTES:,}")
+
+
 # -- one log into records ---------------------------------------------------------------------
 
 
@@ -117,6 +154,10 @@ class LogRecords:
     samples: int
     #: Sample epochs left out (each with its problem).
     skipped: int = 0
+    #: Sample epochs that repeat an earlier one word for word (counted once).
+    repeats: int = 0
+    #: How many sample epochs the log's header lists, when it does.
+    declared: int | None = None
 
 
 def condition_of(log: EvalLog, benchmark: Benchmark) -> tuple[Settings, str]:
@@ -135,6 +176,12 @@ def condition_of(log: EvalLog, benchmark: Benchmark) -> tuple[Settings, str]:
     cap = f"max{config.max_tokens}" if config.max_tokens else "maxdefault"
     seed = "noseed" if config.seed is None else f"seed{config.seed}"
     return settings, f"inspect-temp{temperature:g}-{cap}-{seed}"
+
+
+def _served(sample: EvalSample) -> str | None:
+    """The model id the reply names (``output.model``), when it names one."""
+    served = getattr(sample.output, "model", None)
+    return served if isinstance(served, str) and served else None
 
 
 def _prompt(sample: EvalSample) -> str:
@@ -174,8 +221,8 @@ def _judgments(
                 )
             )
             continue
-        out.append(
-            JudgmentRecord(
+        try:
+            record = JudgmentRecord(
                 gen_id=0,
                 judge=name,
                 raw=str(entry["raw"]),
@@ -184,14 +231,16 @@ def _judgments(
                 reasoning=parsed.reasoning if not parsed.parse_error else parsed.problem,
                 parse_error=parsed.parse_error,
                 consistency_flag=parsed.consistency_flag,
-                input_tokens=int(entry.get("input_tokens") or 0),
-                output_tokens=int(entry.get("output_tokens") or 0),
+                input_tokens=gate.tokens(entry.get("input_tokens"), "input_tokens"),
+                output_tokens=gate.tokens(entry.get("output_tokens"), "output_tokens"),
                 latency_s=entry.get("latency_s"),
                 source=SOURCE,
                 created_at=created_at,
                 extra=extra,
             )
-        )
+            out.append(gate.judgment(record, FIELDS))
+        except GateError as exc:
+            problems.append(f"{where}: judge {name}: {exc}; left out")
     return out
 
 
@@ -222,6 +271,8 @@ def decode_log(log: EvalLog, path: Path, samples: Iterable[EvalSample] | None = 
     skipped = 0
     judged: dict[tuple[str, str, int], list[JudgmentRecord]] = {}
     read = 0
+    repeats = 0
+    duplicates = gate.Duplicates()
     for s in log.samples or [] if samples is None else samples:
         read += 1
         where = f"{path}: sample {s.id} epoch {s.epoch}"
@@ -262,34 +313,68 @@ def decode_log(log: EvalLog, path: Path, samples: Iterable[EvalSample] | None = 
                 }
             },
         )
-        if s.error is not None:
-            gens.append(GenerationRecord(**common, response=None, error=scrub(s.error.message)))
-            continue
         score = (s.scores or {}).get(verdicts.SCORER)
-        text = s.output.completion
-        reason = (score.metadata or {}).get("finish_reason") if score is not None else None
-        if reason is None:
-            reason = verdicts.finish_reason(s.output.stop_reason, text)
-        usage = s.output.usage
-        gens.append(
-            GenerationRecord(
-                **common,
-                response=text,
-                finish_reason=reason,
-                input_tokens=usage.input_tokens if usage else 0,
-                output_tokens=usage.output_tokens if usage else 0,
-                latency_s=s.output.time,
+        try:
+            if s.error is not None:
+                gen = GenerationRecord(**common, response=None, error=scrub(s.error.message))
+            else:
+                text = s.output.completion
+                reason = (score.metadata or {}).get("finish_reason") if score is not None else None
+                if reason is None:
+                    reason = verdicts.finish_reason(s.output.stop_reason, text)
+                usage = s.output.usage
+                gen = GenerationRecord(
+                    **common,
+                    response=text,
+                    finish_reason=reason,
+                    input_tokens=gate.tokens(usage.input_tokens if usage else 0, "input_tokens"),
+                    output_tokens=gate.tokens(usage.output_tokens if usage else 0, "output_tokens"),
+                    latency_s=s.output.time,
+                    served_model=_served(s),
+                )
+            gate.generation(gen)
+            seen = duplicates.check(
+                (gen.claim_id, gen.prompt_id, gen.sample),
+                (gen.response, gen.error),
+                f"sample {s.id} epoch {s.epoch}",
+                f"{gen.claim_id}:{gen.prompt_id} epoch {gen.sample}",
             )
-        )
-        judged[(str(claim_id), str(prompt_id), int(s.epoch))] = _judgments(
-            score, benchmark, created, where, problems
-        )
+        except GateError as exc:
+            problems.append(f"{where}: {exc}")
+            skipped += 1
+            continue
+        if seen == gate.REPEAT:
+            repeats += 1  # the same epoch twice, word for word: counted once
+            continue
+        gens.append(gen)
+        if s.error is None:
+            judged[(gen.claim_id, gen.prompt_id, gen.sample)] = _judgments(
+                score, benchmark, created, where, problems
+            )
     if log.status != "success":
         problems.append(
             f"{path}: the Inspect run ended with status {log.status!r} and holds {read} sample "
             "epochs; imported those (re-run or retry the log in Inspect for the rest)"
         )
-    return LogRecords(model, label, settings, benchmark, gens, judged, problems, read, skipped)
+    declared = _declared(log)
+    if declared is not None and declared != read:
+        problems.append(
+            f"{path}: the log lists {declared} sample epochs but holds {read}: "
+            f"{abs(declared - read)} {'missing' if declared > read else 'more than listed'}"
+        )
+    return LogRecords(
+        model, label, settings, benchmark, gens, judged, problems, read, skipped, repeats, declared
+    )
+
+
+def _declared(log: EvalLog) -> int | None:
+    """How many sample epochs the log's header says it holds (a finished log's results), when
+    it says: what an import's counts must add up to."""
+    results = log.results
+    if results is None or log.status != "success":
+        return None
+    count = results.logged_samples if results.logged_samples is not None else results.total_samples
+    return count if isinstance(count, int) and count > 0 else None
 
 
 # -- into the store ---------------------------------------------------------------------------
@@ -297,7 +382,9 @@ def decode_log(log: EvalLog, path: Path, samples: Iterable[EvalSample] | None = 
 
 def _store_log(store: Store, path: Path, recs: LogRecords, report: ImportReport) -> None:
     """One transaction: the condition, the generations, then their judgments."""
-    gen_report = FileReport(path=path, kind="generations", read=recs.samples)
+    gen_report = FileReport(
+        path=path, kind="generations", read=recs.samples, declared=recs.declared
+    )
     judge_report = FileReport(path=path, kind="evals")
     report.files += [gen_report, judge_report]
     report.problems += recs.problems
@@ -345,7 +432,7 @@ def _store_log(store: Store, path: Path, recs: LogRecords, report: ImportReport)
                 store.add_judgment(_with_gen_id(j, gen_id))
         after = store.counts()
     gen_report.imported = after["generations"] - before["generations"]
-    gen_report.already_present = len(kept) - gen_report.imported
+    gen_report.already_present = len(kept) - gen_report.imported + recs.repeats
     judge_report.imported = after["judgments"] - before["judgments"]
     judge_report.already_present = judge_report.read - judge_report.skipped - judge_report.imported
 
@@ -364,6 +451,7 @@ def import_logs(
     report = report if report is not None else ImportReport()
     for path in map(Path, paths):
         try:
+            check_archive(path)
             header = api.read_eval_log(str(path), header_only=True)
             samples = api.read_eval_log_samples(
                 str(path),
