@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 import typer
 
-from deflectbench.analysis.options import COMPAT_MODES, JUDGE_VALUES
+from deflectbench.analysis.compat.quirks import COMPAT_MODES
+from deflectbench.analysis.options import JUDGE_VALUES
 from deflectbench.cli.app import app
 from deflectbench.interop import FORMATS
 from deflectbench.vocab import CONSENSUS_RULES
@@ -90,6 +91,7 @@ def test_every_command_is_covered():
         "import",
         "export",
         "validate",
+        "calibrate",
         "monitor",
         "annotate",
         "view",
