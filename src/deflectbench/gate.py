@@ -26,6 +26,8 @@ MAX_SAMPLE = 1_000_000
 MAX_COST_USD = 1_000_000.0
 #: Longest prompt, reply, error or judge reply kept (a reply is KBs; 300 MB is an attack).
 MAX_TEXT_CHARS = 4_000_000
+#: Longest note of a human label.
+MAX_NOTE_CHARS = 100_000
 #: Longest id (model, claim, template, condition, judge).
 MAX_ID_CHARS = 256
 #: The values a verdict field may hold besides None: 0, 1 and -1, missing (the vocabulary's
@@ -237,7 +239,7 @@ def label(rec: Any, fields: Collection[str]) -> Any:
         if key not in fields:
             raise GateError(f"unknown field {key!r}")
         verdict(value, key)
-    text(rec.note, "note", limit=100_000, optional=False)
+    text(rec.note, "note", limit=MAX_NOTE_CHARS, optional=False)
     return rec
 
 

@@ -19,8 +19,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from deflectbench import gate
 from deflectbench.benchmark import Benchmark
 from deflectbench.escaping import FORMULA_START, neutralise
+from deflectbench.gate import GateError
 from deflectbench.interop.release import InteropError
 from deflectbench.records import HumanLabel
 from deflectbench.store import Store
@@ -303,9 +305,12 @@ class _Resolver:
             )
         key = tuple(str(row.get(k) or "").strip() for k in KEY_COLUMNS)
         try:
-            key = (*key[:5], str(int(float(key[5]))))
-        except ValueError:
-            raise LabelError(f"sample is {row.get('sample')!r}: give a whole number") from None
+            key = (*key[:5], str(gate.sample(row.get("sample"))))
+        except GateError:
+            raise LabelError(
+                f"sample is {row.get('sample')!r}: give a whole number from 0 "
+                f"to {gate.MAX_SAMPLE:,}"
+            ) from None
         if key[2]:
             if key not in self.keys:
                 raise LabelError(f"no generation {'/'.join(key)} in this store")
@@ -339,6 +344,8 @@ def import_labels(store: Store, path: Path, *, annotator: str | None = None) -> 
                     raise LabelError(f"{k} is {v!r}: give an ISO time such as 2026-05-01T12:00:00Z")
             gid = resolve(row)
             values = check_values({f: _flag(row.get(f), f) for f in FIELDS})
+            note = str(row.get("note") or "")
+            gate.text(note, "note", limit=gate.MAX_NOTE_CHARS)
             unsure = _flag(row.get("unsure"), "unsure") or 0
             if (gid, name) in seen:
                 raise LabelError(f"a second label by {name} of the item on line {seen[gid, name]}")
@@ -349,13 +356,13 @@ def import_labels(store: Store, path: Path, *, annotator: str | None = None) -> 
                     annotator=name,
                     values=values,
                     unsure=bool(unsure),
-                    note=str(row.get("note") or ""),
+                    note=note,
                     source=f"import:{path.name}",
                     created_at=stamps["created_at"],
                     updated_at=stamps["updated_at"],
                 )
             )
-        except LabelError as exc:
+        except (LabelError, GateError) as exc:
             problems.append(f"{path}:{line}: {exc}")
     if problems:
         more = f" (and {len(problems) - SHOWN} more)" if len(problems) > SHOWN else ""

@@ -14,6 +14,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
+from deflectbench import gate
 from deflectbench.records import HumanLabel, now_iso
 from deflectbench.store.files import StoreError
 from deflectbench.vocab import FIELDS
@@ -63,9 +64,12 @@ def check_values(values: dict[str, Any]) -> dict[str, int | None]:
         v = values.get(f)
         if isinstance(v, bool):
             v = int(v)
-        if v is not None and (not isinstance(v, int) or v not in (0, 1)):
-            raise LabelError(f"human label field {f} is {v!r}: give 0, 1 or leave it unset")
-        out[f] = v
+        try:
+            out[f] = gate.verdict(v, f)  # the gate's rule: 0, 1 or missing
+        except gate.GateError:
+            raise LabelError(
+                f"human label field {f} is {v!r}: give 0, 1 or leave it unset"
+            ) from None
     return out
 
 
