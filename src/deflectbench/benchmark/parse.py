@@ -9,11 +9,13 @@ is held to its 80 claims and 15 templates; every other pack is checked for struc
 from __future__ import annotations
 
 import difflib
+import math
 import re
 import string
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from deflectbench import gate
 from deflectbench.benchmark.definition import (
     KNOWN_PLACEHOLDERS,
     PAPER_PACK,
@@ -30,6 +32,8 @@ from deflectbench.vocab import CONTEXTS, FIELDS, FRAMINGS, LEVEL_NAMES, OUTCOMES
 #: A BCP 47 language tag, loosely: a 2-3 letter language, then subtags (``es``, ``pt-BR``).
 _LANGUAGE = re.compile(r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$")
 _PACK_ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
+#: The placeholders a judge's user template may hold.
+JUDGE_PLACEHOLDERS = frozenset({"claim", "response"})
 #: Template fallacies that leave the choice to the model.
 FREE_CHOICE = ("model_choice", "any")
 T = TypeVar("T")
@@ -81,17 +85,78 @@ def _require(obj: Any, key: str, kind: type | tuple[type, ...], where: str) -> A
 
 
 def _placeholders(text: str, where: str) -> set[str]:
+    """The placeholder names of a template, read as ``str.format`` reads them (so ``{{claim}}``
+    is the literal text ``{claim}``, not the claim). Only plain names: a format spec
+    (``{response:.0}`` hides the reply, ``{claim:>300000000}`` makes a 300 MB prompt), a
+    conversion (``{claim!r}``), an index or attribute (``{speaker[0]}``) or a positional ``{}``
+    is refused: each would run at render time, not here."""
     try:
-        return {name for _, name, _, _ in string.Formatter().parse(text) if name is not None}
+        parts = list(string.Formatter().parse(text))
     except ValueError as exc:
         raise BenchmarkError(f"{where}: bad template text ({exc})") from None
+    names: set[str] = set()
+    for _, name, spec, conversion in parts:
+        if name is None:
+            continue
+        shown = (
+            "{"
+            + name
+            + (f"!{conversion}" if conversion else "")
+            + (f":{spec}" if spec else "")
+            + "}"
+        )
+        if not name or not name.isidentifier():
+            raise BenchmarkError(
+                f"{where}: placeholder {shown} is not a plain name; write {{name}} (and {{{{ }}}} "
+                "for literal braces)"
+            )
+        if spec or conversion:
+            raise BenchmarkError(
+                f"{where}: placeholder {shown} has a format spec or conversion; write {{{name}}}"
+            )
+        names.add(name)
+    return names
 
 
-def _known_placeholders(text: str, where: str, known: frozenset[str] | set[str]) -> None:
-    for name in sorted(_placeholders(text, where) - set(known)):
+def _known_placeholders(text: str, where: str, known: frozenset[str] | set[str]) -> set[str]:
+    found = _placeholders(text, where)
+    for name in sorted(found - set(known)):
         close = difflib.get_close_matches(name, sorted(known), n=1)
         hint = f" (did you mean {{{close[0]}}}?)" if close else ""
         raise BenchmarkError(f"{where}: unknown placeholder {{{name}}}{hint}")
+    return found
+
+
+def _id(value: str, where: str, key: str) -> str:
+    """An id printable and free of invisible characters (two ids that look the same are)."""
+    try:
+        return gate.identifier(value, key)
+    except gate.GateError as exc:
+        raise BenchmarkError(f"{where}: {exc}") from None
+
+
+#: The flags' ranges, which a pack's numbers are held to: ``--runs`` (1-100) and the run
+#: file's ``temperature`` (0-2).
+RUNS_RANGE = (1, 100)
+TEMPERATURE_RANGE = (0.0, 2.0)
+
+
+def _number(data: dict[str, Any], key: str, default: float, low: float, high: float) -> float:
+    """A pack's number: a finite int or float (an int where ``default`` is one) in range."""
+    value = data.get(key, default)
+    whole = isinstance(default, int)
+    ok_type = isinstance(value, int) if whole else isinstance(value, int | float)
+    if (
+        isinstance(value, bool)
+        or not ok_type
+        or not math.isfinite(value)
+        or not low <= value <= high
+    ):
+        kind = "a whole number" if whole else "a number"
+        raise BenchmarkError(
+            f"benchmark: {key} must be {kind} from {low:g} to {high:g}, got {value!r}"
+        )
+    return value
 
 
 def _one_of(value: str, allowed: tuple[str, ...] | list[str], what: str, where: str) -> str:
@@ -118,14 +183,14 @@ def _where(kind: str, i: int, obj: Any, key: str) -> str:
 
 def _fallacy(f: Any, where: str) -> Fallacy:
     return Fallacy(
-        _require(f, "fallacy_id", str, where),
+        _id(_require(f, "fallacy_id", str, where), where, "fallacy_id"),
         _require(f, "name", str, where),
         _require(f, "definition", str, where),
     )
 
 
 def _claim(c: Any, where: str) -> Claim:
-    cid = _require(c, "claim_id", str, where)
+    cid = _id(_require(c, "claim_id", str, where), where, "claim_id")
     level = _require(c, "level", int, where)
     if level not in LEVEL_NAMES:
         raise BenchmarkError(f"{where}: level must be 1-4, got {level!r}")
@@ -146,10 +211,9 @@ def _claim(c: Any, where: str) -> Claim:
 
 
 def _template(t: Any, where: str, fallacy_ids: list[str]) -> Template:
-    pid = _require(t, "prompt_id", str, where)
+    pid = _id(_require(t, "prompt_id", str, where), where, "prompt_id")
     text = _require(t, "template", str, where)
-    _known_placeholders(text, where, KNOWN_PLACEHOLDERS)
-    if "{claim}" not in text:
+    if "claim" not in _known_placeholders(text, where, KNOWN_PLACEHOLDERS):
         raise BenchmarkError(f"{where}: the template never shows the claim ({{claim}})")
     framing = _one_of(_require(t, "framing", str, where), FRAMINGS, "framing", where)
     fallacy = _one_of(
@@ -167,7 +231,7 @@ def _template(t: Any, where: str, fallacy_ids: list[str]) -> Template:
 
 
 def _followup(f: Any, where: str) -> Followup:
-    fid = _require(f, "followup_id", str, where)
+    fid = _id(_require(f, "followup_id", str, where), where, "followup_id")
     after = _one_of(_require(f, "after", str, where), OUTCOMES, "after", where)
     text = _require(f, "text", str, where)
     if not text.strip():
@@ -179,7 +243,9 @@ def _followup(f: Any, where: str) -> Followup:
 def _rubric(judge: Any) -> Rubric:
     judge = _require({"judge": judge}, "judge", dict, "benchmark")
     user_template = _require(judge, "user_template", str, "judge")
-    missing = {"claim", "response"} - _placeholders(user_template, "judge.user_template")
+    missing = {"claim", "response"} - _known_placeholders(
+        user_template, "judge.user_template", JUDGE_PLACEHOLDERS
+    )
     if missing:
         raise BenchmarkError(f"judge.user_template: missing placeholder {{{sorted(missing)[0]}}}")
     fields = tuple(_require(judge, "fields", list, "judge"))
@@ -297,17 +363,24 @@ def parse_benchmark(
             )
     elif not claims or not templates:
         problems.items.append("benchmark: a pack needs at least one claim and one template")
+    runs_per_cell = problems.check(_number, data, "runs_per_cell", 5, *RUNS_RANGE)
+    generation_temperature = problems.check(
+        _number, data, "generation_temperature", 1.0, *TEMPERATURE_RANGE
+    )
+    judge_temperature = problems.check(_number, data, "judge_temperature", 0.0, *TEMPERATURE_RANGE)
     problems.raise_if_any()
     assert rubric is not None
+    assert runs_per_cell is not None and generation_temperature is not None
+    assert judge_temperature is not None
 
     return Benchmark(
         name=name,
         version=version,
         sha256=sha256,
         speaker=speaker,
-        runs_per_cell=int(data.get("runs_per_cell", 5)),
-        generation_temperature=float(data.get("generation_temperature", 1.0)),
-        judge_temperature=float(data.get("judge_temperature", 0.0)),
+        runs_per_cell=int(runs_per_cell),
+        generation_temperature=float(generation_temperature),
+        judge_temperature=float(judge_temperature),
         claims=tuple(c for c in claims if c is not None),
         templates=tuple(t for t in templates if t is not None),
         fallacies=tuple(f for f in fallacies if f is not None),
