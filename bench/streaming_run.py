@@ -41,7 +41,12 @@ sys.path[:0] = [str(ROOT / "src"), str(ROOT / "tests")]
 from deflectbench.benchmark import Benchmark, default_benchmark  # noqa: E402
 from deflectbench.config import RunPlan, build_models, resolve_plan  # noqa: E402
 from deflectbench.judging.judges import ModelJudge  # noqa: E402
-from deflectbench.pipeline import generate, judge_with_model, pending_for_judge  # noqa: E402
+from deflectbench.pipeline import (  # noqa: E402
+    RunContext,
+    generate,
+    judge_with_model,
+    pending_for_judge,
+)
 from deflectbench.run import RunOptions, execute  # noqa: E402
 from deflectbench.store import Store  # noqa: E402
 from support.fakes import VERDICT, is_judge_request  # noqa: E402
@@ -159,15 +164,14 @@ async def streaming(store: Store, b: Benchmark, plan: RunPlan, built: dict[str, 
 
 async def sequential(store: Store, b: Benchmark, plan: RunPlan, built: dict[str, Any]) -> bool:
     """Today's order before this change: each model in turn, then each judge over everything."""
+    ctx = RunContext(store, b, use_cache=False)
     try:
         for name in plan.models:
-            await generate(
-                store, b, built[name], plan.cells, run_id=None, seed=plan.seed, use_cache=False
-            )
+            await generate(ctx, built[name], plan.cells, seed=plan.seed)
         for name in plan.judges:
             pending = pending_for_judge(store, name, b, plan.models)
             judge = ModelJudge(built[name], b.rubric)
-            await judge_with_model(store, b, judge, pending, run_id=None, use_cache=False)
+            await judge_with_model(ctx, judge, pending)
     finally:
         for model in built.values():
             await model.aclose()

@@ -12,33 +12,36 @@ a failure however few requests it made.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from deflectbench.benchmark import Benchmark
 from deflectbench.config import RunPlan
-from deflectbench.cost import CostMeter, Price
-from deflectbench.errors import ConfigError
+from deflectbench.cost import CostMeter, Price, refuse_unpriced
 
 # The dry run lives in its own module; importers of deflectbench.run keep finding it here.
 from deflectbench.estimate import EstimateRow as EstimateRow
 from deflectbench.estimate import estimate as estimate
 from deflectbench.estimate import plan_settings
 from deflectbench.estimate import planned_condition as planned_condition
-from deflectbench.judging.judges import ModelJudge, check_judge_language, is_rule_based
+from deflectbench.judging.judges import ModelJudge
 from deflectbench.models.base import Model
 from deflectbench.pipeline import (
     Board,
     GenerationTask,
-    JudgeTask,
+    RunContext,
     StageResult,
     StopCheck,
+    StreamResult,
     pending_for_judge,
     run_stream,
 )
 from deflectbench.pipeline.batches import BatchMode, BatchSummary
+from deflectbench.pipeline.stages import build_judges, judge_pending, judge_tasks
 from deflectbench.pipeline.turns import TurnsResult, TurnTask, run_turns
+from deflectbench.records import Cell
 from deflectbench.store import Store
 
 #: Called once, before the first request, with the board a live display reads.
@@ -180,17 +183,15 @@ def _counts(counts: Mapping[str, int], lead: str, end: str = "") -> str:
     return lead + ", ".join(f"{k} x{n}" for k, n in ranked) + end
 
 
-def refuse_unpriced(meter: CostMeter, names: Sequence[str], allow_unpriced: bool) -> None:
-    """A budget cannot bound what it cannot price: refuse before any request (ConfigError)."""
-    if meter.budget_usd is None or allow_unpriced:
-        return
-    unpriced = meter.unpriced(list(names))
-    if unpriced:
-        raise ConfigError(
-            f"--max-cost cannot bound {', '.join(unpriced)}: no known price; add "
-            f'[prices."{unpriced[0]}"] to the run configuration, or allow unpriced models '
-            "(--allow-unpriced; their cost is then not counted)"
-        )
+def store_meter(store: Store, options: RunOptions, names: Sequence[str]) -> CostMeter:
+    """The budget of ``options`` (its ``max_cost_usd``, ``prices``, ``allow_unpriced``), counting
+    what the store has spent, and in batch mode what open batches hold reserved, as spent
+    before; a budget that is no finite number above 0, or one that cannot price ``names``, is
+    refused (ConfigError)."""
+    spent = store.spent_usd() + (store.batch_reserved_usd() if options.batch else 0.0)
+    meter = CostMeter(options.max_cost_usd, options.prices, spent_before=spent)
+    refuse_unpriced(meter, names, options.allow_unpriced)
+    return meter
 
 
 def register_conditions(
@@ -210,62 +211,18 @@ def register_conditions(
         }
 
 
-def judge_tasks(
-    store: Store,
-    benchmark: Benchmark,
-    judges: Sequence[str],
-    models: Mapping[str, Model],
-    only_models: Sequence[str] | None,
-    retry_errors: bool,
-) -> list[JudgeTask]:
-    """Each judge, with the answers the store holds that it has not judged (every condition
-    of ``only_models``)."""
-    check_judge_language(judges, benchmark.language, benchmark.pack)
-    tasks = []
-    for name in judges:
-        backlog = pending_for_judge(store, name, benchmark, only_models, retry_errors=retry_errors)
-        judge = None if is_rule_based(name) else ModelJudge(models[name], benchmark.rubric)
-        tasks.append(JudgeTask(name, judge, backlog))
-    return tasks
-
-
 async def judge_all(
-    store: Store,
-    benchmark: Benchmark,
+    ctx: RunContext,
     judges: Sequence[str],
     models: Mapping[str, Model],
-    run_id: str | None,
     *,
     only_models: Sequence[str] | None = None,
-    retry_errors: bool = False,
-    use_cache: bool = True,
-    meter: CostMeter | None = None,
-    max_cost_usd: float | None = None,
-    prices: Mapping[str, Price] | None = None,
-    allow_unpriced: bool = False,
     watch: Watch | None = None,
-    should_stop: StopCheck | None = None,
 ) -> dict[str, StageResult]:
     """Every judge, all at once, over every valid answer it has not judged (of
-    ``only_models``, in every condition). Without a ``meter``, one is made from
-    ``max_cost_usd`` and ``prices``, counting from what the store has spent (an unpriced judge
-    under a budget is refused)."""
-    if meter is None:
-        meter = CostMeter(max_cost_usd, prices, spent_before=store.spent_usd())
-        refuse_unpriced(meter, judges, allow_unpriced)
-    tasks = judge_tasks(store, benchmark, judges, models, only_models, retry_errors)
-    out = await run_stream(
-        store,
-        benchmark,
-        [],
-        tasks,
-        run_id=run_id,
-        use_cache=use_cache,
-        meter=meter,
-        should_stop=should_stop,
-        watch=watch,
-    )
-    return out.judging
+    ``only_models``, in every condition), under the context's budget (:func:`store_meter`
+    makes one) and stop check."""
+    return await judge_pending(ctx, build_judges(ctx.benchmark, judges, models), only_models, watch)
 
 
 async def execute(
@@ -286,43 +243,56 @@ async def execute(
 
     Refused before any request (ConfigError, ConditionError): a budget that is not a finite
     number above 0, a budget with unpriced models or judges, a label naming other settings.
+
+    The phases: the batch phase (batch mode) around the engine's; the first turn (every model
+    generating, every judge judging as answers come); the second turn of a multi-turn pack;
+    then the accounting of what is still missing.
     """
     try:
-        meter = CostMeter(options.max_cost_usd, options.prices, spent_before=store.spent_usd())
-        refuse_unpriced(meter, [*plan.models, *plan.judges], options.allow_unpriced)
-        conditions = register_conditions(store, benchmark, plan, models, options.label)
-        report = await _execute(
-            store, benchmark, plan, models, options, meter, conditions, watch, should_stop
+        refuse_unpriced(
+            CostMeter(options.max_cost_usd, options.prices),
+            [*plan.models, *plan.judges],
+            options.allow_unpriced,
         )
+        conditions = register_conditions(store, benchmark, plan, models, options.label)
+        run_id = record_run(store, benchmark, plan, models, options, conditions)
+        report = RunReport(run_id=run_id, conditions=conditions)
+        async with _batch_phase(store, benchmark, plan, models, options, report) as batched:
+            ctx = _context(store, benchmark, options, report, should_stop)
+            judges = build_judges(benchmark, [j for j in plan.judges if j not in batched], models)
+            by_engine = [models[n] for n in plan.models if n not in batched]
+            first = await _first_turn(ctx, plan, by_engine, conditions, judges, watch)
+            report.generation, report.judging = first.generation, first.judging
+            if benchmark.followups and not ctx.stopped():  # turn 2, once turn 1 is judged
+                report.turns = await _second_turn(ctx, plan, models, conditions, judges)
+        _account(ctx, plan, report)
     finally:
         for m in models.values():
             await m.aclose()
     return report
 
 
-async def _execute(
+def record_run(
     store: Store,
     benchmark: Benchmark,
     plan: RunPlan,
     models: Mapping[str, Model],
     options: RunOptions,
-    meter: CostMeter,
-    conditions: dict[str, str],
-    watch: Watch | None,
-    user_stop: StopCheck | None,
-) -> RunReport:
+    conditions: Mapping[str, str],
+) -> str:
+    """The run's row: its plan, options, conditions and the models' defaults (never keys)."""
     config: dict[str, Any] = plan.to_json()
     config["retry_errors"] = options.retry_errors
     config["cache"] = options.use_cache
     config["max_cost_usd"] = options.max_cost_usd
     config["allow_unpriced"] = options.allow_unpriced
     config["label"] = options.label
-    config["conditions"] = conditions
+    config["conditions"] = dict(conditions)
     config["file"] = dict(options.config)
     config["model_defaults"] = {
         name: {"max_tokens": models[name].default_max_tokens} for name in plan.models
     }
-    run_id = store.create_run(
+    return store.create_run(
         command=options.command,
         benchmark=benchmark.key,
         benchmark_version=benchmark.version,
@@ -330,8 +300,18 @@ async def _execute(
         config=config,
         versions=dict(options.versions),
     )
-    report = RunReport(run_id=run_id, conditions=conditions)
-    cells = plan.cells
+
+
+def _context(
+    store: Store,
+    benchmark: Benchmark,
+    options: RunOptions,
+    report: RunReport,
+    user_stop: StopCheck | None,
+) -> RunContext:
+    """The run's context. Its meter is built once, after the batch phase has submitted (what
+    open batches hold reserved counts as spent); its stop check says why on the report."""
+    meter = store_meter(store, options, [])
 
     def stop() -> bool:
         if user_stop is not None and user_stop():
@@ -342,116 +322,127 @@ async def _execute(
             return True
         return False
 
-    generations = [
-        GenerationTask(
-            models[name],
-            cells,
-            conditions[name],
-            seed=plan.seed,
-            max_tokens=plan.max_tokens,
-            temperature=plan.temperature,
-        )
-        for name in plan.models
-    ]
-    batches = None
-    if options.batch:
-        batches = BatchMode(
-            store,
-            benchmark,
-            models,
-            run_id=run_id,
-            prices=options.prices,
-            budget_usd=options.max_cost_usd,
-            use_cache=options.use_cache,
-            sections=options.config.get("providers") or {},
-        )
-        await batches.start_run(  # collect what came back, then submit what is missing
-            plan.models,
-            cells,
-            conditions,
-            judges=plan.judges,
-            seed=plan.seed,
-            max_tokens=plan.max_tokens,
-            temperature=plan.temperature,
-            retry_errors=options.retry_errors,
-        )
-        generations = [g for g in generations if g.model.name not in batches.batched(plan.models)]
-        meter = CostMeter(  # what the batches reserved counts as spent
-            options.max_cost_usd,
-            options.prices,
-            spent_before=store.spent_usd() + store.batch_reserved_usd(),
-        )
-    by_engine = [j for j in plan.judges if batches is None or j not in batches.batched([j])]
-    judges = judge_tasks(store, benchmark, by_engine, models, plan.models, options.retry_errors)
-    board = Board()  # shown live; turn 2 of a multi-turn pack adds its rows
-    out = await run_stream(
+    return RunContext(
         store,
         benchmark,
-        generations,
-        judges,
-        run_id=run_id,
-        retry_errors=options.retry_errors,
+        report.run_id,
+        meter,
         use_cache=options.use_cache,
-        meter=meter,
+        retry_errors=options.retry_errors,
         should_stop=stop,
-        board=board,
-        watch=watch,
     )
-    report.generation, report.judging = out.generation, out.judging
-    if benchmark.followups and not stop():  # a multi-turn pack: turn 2, once turn 1 is judged
-        report.turns = await run_turns(
-            store,
-            benchmark,
-            [
-                TurnTask(
-                    models[n],
-                    conditions[n],
-                    plan.judges,
-                    plan.seed,
-                    plan.max_tokens,
-                    plan.temperature,
-                )
-                for n in plan.models
-            ],
-            lambda: judge_tasks(  # batch judges get turn 2 in the judge batches sent below
-                store, benchmark, by_engine, models, plan.models, options.retry_errors
-            ),
-            run_id=run_id,
-            retry_errors=options.retry_errors,
-            use_cache=options.use_cache,
-            meter=meter,
-            should_stop=stop,
-            board=board,
+
+
+async def _first_turn(
+    ctx: RunContext,
+    plan: RunPlan,
+    models: Sequence[Model],
+    conditions: Mapping[str, str],
+    judges: Mapping[str, ModelJudge | None],
+    watch: Watch | None,
+) -> StreamResult:
+    """Every model's missing cells at once; each answer to every judge as it is stored, with
+    what the store holds unjudged (of the plan's models, every condition)."""
+    cells = [Cell(*c) for c in plan.cells]
+    generations = [
+        GenerationTask(
+            m,
+            cells,
+            conditions[m.name],
+            seed=plan.seed,
+            max_tokens=plan.max_tokens,
+            temperature=plan.temperature,
         )
-    if batches is not None:  # turn-1 answers and turn-2 replies alike go to batch judges
-        for j in batches.batched(plan.judges):
-            pending = pending_for_judge(
-                store, j, benchmark, plan.models, retry_errors=options.retry_errors
-            )
-            await batches.submit_judgments(j, pending)
-        report.batches = batches.summary
-        report.in_batches = {
-            m: len(store.batched_cells(benchmark.key, m, conditions[m])) for m in plan.models
-        }
-        report.judge_in_batches = {j: len(store.batched_answers(j)) for j in plan.judges}
+        for m in models
+    ]
+    return await run_stream(ctx, generations, judge_tasks(ctx, judges, plan.models), watch=watch)
+
+
+async def _second_turn(
+    ctx: RunContext,
+    plan: RunPlan,
+    models: Mapping[str, Model],
+    conditions: Mapping[str, str],
+    judges: Mapping[str, ModelJudge | None],
+) -> TurnsResult:
+    """A multi-turn pack's turn 2 for every model, then its replies to the engine's judges
+    (the batch judges get them in the judge batches the batch phase sends)."""
+    tasks = [
+        TurnTask(
+            models[n], conditions[n], plan.judges, plan.seed, plan.max_tokens, plan.temperature
+        )
+        for n in plan.models
+    ]
+    return await run_turns(ctx, tasks, judges, plan.models)
+
+
+@asynccontextmanager
+async def _batch_phase(
+    store: Store,
+    benchmark: Benchmark,
+    plan: RunPlan,
+    models: Mapping[str, Model],
+    options: RunOptions,
+    report: RunReport,
+) -> AsyncIterator[set[str]]:
+    """Batch mode, around the engine's phases: before them, collect what open batches
+    returned and submit each batch model's missing cells; after, send every answer still
+    unjudged (turn 2's replies too) to the batch judges. Yields the models and judges that
+    go by batch (none without batch mode)."""
+    if not options.batch:
+        yield set()
+        return
+    ctx = RunContext(  # the batches' own: they reserve against the budget before submitting
+        store,
+        benchmark,
+        report.run_id,
+        CostMeter(options.max_cost_usd, options.prices),
+        use_cache=options.use_cache,
+        retry_errors=options.retry_errors,
+    )
+    batches = BatchMode(ctx, models, sections=options.config.get("providers") or {})
+    await batches.start_run(  # collect what came back, then submit what is missing
+        plan.models,
+        plan.cells,
+        report.conditions,
+        judges=plan.judges,
+        seed=plan.seed,
+        max_tokens=plan.max_tokens,
+        temperature=plan.temperature,
+    )
+    yield {*batches.batched(plan.models), *batches.batched(plan.judges)}
+    for j in batches.batched(plan.judges):
+        pending = pending_for_judge(
+            store, j, benchmark, plan.models, retry_errors=options.retry_errors
+        )
+        await batches.submit_judgments(j, pending)
+    report.batches = batches.summary
+    report.in_batches = {
+        m: len(store.batched_cells(benchmark.key, m, report.conditions[m])) for m in plan.models
+    }
+    report.judge_in_batches = {j: len(store.batched_answers(j)) for j in plan.judges}
+
+
+def _account(ctx: RunContext, plan: RunPlan, report: RunReport) -> None:
+    """What the run spent, why it stopped, and what is still missing or unjudged (the store
+    asked again: what every phase, the batch one's included, left)."""
+    store, key = ctx.store, ctx.benchmark.key
     stages = [*report.generation.values(), *report.judging.values()]
     stages += [*report.turns.generation.values(), *report.turns.judging.values()]
     if any(r.withheld for r in stages):
         report.stop_reason = report.stop_reason or "budget"
-    report.stopped_early = stop() or report.stop_reason is not None
-    report.spent_usd = meter.spent_usd
-    report.total_spent_usd = meter.total_usd
+    report.stopped_early = ctx.stopped() or report.stop_reason is not None
+    if ctx.meter is not None:
+        report.spent_usd = ctx.meter.spent_usd
+        report.total_spent_usd = ctx.meter.total_usd
+    cells = plan.cells
     for name in plan.models:
         report.planned[name] = len(cells)
-        report.missing[name] = len(
-            store.missing_cells(
-                benchmark.key, name, cells, retry_errors=True, condition=conditions[name]
-            )
-        )
+        condition = report.conditions[name]
+        missing = store.missing_cells(key, name, cells, retry_errors=True, condition=condition)
+        report.missing[name] = len(missing)
     for name in plan.judges:
-        report.unjudged[name] = len(
-            store.pending_judgments(
-                name, benchmark=benchmark.key, models=plan.models, retry_errors=True
-            )
+        pending = store.pending_judgments(
+            name, benchmark=key, models=plan.models, retry_errors=True
         )
-    return report
+        report.unjudged[name] = len(pending)

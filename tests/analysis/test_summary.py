@@ -23,7 +23,7 @@ from deflectbench.analysis import (
 )
 from deflectbench.cli.tables import render_terminal
 from deflectbench.interop import export, import_paths
-from deflectbench.pipeline import generate, judge_lexical, pending_for_judge
+from deflectbench.pipeline import RunContext, generate, judge_lexical, pending_for_judge
 from deflectbench.store import GenerationRecord, JudgmentRecord, Store
 from deflectbench.vocab import FIELDS, OUTCOMES, Consensus, ConsensusError, apply_rules, outcome
 from support.fakes import EchoModel
@@ -384,9 +384,9 @@ def test_pipeline_run_is_analysed_exactly_like_its_release_export(tmp_path, benc
     ]
     model = EchoModel("local/smollm2", fail_if="Vaccines")
     with Store.open(tmp_path / "run.db") as store:
-        res = asyncio.run(generate(store, b, model, cells, run_id=None))
+        res = asyncio.run(generate(RunContext(store, b), model, cells))
         assert res.ok > 0
-        judge_lexical(store, b, pending_for_judge(store, "lexical", b), run_id=None)
+        judge_lexical(RunContext(store, b), pending_for_judge(store, "lexical", b))
         ours = analyze(store, b, AnalysisOptions(n_resamples=200))
         export(store, tmp_path / "out", "release", b)
     with Store.open(tmp_path / "imported.db") as store:

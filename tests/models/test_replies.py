@@ -15,7 +15,7 @@ import pytest
 
 from deflectbench.models.base import GenerationParams, Message
 from deflectbench.models.cache import CachedModel, request_key
-from deflectbench.pipeline import generate
+from deflectbench.pipeline import RunContext, generate
 from deflectbench.run import RunOptions
 from deflectbench.store import Store, StoreError
 from support.fakes import (
@@ -169,7 +169,7 @@ def test_a_busy_store_stops_the_run_and_stores_no_error_row(tmp_path, benchmark,
 
             async def go():
                 try:
-                    return await generate(store, benchmark, model, cells, run_id="r")
+                    return await generate(RunContext(store, benchmark, "r"), model, cells)
                 finally:
                     await model.aclose()
 

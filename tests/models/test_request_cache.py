@@ -10,7 +10,7 @@ from deflectbench.config import resolve_plan
 from deflectbench.engine import EnginePolicy
 from deflectbench.models.base import Completion, GenerationParams, Message
 from deflectbench.models.cache import CachedModel, RequestCache, request_key
-from deflectbench.pipeline import generate
+from deflectbench.pipeline import RunContext, generate
 from deflectbench.store import Store
 from support.fakes import EchoModel
 
@@ -92,21 +92,23 @@ def test_cache_hits_wait_for_no_pacer_and_no_slot(tmp_path, benchmark) -> None:
     cells = plan.cells[:40]
     with Store.open(tmp_path / "x.db") as store:
         first = EchoModel()
-        asyncio.run(generate(store, benchmark, first, cells, run_id="r1"))
+        asyncio.run(generate(RunContext(store, benchmark, "r1"), first, cells))
         assert len(first.calls) == 40
         store.conn.execute("DELETE FROM generations")
         again = EchoModel()
         # One request a minute, one at a time: forty paced requests would take forty minutes.
         policy = EnginePolicy(max_concurrency=1, requests_per_minute=1)
         started = time.monotonic()
-        result = asyncio.run(generate(store, benchmark, again, cells, run_id="r2", policy=policy))
+        result = asyncio.run(
+            generate(RunContext(store, benchmark, "r2"), again, cells, policy=policy)
+        )
         assert time.monotonic() - started < 10
         assert result.ok == result.cached == 40 and again.calls == []
         assert len(store.generation_rows()) == 40
         # A stop requested before the stage starts answers nothing, from the cache or not.
         store.conn.execute("DELETE FROM generations")
         stopped = asyncio.run(
-            generate(store, benchmark, again, cells, run_id="r3", should_stop=lambda: True)
+            generate(RunContext(store, benchmark, "r3", should_stop=lambda: True), again, cells)
         )
         assert stopped.ok == 0 and stopped.stopped_early and store.generation_rows() == []
 

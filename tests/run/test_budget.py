@@ -11,7 +11,8 @@ import pytest
 
 from deflectbench.cost import BudgetReached, CostMeter, Price, check_max_cost, max_input_tokens
 from deflectbench.errors import ConfigError
-from deflectbench.run import RunOptions, judge_all
+from deflectbench.pipeline import RunContext
+from deflectbench.run import RunOptions, judge_all, store_meter
 from deflectbench.store import Store
 from support.fakes import JUDGE, SUBJECT, build, plan_for, reply, run_once, sections
 from support.servers import FakeLLMServer
@@ -91,14 +92,9 @@ def test_judging_keeps_to_its_budget_too(tmp_path, benchmark, server) -> None:
 
         async def go():
             try:
+                meter = store_meter(store, RunOptions(max_cost_usd=budget, prices=PRICES), [JUDGE])
                 return await judge_all(
-                    store,
-                    benchmark,
-                    [JUDGE],
-                    {JUDGE: judge},
-                    None,
-                    max_cost_usd=budget,
-                    prices=PRICES,
+                    RunContext(store, benchmark, meter=meter), [JUDGE], {JUDGE: judge}
                 )
             finally:
                 await judge.aclose()

@@ -17,7 +17,7 @@ import pytest
 from deflectbench.benchmark import default_benchmark
 from deflectbench.engine import EnginePolicy
 from deflectbench.models.registry import get_model
-from deflectbench.pipeline import generate
+from deflectbench.pipeline import RunContext, generate
 from deflectbench.store import Store
 from support.cli_runs import Cli, query, write_toml
 from support.fakes import is_judge_request
@@ -229,7 +229,7 @@ def test_2000_cells_with_20_percent_faults_end_with_exactly_2000(tmp_path):
 
         async def go(store: Store):
             try:
-                return await generate(store, b, model, cells, run_id="r", policy=policy)
+                return await generate(RunContext(store, b, "r"), model, cells, policy=policy)
             finally:
                 await model.aclose()
 

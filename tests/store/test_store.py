@@ -9,7 +9,7 @@ import sqlite3
 import pytest
 
 from deflectbench.config import resolve_plan
-from deflectbench.pipeline import generate
+from deflectbench.pipeline import RunContext, generate
 from deflectbench.store import GenerationRecord, JudgmentRecord, Store, StoreError
 from deflectbench.store.migrations import MIGRATIONS
 from support.fakes import EchoModel
@@ -137,11 +137,11 @@ def test_interrupted_run_resumes_with_exactly_the_rest(tmp_path, benchmark):
     with Store.open(tmp_path / "x.db") as s:
         crashing = EchoModel(crash_after=k)
         with pytest.raises(KeyboardInterrupt):
-            asyncio.run(generate(s, benchmark, crashing, cells, run_id="r1"))
+            asyncio.run(generate(RunContext(s, benchmark, "r1"), crashing, cells))
         stored = len(s.generation_rows())
         assert k - crashing.max_concurrency <= stored <= k
         resumed = EchoModel()
-        result = asyncio.run(generate(s, benchmark, resumed, cells, run_id="r2"))
+        result = asyncio.run(generate(RunContext(s, benchmark, "r2"), resumed, cells))
         assert result.ok == len(cells) - stored == len(resumed.calls)
         done_first = {
             (r["claim_id"], r["prompt_id"], r["sample"])
@@ -154,7 +154,7 @@ def test_interrupted_run_resumes_with_exactly_the_rest(tmp_path, benchmark):
         assert len(rows) == 120
         assert len({(r["claim_id"], r["prompt_id"], r["sample"]) for r in rows}) == 120
         again = EchoModel()
-        result = asyncio.run(generate(s, benchmark, again, cells, run_id="r3"))
+        result = asyncio.run(generate(RunContext(s, benchmark, "r3"), again, cells))
         assert result.ok == 0 and result.skipped == 120 and again.calls == []
         assert _core(s.status()["models"]["test/echo"]) == {"planned": 120, "ok": 120, "errors": 0}
 
@@ -163,12 +163,12 @@ def test_failed_requests_become_error_rows_and_retry(tmp_path, benchmark):
     plan = resolve_plan(benchmark, models=["test/echo"], judges=["lexical"], preset="quick")
     with Store.open(tmp_path / "x.db") as s:
         bad = EchoModel(fail_if="ad hominem")
-        res = asyncio.run(generate(s, benchmark, bad, plan.cells, run_id="r1"))
+        res = asyncio.run(generate(RunContext(s, benchmark, "r1"), bad, plan.cells))
         assert res.errors == 8 * 5 and res.ok == 80
         assert "400" in res.error_samples[0]
         assert s.status()["models"]["test/echo"]["errors"] == 40
         res = asyncio.run(
-            generate(s, benchmark, EchoModel(), plan.cells, run_id="r2", retry_errors=True)
+            generate(RunContext(s, benchmark, "r2", retry_errors=True), EchoModel(), plan.cells)
         )
         assert res.ok == 40
         assert _core(s.status()["models"]["test/echo"]) == {"planned": 120, "ok": 120, "errors": 0}

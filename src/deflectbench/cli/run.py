@@ -326,7 +326,8 @@ def judge(
         load_run_file,
     )
     from deflectbench.judging.judges import check_judge_language
-    from deflectbench.run import judge_all
+    from deflectbench.pipeline import RunContext
+    from deflectbench.run import RunOptions, judge_all, store_meter
 
     file = load_run_file(config) if config is not None else RunFile()
     benchmark = benchmark or run_file_benchmark(file.run.benchmark, config)
@@ -343,26 +344,19 @@ def judge(
         by_engine = names
         if batch:
             from deflectbench.cli.batch import judge_by_batch
+            from deflectbench.cost import CostMeter
 
             by_engine = judge_by_batch(
-                store, b, names, built, budget, prices, retry_errors, file.providers
+                store, b, names, built, CostMeter(budget, prices), retry_errors, file.providers
             )
+        unpriced_ok = allow_unpriced or bool(file.run.allow_unpriced)
+        budgeted = RunOptions(max_cost_usd=budget, prices=prices, allow_unpriced=unpriced_ok)
+        meter = store_meter(store, budgeted, by_engine)
         with LiveBoard(progress) as live, graceful_stop() as should_stop:
-            results = asyncio.run(
-                judge_all(
-                    store,
-                    b,
-                    by_engine,
-                    built,
-                    None,
-                    retry_errors=retry_errors,
-                    max_cost_usd=budget,
-                    prices=prices,
-                    allow_unpriced=allow_unpriced or bool(file.run.allow_unpriced),
-                    watch=live.attach,
-                    should_stop=should_stop,
-                )
+            ctx = RunContext(
+                store, b, meter=meter, retry_errors=retry_errors, should_stop=should_stop
             )
+            results = asyncio.run(judge_all(ctx, by_engine, built, watch=live.attach))
         for j, res in results.items():
             print_stage(f"judge {j}", res, f"judged, {res.errors} errors")
             print_aborted(f"judge {j}", res)

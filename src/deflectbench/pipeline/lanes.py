@@ -12,13 +12,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
-from deflectbench.benchmark import Benchmark
-from deflectbench.cost import CostMeter
 from deflectbench.engine import Engine, EnginePolicy, Lane
 from deflectbench.engine.lane import OnResult
 from deflectbench.models.base import GenerationParams, Message, Model
 from deflectbench.pipeline.board import Board, Row
-from deflectbench.pipeline.record import Cell
+from deflectbench.pipeline.context import RunContext
 from deflectbench.pipeline.requests import (
     TYPICAL_OUTPUT_TOKENS,
     Requests,
@@ -27,8 +25,8 @@ from deflectbench.pipeline.requests import (
     generation_params,
 )
 from deflectbench.pipeline.results import StageResult, StopCheck
+from deflectbench.records import Cell
 from deflectbench.secrets import scrub
-from deflectbench.store import Store
 
 T = TypeVar("T")
 
@@ -41,6 +39,8 @@ class ModelTask(Protocol):
 
     @property
     def model(self) -> Model: ...
+    @property
+    def condition(self) -> str: ...
     @property
     def seed(self) -> int: ...
     @property
@@ -68,17 +68,19 @@ def model_row(board: Board, model: Model, due: int, todo: int, label: str = "") 
 
 
 def model_requests(
-    benchmark: Benchmark,
+    ctx: RunContext,
     task: ModelTask,
-    cache: Store | None,
-    meter: CostMeter | None,
     key: Callable[[T], Cell],
     messages: Callable[[T], list[Message]],
 ) -> ModelRequests[T]:
     """The task's settings for every item, with the seed of the item's cell (``key``)."""
     model = task.model
     base = generation_params(
-        benchmark, model, seed=task.seed, max_tokens=task.max_tokens, temperature=task.temperature
+        ctx.benchmark,
+        model,
+        seed=task.seed,
+        max_tokens=task.max_tokens,
+        temperature=task.temperature,
     )
 
     def params_for(item: T) -> GenerationParams:
@@ -91,7 +93,7 @@ def model_requests(
     def request(item: T) -> tuple[list[Message], GenerationParams, int]:
         return messages(item), params_for(item), key(item)[2]
 
-    requests = Requests(model, cache, meter, request)
+    requests = Requests(model, ctx.cache, ctx.meter, request)
     estimate = requests.estimator(min(TYPICAL_OUTPUT_TOKENS, base.max_tokens))
     return ModelRequests(params_for, requests, estimate)
 
@@ -102,12 +104,11 @@ def model_lane(
     task: ModelTask,
     asked: ModelRequests[T],
     on_result: OnResult[T],
-    should_stop: StopCheck | None,
-    *,
-    items: Sequence[T] | None = None,
-    feeds: int = 0,
+    should_stop: StopCheck,
+    items: Sequence[T] | None,
 ) -> Lane[T]:
-    """The task's lane on its provider's account, under its own policy or its model's."""
+    """The task's lane on its provider's account, under its own policy or its model's: given
+    its ``items``, or (None) fed one by one until its one feed closes."""
     model = task.model
     return engine.lane(
         f"{verb} {model.name}",
@@ -117,16 +118,16 @@ def model_lane(
         account=model.provider,
         priority=GENERATION_PRIORITY,
         items=items,
-        feeds=feeds,
+        feeds=1 if items is None else 0,
         estimate_tokens=asked.estimate,
         should_stop=should_stop,
     )
 
 
-def close_lane(result: StageResult, lane: Lane[Any], should_stop: StopCheck | None) -> None:
-    """What the engine knows of a lane, onto its result."""
+def close_lane(result: StageResult, lane: Lane[Any], stopped: bool) -> None:
+    """What the engine knows of a lane, onto its result (``stopped``: the run stopped)."""
     stats = lane.stats
     result.aborted = scrub(stats.aborted) if stats.aborted else None
     result.withheld = stats.withheld
     result.unfinished = stats.unfinished
-    result.stopped_early = bool(should_stop and should_stop()) or stats.withheld > 0
+    result.stopped_early = stopped or stats.withheld > 0

@@ -14,23 +14,22 @@ import collections
 from collections.abc import Callable
 from typing import Any
 
-from deflectbench.benchmark import Benchmark
 from deflectbench.engine import Failure, Lane
 from deflectbench.judging.judges import ModelJudge, failed_judgment, lexical_judgment
-from deflectbench.models.base import Completion, GenerationParams, Model
+from deflectbench.models.base import Completion, GenerationParams
 from deflectbench.pipeline.board import Row
+from deflectbench.pipeline.context import RunContext
+from deflectbench.pipeline.lanes import ModelRequests, ModelTask
 from deflectbench.pipeline.requests import Requests, TokenEstimate
 from deflectbench.pipeline.results import (
     Advance,
     StopCheck,
     store_errors_stop_the_run,
 )
-from deflectbench.records import GenerationRecord, PendingGeneration
+from deflectbench.records import Cell, GenerationRecord, PendingGeneration
 from deflectbench.secrets import scrub
-from deflectbench.store import Store
 from deflectbench.vocab import NON_ANSWERS
 
-Cell = tuple[str, str, int]
 OnAnswer = Callable[[PendingGeneration], None]
 
 
@@ -39,31 +38,28 @@ def _noop(ok: bool) -> None:
 
 
 def generation_record(
-    benchmark: Benchmark,
-    model: Model,
-    condition: str,
+    ctx: RunContext,
+    task: ModelTask,
     cell: Cell,
     prompt: str,
     params: GenerationParams,
-    run_id: str | None,
     completion: Completion | None,
     failure: Failure | None,
 ) -> GenerationRecord:
     """A cell's stored row (either turn): the reply with its usage and cost, or the failure
     scrubbed, so no key reaches the store; the parameters as sent, less the schema."""
-    claim_id, prompt_id, sample = cell
     sent = params.as_dict()
     sent.pop("json_schema")
     common: dict[str, Any] = dict(
-        benchmark=benchmark.key,
-        model=model.name,
-        condition=condition,
-        claim_id=claim_id,
-        prompt_id=prompt_id,
-        sample=sample,
+        benchmark=ctx.benchmark.key,
+        model=task.model.name,
+        condition=task.condition,
+        claim_id=cell.claim_id,
+        prompt_id=cell.prompt_id,
+        sample=cell.sample,
         prompt=prompt,
         params=sent,
-        run_id=run_id,
+        run_id=ctx.run_id,
     )
     if completion is None:
         assert failure is not None
@@ -102,46 +98,38 @@ def count_generation(
 
 
 def generation_recorder(
-    store: Store,
-    benchmark: Benchmark,
-    model: Model,
-    condition: str,
-    run_id: str | None,
-    params_for: Callable[[Cell], GenerationParams],
+    ctx: RunContext,
+    task: ModelTask,
+    asked: ModelRequests[Cell],
     row: Row,
     *,
-    estimate: TokenEstimate[Cell] | None = None,
     advance: Advance | None = None,
     on_answer: OnAnswer | None = None,
 ) -> Callable[[Cell, Completion | None, Failure | None], None]:
     """Store a cell's result (or error row); hand an answer to the judges."""
     tick = advance or _noop
+    store, benchmark = ctx.store, ctx.benchmark
 
     def on_result(cell: Cell, completion: Completion | None, failure: Failure | None) -> None:
-        claim_id, prompt_id, sample = cell
-        prompt = benchmark.render(claim_id, prompt_id)
-        rec = generation_record(
-            benchmark, model, condition, cell, prompt, params_for(cell), run_id, completion, failure
-        )
+        prompt = benchmark.render(cell.claim_id, cell.prompt_id)
+        params = asked.params_for(cell)
+        rec = generation_record(ctx, task, cell, prompt, params, completion, failure)
         with store_errors_stop_the_run():
             store.add_generation(rec)
-        answer = count_generation(row, rec, completion, failure, estimate)
+        answer = count_generation(row, rec, completion, failure, asked.estimate)
         tick(completion is not None)
         if answer and on_answer is not None:
             with store_errors_stop_the_run():
-                gen_id = store.generation_id(
-                    benchmark.key, model.name, claim_id, prompt_id, sample, condition
-                )
+                gen_id = store.generation_id(benchmark.key, task.model.name, *cell, task.condition)
             if gen_id is not None:
-                on_answer(PendingGeneration(gen_id, claim_id, rec.response or ""))
+                on_answer(PendingGeneration(gen_id, cell.claim_id, rec.response or ""))
 
     return on_result
 
 
 def judgment_recorder(
-    store: Store,
+    ctx: RunContext,
     judge: ModelJudge,
-    run_id: str | None,
     row: Row,
     *,
     estimate: TokenEstimate[PendingGeneration] | None = None,
@@ -155,12 +143,12 @@ def judgment_recorder(
         p: PendingGeneration, completion: Completion | None, failure: Failure | None
     ) -> None:
         if completion is not None:
-            rec = judge.record(p.gen_id, completion, run_id)
+            rec = judge.record(p.gen_id, completion, ctx.run_id)
         else:
             assert failure is not None
-            rec = failed_judgment(p.gen_id, judge.name, scrub(failure.error), run_id)
+            rec = failed_judgment(p.gen_id, judge.name, scrub(failure.error), ctx.run_id)
         with store_errors_stop_the_run():
-            store.add_judgment(rec)
+            ctx.store.add_judgment(rec)
         if completion is not None:
             result.ok += 1
             result.add_reply(completion)
@@ -190,13 +178,13 @@ class ModelJudgeFeed:
         requests: Requests[PendingGeneration],
         on_result: Callable[[PendingGeneration, Completion | None, Failure | None], None],
         row: Row,
-        should_stop: StopCheck | None,
+        stopped: StopCheck,
     ) -> None:
         self.lane = lane
         self.requests = requests
         self.on_result = on_result
         self.row = row
-        self.should_stop = should_stop
+        self.stopped = stopped
         self.seen: set[int] = set()
 
     def offer(self, p: PendingGeneration, *, counted: bool = False) -> None:
@@ -205,8 +193,7 @@ class ModelJudgeFeed:
             return
         self.seen.add(p.gen_id)
         self.row.known += not counted
-        stopping = self.should_stop is not None and self.should_stop()
-        if self.requests.uses_cache and not stopping:
+        if self.requests.uses_cache and not self.stopped():
             hit = self.requests.lookup(p)
             if hit is not None:
                 self.on_result(p, hit, None)
@@ -222,22 +209,11 @@ class LexicalJudge:
     each answer as it comes, one write per verdict, and stops when the run stops."""
 
     def __init__(
-        self,
-        store: Store,
-        benchmark: Benchmark,
-        run_id: str | None,
-        row: Row,
-        *,
-        feeds: int,
-        should_stop: StopCheck | None,
-        advance: Advance | None = None,
+        self, ctx: RunContext, row: Row, *, feeds: int, advance: Advance | None = None
     ) -> None:
-        self.store = store
-        self.benchmark = benchmark
-        self.run_id = run_id
+        self.ctx = ctx
         self.row = row
         self.feeds = feeds
-        self.should_stop = should_stop
         self.tick = advance or _noop
         self.queue: collections.deque[PendingGeneration] = collections.deque()
         self.seen: set[int] = set()
@@ -256,16 +232,13 @@ class LexicalJudge:
         self.feeds -= 1
         self._more.set()
 
-    def _stopping(self) -> bool:
-        return self.should_stop is not None and self.should_stop()
-
     async def run(self) -> None:
         result = self.row.result
         scored = 0
         try:
             while True:
                 while self.queue:
-                    if self._stopping():
+                    if self.ctx.stopped():
                         result.stopped_early = True
                         return
                     self.judge(self.queue.popleft())
@@ -274,7 +247,7 @@ class LexicalJudge:
                         await asyncio.sleep(0)  # let requests, Ctrl-C and the display through
                 if self.feeds <= 0:
                     return
-                if self._stopping():
+                if self.ctx.stopped():
                     result.stopped_early = True
                     return
                 self._more.clear()
@@ -283,11 +256,12 @@ class LexicalJudge:
             self.row.finished = True
 
     def judge(self, p: PendingGeneration) -> None:
+        ctx = self.ctx
         rec = lexical_judgment(
-            p.gen_id, self.benchmark.claim(p.claim_id).text, p.response, self.run_id
+            p.gen_id, ctx.benchmark.claim(p.claim_id).text, p.response, ctx.run_id
         )
         with store_errors_stop_the_run():
-            self.store.add_judgment(rec)
+            ctx.store.add_judgment(rec)
         self.row.result.ok += 1
         self.row.count(True)
         self.tick(True)

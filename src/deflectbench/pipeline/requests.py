@@ -84,7 +84,7 @@ async def answer_from_cache(
     items: Sequence[T],
     lookup: Callable[[T], Completion | None],
     on_result: Callable[[T, Completion | None, Failure | None], None],
-    should_stop: StopCheck | None,
+    stopped: StopCheck,
 ) -> list[T]:
     """Report every item the request cache answers, before the engine; return the others.
 
@@ -93,7 +93,7 @@ async def answer_from_cache(
     """
     rest: list[T] = []
     for i, item in enumerate(items):
-        if should_stop is not None and should_stop():
+        if stopped():
             return rest + list(items[i:])
         hit = lookup(item)
         if hit is None:

@@ -7,64 +7,44 @@ results written as they arrive, a stop letting requests in flight finish).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from deflectbench.benchmark import Benchmark
-from deflectbench.cost import CostMeter
 from deflectbench.engine import EnginePolicy
-from deflectbench.judging.judges import ModelJudge, lexical_judgment
-from deflectbench.models.base import Model
-from deflectbench.pipeline.requests import condition_settings
-from deflectbench.pipeline.results import (
-    Advance,
-    StageResult,
-    StopCheck,
-    store_errors_stop_the_run,
+from deflectbench.judging.judges import (
+    ModelJudge,
+    check_judge_language,
+    is_rule_based,
+    lexical_judgment,
 )
+from deflectbench.models.base import Model
+from deflectbench.pipeline.board import Board
+from deflectbench.pipeline.context import RunContext
+from deflectbench.pipeline.requests import condition_settings
+from deflectbench.pipeline.results import Advance, StageResult, store_errors_stop_the_run
 from deflectbench.pipeline.stream import GenerationTask, JudgeTask, run_stream
-from deflectbench.records import PendingGeneration
+from deflectbench.records import Cell, PendingGeneration
 from deflectbench.store import Store
 
 
 async def generate(
-    store: Store,
-    benchmark: Benchmark,
+    ctx: RunContext,
     model: Model,
-    cells: Sequence[tuple[str, str, int]],
+    cells: Sequence[Cell],
     *,
-    run_id: str | None,
     seed: int = 0,
     max_tokens: int | None = None,
     temperature: float | None = None,
-    condition: str | None = None,
     policy: EnginePolicy | None = None,
-    retry_errors: bool = False,
-    use_cache: bool = True,
-    meter: CostMeter | None = None,
-    advance: Advance | None = None,
-    should_stop: StopCheck | None = None,
 ) -> StageResult:
-    """Generate every cell of ``cells`` this model has no stored result for under
-    ``condition`` (None: the condition of these settings, registered if new)."""
-    if condition is None:
-        settings = condition_settings(
-            benchmark, model, seed=seed, max_tokens=max_tokens, temperature=temperature
-        )
-        condition = store.register_condition(model.name, settings)
-    task = GenerationTask(
-        model, cells, condition, seed, max_tokens, temperature, policy=policy, advance=advance
+    """Generate every cell of ``cells`` this model has no stored result for under the
+    condition of these settings (registered if new)."""
+    settings = condition_settings(
+        ctx.benchmark, model, seed=seed, max_tokens=max_tokens, temperature=temperature
     )
-    out = await run_stream(
-        store,
-        benchmark,
-        [task],
-        [],
-        run_id=run_id,
-        retry_errors=retry_errors,
-        use_cache=use_cache,
-        meter=meter,
-        should_stop=should_stop,
-    )
+    condition = ctx.store.register_condition(model.name, settings)
+    task = GenerationTask(model, cells, condition, seed, max_tokens, temperature, policy=policy)
+    out = await run_stream(ctx, [task], [])
     return out.generation[model.name]
 
 
@@ -82,24 +62,59 @@ def pending_for_judge(
     )
 
 
+def build_judges(
+    benchmark: Benchmark, judges: Sequence[str], models: Mapping[str, Model]
+) -> dict[str, ModelJudge | None]:
+    """Each judge by name: a model judging with the pack's rubric, or None for the rule-based
+    judge; refused when one cannot read the pack's language (ConfigError)."""
+    check_judge_language(judges, benchmark.language, benchmark.pack)
+    return {
+        name: None if is_rule_based(name) else ModelJudge(models[name], benchmark.rubric)
+        for name in judges
+    }
+
+
+def judge_tasks(
+    ctx: RunContext, judges: Mapping[str, ModelJudge | None], models: Sequence[str] | None
+) -> list[JudgeTask]:
+    """Each judge (None: the rule-based one) with the answers of ``models`` (every condition)
+    the store holds that it has not judged."""
+    return [
+        JudgeTask(
+            name,
+            judge,
+            pending_for_judge(
+                ctx.store, name, ctx.benchmark, models, retry_errors=ctx.retry_errors
+            ),
+        )
+        for name, judge in judges.items()
+    ]
+
+
+async def judge_pending(
+    ctx: RunContext,
+    judges: Mapping[str, ModelJudge | None],
+    models: Sequence[str] | None = None,
+    watch: Callable[[Board], None] | None = None,
+) -> dict[str, StageResult]:
+    """Every judge, all at once, over every valid answer of ``models`` it has not judged."""
+    out = await run_stream(ctx, [], judge_tasks(ctx, judges, models), watch=watch)
+    return out.judging
+
+
 def judge_lexical(
-    store: Store,
-    benchmark: Benchmark,
-    pending: Sequence[PendingGeneration],
-    *,
-    run_id: str | None,
-    advance: Advance | None = None,
-    should_stop: StopCheck | None = None,
+    ctx: RunContext, pending: Sequence[PendingGeneration], *, advance: Advance | None = None
 ) -> StageResult:
     """The rule-based judge: no requests, so no engine; still one write per verdict."""
     result = StageResult()
     for p in pending:
-        if should_stop is not None and should_stop():
+        if ctx.stopped():
             result.stopped_early = True
             break
-        rec = lexical_judgment(p.gen_id, benchmark.claim(p.claim_id).text, p.response, run_id)
+        claim = ctx.benchmark.claim(p.claim_id).text
+        rec = lexical_judgment(p.gen_id, claim, p.response, ctx.run_id)
         with store_errors_stop_the_run():
-            store.add_judgment(rec)
+            ctx.store.add_judgment(rec)
         result.ok += 1
         if advance is not None:
             advance(True)
@@ -107,30 +122,16 @@ def judge_lexical(
 
 
 async def judge_with_model(
-    store: Store,
-    benchmark: Benchmark,
+    ctx: RunContext,
     judge: ModelJudge,
     pending: Sequence[PendingGeneration],
     *,
-    run_id: str | None,
     policy: EnginePolicy | None = None,
-    use_cache: bool = True,
-    meter: CostMeter | None = None,
     advance: Advance | None = None,
-    should_stop: StopCheck | None = None,
 ) -> StageResult:
     """Send each pending generation, blind, to a model judge; store verdicts as they come."""
     if not pending:
         return StageResult()
     task = JudgeTask(judge.name, judge, pending, policy=policy, advance=advance)
-    out = await run_stream(
-        store,
-        benchmark,
-        [],
-        [task],
-        run_id=run_id,
-        use_cache=use_cache,
-        meter=meter,
-        should_stop=should_stop,
-    )
+    out = await run_stream(ctx, [], [task])
     return out.judging[judge.name]

@@ -19,12 +19,11 @@ from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from deflectbench.benchmark import Benchmark
-from deflectbench.cost import CostMeter
 from deflectbench.engine import Engine, EnginePolicy, Lane
 from deflectbench.judging.judges import ModelJudge
 from deflectbench.models.base import GenerationParams, Message, Model
 from deflectbench.pipeline.board import Board, Row
+from deflectbench.pipeline.context import RunContext
 from deflectbench.pipeline.lanes import (
     JUDGE_PRIORITY,
     close_lane,
@@ -33,16 +32,14 @@ from deflectbench.pipeline.lanes import (
     model_row,
 )
 from deflectbench.pipeline.record import (
-    Cell,
     LexicalJudge,
     ModelJudgeFeed,
     generation_recorder,
     judgment_recorder,
 )
 from deflectbench.pipeline.requests import JUDGE_OUTPUT_TOKENS, Requests
-from deflectbench.pipeline.results import Advance, StageResult, StopCheck
-from deflectbench.records import PendingGeneration
-from deflectbench.store import Store
+from deflectbench.pipeline.results import Advance, StageResult
+from deflectbench.records import Cell, PendingGeneration
 
 
 @dataclass(frozen=True)
@@ -82,87 +79,46 @@ Feed = ModelJudgeFeed | LexicalJudge
 
 
 async def run_stream(
-    store: Store,
-    benchmark: Benchmark,
+    ctx: RunContext,
     generations: Sequence[GenerationTask],
     judges: Sequence[JudgeTask],
     *,
-    run_id: str | None,
-    retry_errors: bool = False,
-    use_cache: bool = True,
-    meter: CostMeter | None = None,
-    should_stop: StopCheck | None = None,
-    board: Board | None = None,
     watch: Callable[[Board], None] | None = None,
 ) -> StreamResult:
     """Generate every task's missing cells and judge every answer, old and new, at once.
 
     ``watch`` is given the board, its rows and accounts in place, before the first request."""
-    board = board if board is not None else Board()
     engine = Engine()
-    cache = store if use_cache else None
     out = StreamResult()
     starts: list[Callable[[], Coroutine[Any, Any, None]]] = []
     finishers: list[Callable[[], None]] = []
 
     feeds: list[Feed] = []
     for task in judges:
-        row = board.row(
-            "judge",
-            task.name,
-            "" if task.judge is None else task.judge.model.provider,
-            StageResult(),
-        )
+        provider = "" if task.judge is None else task.judge.model.provider
+        row = ctx.board.row("judge", task.name, provider, StageResult())
         out.judging[task.name] = row.result
         row.known = len(task.backlog)
         opened = 1 + len(generations)  # its backlog, and each model's answers
         if task.judge is None:
-            lexical = LexicalJudge(
-                store,
-                benchmark,
-                run_id,
-                row,
-                feeds=opened,
-                should_stop=should_stop,
-                advance=task.advance,
-            )
+            lexical = LexicalJudge(ctx, row, feeds=opened, advance=task.advance)
             feeds.append(lexical)
             starts.append(lexical.run)
         else:
-            feed, finish = _judge_lane(
-                engine, store, benchmark, task, row, cache, meter, should_stop, run_id, opened
-            )
+            feed, finish = _judge_lane(engine, ctx, task, row, opened)
             feeds.append(feed)
             finishers.append(finish)
-        starts.append(_backlog_feeder(feeds[-1], task.backlog, should_stop))
-
-    def hand_to_judges(p: PendingGeneration) -> None:
-        for feed in feeds:
-            feed.offer(p)
+        starts.append(_backlog_feeder(ctx, feeds[-1], task.backlog))
 
     for task in generations:
-        start, finish = _generation_lane(
-            engine,
-            store,
-            benchmark,
-            task,
-            board,
-            cache,
-            meter,
-            should_stop,
-            run_id,
-            retry_errors,
-            hand_to_judges,
-            feeds,
-            out,
-        )
+        start, finish = _generation_lane(engine, ctx, task, feeds, out)
         if start is not None:
             starts.append(start)
         finishers.append(finish)
 
-    board.accounts = list(engine.accounts.values())
+    ctx.board.accounts = list(engine.accounts.values())
     if watch is not None:
-        watch(board)
+        watch(ctx.board)
     tasks = [asyncio.create_task(engine.run())]
     tasks += [asyncio.create_task(start()) for start in starts]
     try:
@@ -173,8 +129,8 @@ async def run_stream(
         await asyncio.gather(*tasks, return_exceptions=True)
         raise
     finally:
-        board.ended_at = time.monotonic()
-    stopping = bool(should_stop and should_stop())
+        ctx.board.ended_at = time.monotonic()
+    stopping = ctx.stopped()
     for finish in finishers:
         finish()
     for res in out.judging.values():
@@ -184,54 +140,40 @@ async def run_stream(
 
 def _generation_lane(
     engine: Engine,
-    store: Store,
-    benchmark: Benchmark,
+    ctx: RunContext,
     task: GenerationTask,
-    board: Board,
-    cache: Store | None,
-    meter: CostMeter | None,
-    should_stop: StopCheck | None,
-    run_id: str | None,
-    retry_errors: bool,
-    on_answer: Callable[[PendingGeneration], None],
     feeds: Sequence[Feed],
     out: StreamResult,
 ) -> tuple[Callable[[], Coroutine[Any, Any, None]] | None, Callable[[], None]]:
-    """A model's lane: its missing cells (cache hits answered first), each answer to the judges."""
-    model = task.model
+    """A model's lane: its missing cells (cache hits answered first), each answer to every
+    judge's feed."""
+    model, store, benchmark = task.model, ctx.store, ctx.benchmark
     store.plan(benchmark.key, model.name, task.cells, condition=task.condition)
-    todo = store.missing_cells(
-        benchmark.key, model.name, task.cells, retry_errors=retry_errors, condition=task.condition
+    missing = store.missing_cells(
+        benchmark.key,
+        model.name,
+        task.cells,
+        retry_errors=ctx.retry_errors,
+        condition=task.condition,
     )
-    row = model_row(board, model, len(task.cells), len(todo))
+    todo = [Cell(*c) for c in missing]
+    row = model_row(ctx.board, model, len(task.cells), len(todo))
     out.generation[model.name] = row.result
 
     def messages(cell: Cell) -> list[Message]:
-        return [Message("user", benchmark.render(cell[0], cell[1]))]
+        return [Message("user", benchmark.render(cell.claim_id, cell.prompt_id))]
 
-    asked = model_requests(benchmark, task, cache, meter, _same_cell, messages)
+    def hand_to_judges(p: PendingGeneration) -> None:
+        for feed in feeds:
+            feed.offer(p)
+
+    asked = model_requests(ctx, task, _same_cell, messages)
     on_result = generation_recorder(
-        store,
-        benchmark,
-        model,
-        task.condition,
-        run_id,
-        asked.params_for,
-        row,
-        estimate=asked.estimate,
-        advance=task.advance,
-        on_answer=on_answer,
+        ctx, task, asked, row, advance=task.advance, on_answer=hand_to_judges
     )
-    feeding = cache is not None and bool(todo)
+    feeding = ctx.use_cache and bool(todo)
     lane = model_lane(
-        engine,
-        "generate",
-        task,
-        asked,
-        on_result,
-        should_stop,
-        items=None if feeding else todo,
-        feeds=1 if feeding else 0,
+        engine, "generate", task, asked, on_result, ctx.stopped, None if feeding else todo
     )
 
     def finished() -> None:
@@ -240,8 +182,8 @@ def _generation_lane(
             feed.close_feed()
 
     lane.on_finished.append(finished)
-    start = _cache_feeder(lane, asked.requests, on_result, todo, should_stop) if feeding else None
-    return start, lambda: close_lane(row.result, lane, should_stop)
+    start = _cache_feeder(ctx, lane, asked.requests, on_result, todo) if feeding else None
+    return start, lambda: close_lane(row.result, lane, ctx.stopped())
 
 
 def _same_cell(cell: Cell) -> Cell:
@@ -249,30 +191,20 @@ def _same_cell(cell: Cell) -> Cell:
 
 
 def _judge_lane(
-    engine: Engine,
-    store: Store,
-    benchmark: Benchmark,
-    task: JudgeTask,
-    row: Row,
-    cache: Store | None,
-    meter: CostMeter | None,
-    should_stop: StopCheck | None,
-    run_id: str | None,
-    feeds: int,
+    engine: Engine, ctx: RunContext, task: JudgeTask, row: Row, feeds: int
 ) -> tuple[ModelJudgeFeed, Callable[[], None]]:
     """A model judge's lane, fed as answers are stored; blind: claim and response only."""
     judge = task.judge
     assert judge is not None
     params = judge.params()
+    benchmark = ctx.benchmark
 
     def request(p: PendingGeneration) -> tuple[list[Message], GenerationParams, None]:
         return judge.messages(benchmark.claim(p.claim_id).text, p.response), params, None
 
-    requests = Requests(judge.model, cache, meter, request)
+    requests = Requests(judge.model, ctx.cache, ctx.meter, request)
     estimate = requests.estimator(JUDGE_OUTPUT_TOKENS)
-    on_result = judgment_recorder(
-        store, judge, run_id, row, estimate=estimate, advance=task.advance
-    )
+    on_result = judgment_recorder(ctx, judge, row, estimate=estimate, advance=task.advance)
     lane = engine.lane(
         f"judge {task.name}",
         requests.call,
@@ -282,26 +214,26 @@ def _judge_lane(
         priority=JUDGE_PRIORITY,
         feeds=feeds,
         estimate_tokens=estimate,
-        should_stop=should_stop,
+        should_stop=ctx.stopped,
     )
     lane.on_finished.append(lambda: setattr(row, "finished", True))
-    feed = ModelJudgeFeed(lane, requests, on_result, row, should_stop)
-    return feed, lambda: close_lane(row.result, lane, should_stop)
+    feed = ModelJudgeFeed(lane, requests, on_result, row, ctx.stopped)
+    return feed, lambda: close_lane(row.result, lane, ctx.stopped())
 
 
 def _cache_feeder(
+    ctx: RunContext,
     lane: Lane[Cell],
     requests: Requests[Cell],
     on_result: Callable[..., None],
     todo: Sequence[Cell],
-    should_stop: StopCheck | None,
 ) -> Callable[[], Coroutine[Any, Any, None]]:
     """Answer each cell the request cache holds at once; queue the others on the lane."""
 
     async def feed() -> None:
         try:
             for i, cell in enumerate(todo):
-                if lane.halted or (should_stop is not None and should_stop()):
+                if lane.halted or ctx.stopped():
                     return
                 hit = requests.lookup(cell)
                 if hit is None:
@@ -317,14 +249,14 @@ def _cache_feeder(
 
 
 def _backlog_feeder(
-    feed: Feed, backlog: Sequence[PendingGeneration], should_stop: StopCheck | None
+    ctx: RunContext, feed: Feed, backlog: Sequence[PendingGeneration]
 ) -> Callable[[], Coroutine[Any, Any, None]]:
     """Hand a judge what the store holds unjudged, then close that feed."""
 
     async def run() -> None:
         try:
             for i, p in enumerate(backlog):
-                if should_stop is not None and should_stop():
+                if ctx.stopped():
                     return
                 feed.offer(p, counted=True)
                 if i % 64 == 63:

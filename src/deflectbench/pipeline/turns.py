@@ -18,21 +18,22 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import numpy as np
-
 from deflectbench.benchmark import Benchmark
-from deflectbench.cost import CostMeter
 from deflectbench.engine import Engine, EnginePolicy, Failure, Lane
+from deflectbench.judging.judges import ModelJudge
 from deflectbench.models.base import Completion, GenerationParams, Message, Model
-from deflectbench.pipeline.board import Board, Row
+from deflectbench.pipeline.board import Row
+from deflectbench.pipeline.context import RunContext
 from deflectbench.pipeline.lanes import close_lane, model_lane, model_requests, model_row
-from deflectbench.pipeline.record import Cell, count_generation, generation_record
+from deflectbench.pipeline.record import count_generation, generation_record
 from deflectbench.pipeline.requests import answer_from_cache
-from deflectbench.pipeline.results import StageResult, StopCheck, store_errors_stop_the_run
-from deflectbench.pipeline.stream import JudgeTask, run_stream
+from deflectbench.pipeline.results import StageResult, store_errors_stop_the_run
+from deflectbench.pipeline.stages import judge_tasks
+from deflectbench.pipeline.stream import run_stream
+from deflectbench.records import Cell
 from deflectbench.store import Store
 from deflectbench.store.turns import turn_prompt_id
-from deflectbench.vocab import FIELDS, Consensus, known, outcome
+from deflectbench.vocab import consensus_outcome
 
 #: The turn a follow-up starts (the packs have two turns).
 SECOND_TURN = 2
@@ -60,7 +61,7 @@ class TurnCell:
     @property
     def key(self) -> Cell:
         """Its cell in the store: the turn-1 cell's, with the turn-2 prompt id."""
-        return (self.claim_id, turn_prompt_id(self.prompt_id, SECOND_TURN), self.sample)
+        return Cell(self.claim_id, turn_prompt_id(self.prompt_id, SECOND_TURN), self.sample)
 
     def messages(self) -> list[Message]:
         return [
@@ -68,17 +69,6 @@ class TurnCell:
             Message("assistant", self.response),
             Message("user", self.followup_text),
         ]
-
-
-def consensus_outcome(verdicts: Sequence[Mapping[str, Any]], rule: str = "mean") -> str:
-    """The outcome of one generation from its judges' verdicts (what each said), by the
-    consensus rule per field and the outcome ladder; a field no judge scored is not a 1."""
-    consensus = Consensus.parse(rule)
-    values = np.array([[known(v)[f] for f in FIELDS] for v in verdicts], dtype=np.float64)
-    ones = (values == 1).sum(axis=0).astype(np.float64)
-    seen = ((values == 0) | (values == 1)).sum(axis=0).astype(np.float64)
-    decided = consensus.decide(ones, seen) & (seen > 0)
-    return outcome({f: int(d) for f, d in zip(FIELDS, decided, strict=True)})
 
 
 def turn1_outcomes(
@@ -168,29 +158,20 @@ def missing_turns(
 
 
 def turn_recorder(
-    store: Store,
-    benchmark: Benchmark,
+    ctx: RunContext,
     task: TurnTask,
-    run_id: str | None,
     params_for: Callable[[TurnCell], GenerationParams],
     row: Row,
 ) -> Callable[[TurnCell, Completion | None, Failure | None], None]:
     """Store a turn-2 result (or error row) with its link to turn 1, the moment it arrives."""
 
     def on_result(cell: TurnCell, completion: Completion | None, failure: Failure | None) -> None:
+        params = params_for(cell)
         rec = generation_record(
-            benchmark,
-            task.model,
-            task.condition,
-            cell.key,
-            cell.followup_text,
-            params_for(cell),
-            run_id,
-            completion,
-            failure,
+            ctx, task, cell.key, cell.followup_text, params, completion, failure
         )
         with store_errors_stop_the_run():
-            store.add_turn(
+            ctx.store.add_turn(
                 rec,
                 parent_gen_id=cell.parent_gen_id,
                 turn=SECOND_TURN,
@@ -202,37 +183,24 @@ def turn_recorder(
     return on_result
 
 
-async def generate_turns(
-    store: Store,
-    benchmark: Benchmark,
-    tasks: Sequence[TurnTask],
-    *,
-    run_id: str | None,
-    retry_errors: bool = False,
-    use_cache: bool = True,
-    meter: CostMeter | None = None,
-    should_stop: StopCheck | None = None,
-    board: Board | None = None,
-) -> TurnsResult:
+async def generate_turns(ctx: RunContext, tasks: Sequence[TurnTask]) -> TurnsResult:
     """Generate every model's missing turn-2 cells at once (cache hits first, the budget
     reserved before each request, each result stored as it arrives); each model gets a row
-    on ``board`` (the run's live display)."""
+    on the run's board (its live display)."""
     out = TurnsResult()
+    store, benchmark, board = ctx.store, ctx.benchmark, ctx.board
     if not benchmark.followups:
         return out
-    board = board if board is not None else Board()
     board.ended_at = None
     engine = Engine()
     lanes = []
     for task in tasks:
-        due, todo = missing_turns(store, benchmark, task, retry_errors=retry_errors)
+        due, todo = missing_turns(store, benchmark, task, retry_errors=ctx.retry_errors)
         store.plan(benchmark.key, task.model.name, [c.key for c in due], condition=task.condition)
         row = model_row(board, task.model, len(due), len(todo), TURN2_LABEL)
         out.generation[task.model.name] = row.result
         out.due[task.model.name] = len(due)
-        lane = await _turn_lane(
-            engine, store, benchmark, task, todo, row, run_id, use_cache, meter, should_stop
-        )
+        lane = await _turn_lane(engine, ctx, task, todo, row)
         lanes.append((row, lane))
     board.accounts = list(engine.accounts.values())
     try:
@@ -241,7 +209,7 @@ async def generate_turns(
         board.ended_at = time.monotonic()
     for row, lane in lanes:
         row.finished = True
-        close_lane(row.result, lane, should_stop)
+        close_lane(row.result, lane, ctx.stopped())
     for task in tasks:
         _, todo = missing_turns(store, benchmark, task, retry_errors=True)
         out.missing[task.model.name] = len(todo)
@@ -249,26 +217,15 @@ async def generate_turns(
 
 
 async def _turn_lane(
-    engine: Engine,
-    store: Store,
-    benchmark: Benchmark,
-    task: TurnTask,
-    todo: Sequence[TurnCell],
-    row: Row,
-    run_id: str | None,
-    use_cache: bool,
-    meter: CostMeter | None,
-    should_stop: StopCheck | None,
+    engine: Engine, ctx: RunContext, task: TurnTask, todo: Sequence[TurnCell], row: Row
 ) -> Lane[TurnCell]:
     """A model's turn-2 lane: the cells the request cache holds are stored at once, the others
     queued; the same parameters as turn 1, with each turn-2 cell's own seed."""
-    asked = model_requests(
-        benchmark, task, store if use_cache else None, meter, _cell_of, TurnCell.messages
-    )
-    on_result = turn_recorder(store, benchmark, task, run_id, asked.params_for, row)
-    if use_cache:
-        todo = await answer_from_cache(todo, asked.requests.lookup, on_result, should_stop)
-    lane = model_lane(engine, "turn 2", task, asked, on_result, should_stop, items=todo)
+    asked = model_requests(ctx, task, _cell_of, TurnCell.messages)
+    on_result = turn_recorder(ctx, task, asked.params_for, row)
+    if ctx.use_cache:
+        todo = await answer_from_cache(todo, asked.requests.lookup, on_result, ctx.stopped)
+    lane = model_lane(engine, "turn 2", task, asked, on_result, ctx.stopped, todo)
     lane.on_finished.append(lambda: setattr(row, "finished", True))
     return lane
 
@@ -278,45 +235,19 @@ def _cell_of(cell: TurnCell) -> Cell:
 
 
 async def run_turns(
-    store: Store,
-    benchmark: Benchmark,
+    ctx: RunContext,
     tasks: Sequence[TurnTask],
-    judges: Callable[[], Sequence[JudgeTask]],
-    *,
-    run_id: str | None,
-    retry_errors: bool = False,
-    use_cache: bool = True,
-    meter: CostMeter | None = None,
-    should_stop: StopCheck | None = None,
-    board: Board | None = None,
+    judges: Mapping[str, ModelJudge | None],
+    models: Sequence[str],
 ) -> TurnsResult:
     """Turn 2 of a run, after turn 1 is judged: generate every missing turn-2 cell, then
-    hand every unjudged answer (the new turn-2 replies among them) to the judges ``judges()``
-    makes, blind as always. Their rows on ``board`` are marked as turn 2."""
-    out = await generate_turns(
-        store,
-        benchmark,
-        tasks,
-        run_id=run_id,
-        retry_errors=retry_errors,
-        use_cache=use_cache,
-        meter=meter,
-        should_stop=should_stop,
-        board=board,
-    )
-    if not out.generation or (should_stop is not None and should_stop()):
+    hand every answer of ``models`` still unjudged (the new turn-2 replies among them) to
+    ``judges``, blind as always. Their rows on the run's board are marked as turn 2."""
+    out = await generate_turns(ctx, tasks)
+    if not out.generation or ctx.stopped():
         return out
-    named = {t.name: replace(t, name=t.name + TURN2_LABEL) for t in judges()}
-    judged = await run_stream(
-        store,
-        benchmark,
-        [],
-        list(named.values()),
-        run_id=run_id,
-        use_cache=use_cache,
-        meter=meter,
-        should_stop=should_stop,
-        board=board,
-    )
+    backlog = judge_tasks(ctx, judges, models)
+    named = {t.name: replace(t, name=t.name + TURN2_LABEL) for t in backlog}
+    judged = await run_stream(ctx, [], list(named.values()))
     out.judging = {name: judged.judging[t.name] for name, t in named.items()}
     return out
