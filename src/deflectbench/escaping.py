@@ -1,7 +1,7 @@
-"""Untrusted text made safe where it is written: model replies in CSV cells.
+"""Untrusted text made safe where it is written: model replies in CSV cells and on terminals.
 
-Ground floor (imports nothing of the package), so the exporter and the report share one rule.
-HTML escaping is Jinja's autoescape, in the report's templates.
+Ground floor (imports nothing of the package), so the exporter, the report and the commands
+share one rule. HTML escaping is Jinja's autoescape, in the report's templates.
 """
 
 from __future__ import annotations
@@ -27,3 +27,30 @@ def csv_safe(frame: Any) -> Any:
     return frame.apply(
         lambda col: col if getattr(col.dtype, "kind", "O") in "biufcmM" else col.map(neutralise)
     )
+
+
+#: Characters a terminal acts on rather than shows: C0 controls (ESC starts a sequence that can
+#: retitle the window, clear the screen or recolour what follows), DEL, C1 controls (``\x9b``
+#: is a one-byte CSI) and the bidirectional overrides that reorder what is shown. Tab and
+#: newline are left to the caller's layout.
+_TERMINAL_ACTIVE = frozenset(
+    [*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F, *range(0x80, 0xA0)]
+    + [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]
+)
+_TERMINAL_ESCAPES = {c: (f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}") for c in _TERMINAL_ACTIVE}
+#: The same characters as JSON escapes (valid inside a JSON string, where they can only be).
+_JSON_ESCAPES = {c: f"\\u{c:04x}" for c in _TERMINAL_ACTIVE}
+
+
+def terminal_safe(text: str) -> str:
+    """Model or file text as a terminal shows it, never acts on it: each control character
+    written as a visible escape (``\\x1b``), every other character as it is."""
+    return text.translate(_TERMINAL_ESCAPES)
+
+
+def json_line_safe(line: str) -> str:
+    """A JSON line (``json.dumps(..., ensure_ascii=False)``, which leaves DEL, C1 controls and
+    bidi overrides raw) with those characters as ``\\uXXXX`` escapes: the same JSON value, safe
+    to print."""
+    return line.translate(_JSON_ESCAPES)
+

@@ -18,6 +18,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from deflectbench.cli.console import UserError, console, err
+from deflectbench.escaping import json_line_safe, terminal_safe
 
 if TYPE_CHECKING:
     from deflectbench.judging.monitor import Item
@@ -128,7 +129,7 @@ def monitor(
         raise UserError(f"unknown --format {fmt!r}; valid: auto, {', '.join(FORMATS)}")
     counts: Counter[str] = Counter()
     name = "standard input" if source == "-" else source
-    table = Table(title=None if jsonl else f"Monitor: {escape(name)}")
+    table = Table(title=None if jsonl else f"Monitor: {escape(terminal_safe(name))}")
     for c in ("line", "id", "ref", "soft", "lab", "outcome", "text"):
         table.add_column(c, justify="right" if c == "line" else "left", overflow="fold")
     start = time.perf_counter()
@@ -149,21 +150,21 @@ def monitor(
                     continue
                 if jsonl:
                     row = {"line": item.line, "id": item.id, **flags.as_dict()}
-                    sys.stdout.write(json.dumps(row, ensure_ascii=False) + "\n")
+                    sys.stdout.write(json_line_safe(json.dumps(row, ensure_ascii=False)) + "\n")
                 else:
                     table.add_row(
                         str(item.line),
-                        escape("" if item.id is None else str(item.id)),
+                        escape(terminal_safe("" if item.id is None else str(item.id))),
                         *(
                             "1" if v else "·"
                             for v in (flags.refusal, flags.soft_refusal, flags.labeled)
                         ),
                         flags.outcome,
-                        escape(_snippet(item.text)),
+                        escape(terminal_safe(_snippet(item.text))),
                     )
         except MonitorInputError as exc:
             sys.stdout.flush()
-            raise UserError(str(exc)) from None
+            raise UserError(terminal_safe(str(exc))) from None
     seconds = time.perf_counter() - start
     if not jsonl:
         console.print(table)
