@@ -11,7 +11,6 @@ import typer
 from rich.markup import escape
 from typer.core import TyperCommand, TyperGroup
 
-from deflectbench import __version__
 from deflectbench.cli import audit, batch, calibrate, monitor, results, run, spec, validate, web
 from deflectbench.cli.console import UserError, console, err
 from deflectbench.secrets import scrub
@@ -95,38 +94,35 @@ def _root(
     version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False,
 ) -> None:
     if version:
+        from deflectbench import __version__  # read from the installed metadata, on demand
+
         console.print(f"deflectbench {__version__}")
         raise typer.Exit()
 
 
-def _user_errors() -> tuple[type[BaseException], ...]:
-    """Errors the user can fix (a bad name, key, file or option): one line, exit code 2."""
-    from deflectbench.benchmark import BenchmarkError
-    from deflectbench.conditions import ConditionError
-    from deflectbench.errors import ConfigError
-    from deflectbench.interop import InteropError
-    from deflectbench.judging.judges import UnknownJudgeError
-    from deflectbench.models.base import ModelError
-    from deflectbench.models.registry import UnknownModelError
-    from deflectbench.report import ReportError
-    from deflectbench.store import StoreError
-    from deflectbench.vocab import ConsensusError
-    from deflectbench.web import WebError
+#: Errors the user can fix (a bad name, key, file or option), by the module defining each.
+_USER_ERRORS = (
+    ("deflectbench.benchmark.definition", "BenchmarkError"),
+    ("deflectbench.conditions", "ConditionError"),
+    ("deflectbench.errors", "ConfigError"),
+    ("deflectbench.vocab", "ConsensusError"),
+    ("deflectbench.judging.judges", "UnknownJudgeError"),
+    ("deflectbench.models.base", "ModelError"),
+    ("deflectbench.models.registry", "UnknownModelError"),
+    ("deflectbench.store.files", "StoreError"),
+    ("deflectbench.interop.release", "InteropError"),
+    ("deflectbench.report.build", "ReportError"),
+    ("deflectbench.web.server", "WebError"),
+)
 
-    return (
-        UserError,
-        BenchmarkError,
-        ConditionError,
-        ConfigError,
-        ConsensusError,
-        UnknownJudgeError,
-        ModelError,
-        UnknownModelError,
-        StoreError,
-        InteropError,
-        ReportError,
-        WebError,
-    )
+
+def _user_errors() -> tuple[type[BaseException], ...]:
+    """Errors the user can fix: one line, exit code 2. Only those of modules already loaded: an
+    error of a module never imported cannot have been raised, and importing them all here (the
+    report's pandas and matplotlib among them) would make a mistyped command slow."""
+    loaded = (sys.modules.get(module) for module, _ in _USER_ERRORS)
+    found = (getattr(m, name, None) for m, (_, name) in zip(loaded, _USER_ERRORS, strict=True) if m)
+    return (UserError, *(e for e in found if isinstance(e, type)))
 
 
 def main() -> None:

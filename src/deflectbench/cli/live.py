@@ -9,7 +9,7 @@ minute. The pipeline writes the board; this only reads it (from rich's refresh t
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console, Group
 from rich.live import Live
@@ -18,7 +18,9 @@ from rich.table import Table
 from rich.text import Text
 
 from deflectbench.cli.console import err
-from deflectbench.pipeline import Board, Row
+
+if TYPE_CHECKING:  # the pipeline (numpy, the engine) loads when a run starts, not for --help
+    from deflectbench.pipeline import Board, Row
 
 #: Seconds between two lines of the plain log.
 LOG_EVERY_S = 60.0

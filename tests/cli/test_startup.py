@@ -1,0 +1,123 @@
+"""A command starts at once: ``--version`` and every ``--help`` load none of the heavy modules
+(the analysis stack, the report's, the API SDKs, llama.cpp), each command importing what it uses
+inside its function. A property of ``sys.modules`` in a fresh interpreter, not a timing
+(``bench/startup.py`` times it)."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from deflectbench.cli.app import _USER_ERRORS
+
+#: Top-level modules no ``--version`` or ``--help`` needs.
+HEAVY = (
+    "pandas",
+    "scipy",
+    "matplotlib",
+    "numpy",
+    "pyarrow",
+    "openai",
+    "anthropic",
+    "httpx",
+    "llama_cpp",
+    "jinja2",
+)
+
+
+def _fresh(code: str, tmp_path: Path) -> dict:
+    """Run ``code`` in a new interpreter; it writes a JSON answer to the file ``OUT``."""
+    out = tmp_path / "out.json"
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env.update(OUT=str(out), HEAVY=json.dumps(HEAVY), COLUMNS="100")
+    p = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert p.returncode == 0, p.stderr
+    return json.loads(out.read_text())
+
+
+#: Runs ``python -m deflectbench ARGS`` (``__main__`` included) and records the heavy modules.
+ENTRY_POINT = """
+    import json, os, runpy, sys
+
+    sys.argv = ["deflectbench", *json.loads(os.environ["ARGS"])]
+    try:
+        runpy.run_module("deflectbench", run_name="__main__", alter_sys=True)
+    except SystemExit as exc:
+        assert not exc.code, exc.code
+    heavy = set(json.loads(os.environ["HEAVY"]))
+    loaded = sorted({m.split(".")[0] for m in sys.modules} & heavy)
+    with open(os.environ["OUT"], "w") as f:
+        json.dump({"heavy": loaded, "ran": "deflectbench.cli.app" in sys.modules}, f)
+"""
+#: What the entry point's run recorded when it loaded nothing heavy.
+LIGHT = {"heavy": [], "ran": True}
+
+
+@pytest.mark.parametrize("args", [["--version"], ["run", "--help"], ["--help"]])
+def test_the_entry_point_answers_without_heavy_modules(
+    args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ARGS", json.dumps(args))
+    assert _fresh(ENTRY_POINT, tmp_path) == LIGHT
+
+
+def test_every_command_help_loads_no_heavy_module(tmp_path: Path) -> None:
+    """Every command and sub-app the entry point has (read from the app, so a command added
+    later is covered), in one interpreter: what each help newly loaded."""
+    code = """
+        import contextlib, io, json, os, sys
+        import typer
+        from deflectbench.cli.app import app
+
+        heavy = set(json.loads(os.environ["HEAVY"]))
+
+        def walk(group, path=()):
+            for name, command in group.commands.items():
+                yield (*path, name)
+                if getattr(command, "commands", None) is not None:
+                    yield from walk(command, (*path, name))
+
+        seen, new = set(), {}
+        for words in [(), *walk(typer.main.get_command(app))]:
+            with contextlib.redirect_stdout(io.StringIO()):
+                app([*words, "--help"], standalone_mode=False, prog_name="deflectbench")
+            now = {m.split(".")[0] for m in sys.modules} & heavy
+            new[" ".join(words)] = sorted(now - seen)
+            seen |= now
+        with open(os.environ["OUT"], "w") as f:
+            json.dump(new, f)
+    """
+    new = _fresh(code, tmp_path)
+    assert {"run", "analyze", "report", "batch cancel"} <= set(new)  # the walk found them
+    assert {command: mods for command, mods in new.items() if mods} == {}
+
+
+def test_a_mistyped_command_is_answered_without_heavy_modules(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The errors a user can fix are recognised without importing their modules."""
+    code = ENTRY_POINT.replace("assert not exc.code, exc.code", "assert exc.code == 2, exc.code")
+    monkeypatch.setenv("ARGS", json.dumps(["nosuchcommand"]))
+    assert _fresh(code, tmp_path) == LIGHT
+
+
+@pytest.mark.parametrize(("module", "name"), _USER_ERRORS)
+def test_each_user_error_is_named_where_it_is_defined(module: str, name: str) -> None:
+    """The table of one-line errors names each class by its defining module (only loaded
+    modules are looked in, so a class moved elsewhere would turn into an internal error)."""
+    error = getattr(importlib.import_module(module), name)
+    assert issubclass(error, Exception)
+    assert error.__module__ == module
