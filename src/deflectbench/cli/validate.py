@@ -30,7 +30,6 @@ from deflectbench.cli.options import (
     write_json,
 )
 from deflectbench.cli.results import JudgeValuesOption
-from deflectbench.report.tables import FIELD_SHORT
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -77,6 +76,14 @@ def _table(title: str) -> Table:
     )
 
 
+def _short(field: str) -> str:
+    """A field's short name, as the report writes it (imported on use: the report loads pandas,
+    which ``--help`` must not)."""
+    from deflectbench.report.tables import FIELD_SHORT
+
+    return FIELD_SHORT.get(field, field)
+
+
 def _rater_tables(frame: pd.DataFrame) -> list[Table]:
     out = []
     for rater, part in frame.groupby("rater", sort=False):
@@ -86,7 +93,7 @@ def _rater_tables(frame: pd.DataFrame) -> list[Table]:
         for _, header in _METRICS:
             t.add_column(header, justify="right", no_wrap=True)
         for row in part.to_dict(orient="records"):
-            name = FIELD_SHORT.get(row["field"], row["field"])
+            name = _short(row["field"])
             t.add_row(name, str(row["n"]), *(_cell(row, m) for m, _ in _METRICS))
         out.append(t)
     return out
@@ -102,7 +109,7 @@ def _annotator_table(frame: pd.DataFrame) -> Table:
     for row in frame.to_dict(orient="records"):
         pair = f"{escape(row['annotator_a'])} / {escape(row['annotator_b'])}"
         cells = (_cell(row, m) for m in ("accuracy", "kappa", "ac1"))
-        t.add_row(pair, FIELD_SHORT.get(row["field"], row["field"]), str(row["n"]), *cells)
+        t.add_row(pair, _short(row["field"]), str(row["n"]), *cells)
     return t
 
 
@@ -184,6 +191,8 @@ def render_validity(data: Mapping[str, Any], db: Path, pack: str = "") -> list[T
     """The validity JSON as terminal tables, saying plainly what is missing; ``pack`` names
     the pack the numbers are of (its title; see :func:`deflectbench.benchmark.title`)."""
     import pandas as pd
+
+    from deflectbench.report.tables import FIELD_SHORT
 
     c, s = data["counts"], data["settings"]
     of = f" of {pack}" if pack else ""

@@ -16,11 +16,26 @@ what it returns: ``build`` (orchestration, files), ``tables`` and ``count_tables
 (how a number is written).
 """
 
-from deflectbench.report.build import (
-    ReportError,
-    ReportPaths,
-    build_report,
-    write_report_after_run,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from deflectbench.report.build import (
+        ReportError,
+        ReportPaths,
+        build_report,
+        write_report_after_run,
+    )
 
 __all__ = ["ReportError", "ReportPaths", "build_report", "write_report_after_run"]
+
+
+def __getattr__(name: str) -> Any:
+    """The names above, from ``build`` on first use: it loads pandas, matplotlib and jinja2,
+    which a module of the report imported for one constant (a short field name) does not need."""
+    if name in __all__:
+        from deflectbench.report import build
+
+        return getattr(build, name)
+    raise AttributeError(f"module 'deflectbench.report' has no attribute {name!r}")
