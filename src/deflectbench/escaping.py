@@ -34,8 +34,14 @@ def csv_safe(frame: Any) -> Any:
 #: is a one-byte CSI) and the bidirectional overrides that reorder what is shown. Tab and
 #: newline are left to the caller's layout.
 _TERMINAL_ACTIVE = frozenset(
-    [*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F, *range(0x80, 0xA0)]
-    + [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]
+    [
+        *range(0x00, 0x09),
+        *range(0x0B, 0x20),
+        0x7F,
+        *range(0x80, 0xA0),
+        *range(0x202A, 0x202F),
+        *range(0x2066, 0x206A),
+    ]
 )
 _TERMINAL_ESCAPES = {c: (f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}") for c in _TERMINAL_ACTIVE}
 #: The same characters as JSON escapes (valid inside a JSON string, where they can only be).
@@ -53,4 +59,3 @@ def json_line_safe(line: str) -> str:
     bidi overrides raw) with those characters as ``\\uXXXX`` escapes: the same JSON value, safe
     to print."""
     return line.translate(_JSON_ESCAPES)
-
