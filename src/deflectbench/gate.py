@@ -90,6 +90,14 @@ def ascii_int(text: str) -> int | None:
     return int(body)
 
 
+def ascii_natural(text: str) -> int | None:
+    """A query-string or header number: 1 to 19 ASCII digits, nothing else (no sign, no
+    spaces, no superscripts, no other scripts' digits), else None."""
+    if not 0 < len(text) <= 19 or not text.isascii() or not text.isdigit():
+        return None
+    return int(text)
+
+
 def sample(value: Any) -> int:
     """A sample (the release's run) number: a whole number from 0 to :data:`MAX_SAMPLE`."""
     return whole_number(value, "sample", 0, MAX_SAMPLE)

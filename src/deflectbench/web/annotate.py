@@ -14,6 +14,7 @@ from typing import Any
 
 from deflectbench.benchmark import Benchmark
 from deflectbench.benchmark.title import pack_title
+from deflectbench.gate import ascii_natural
 from deflectbench.records import HumanLabel
 from deflectbench.store import StoreError
 from deflectbench.store.labels import LabelError, SampleItem, check_annotator
@@ -96,9 +97,10 @@ class AnnotateApp:
         labels = self._labels(annotator)
         done, resume = self._progress(labels)
         raw = query.get("position") or str(resume)
-        if not raw.isdigit() or not 1 <= int(raw) <= len(self.items):
+        position = ascii_natural(raw)  # "²".isdigit() is true, and int("²") an error
+        if position is None or not 1 <= position <= len(self.items):
             return error_response(400, f"position must be 1 to {len(self.items)}")
-        item = self.items[int(raw) - 1]
+        item = self.items[position - 1]
         with self.open_store() as store:
             row = store.generation_row(item.gen_id) or {}
         claim_id = row.get("claim_id", "")
@@ -106,7 +108,7 @@ class AnnotateApp:
         return json_response(
             {
                 "annotator": annotator,
-                "position": int(raw),
+                "position": position,
                 "total": len(self.items),
                 "done": done,
                 "resume": resume,

@@ -151,10 +151,22 @@ def _handler(
 
         def _host_ok(self) -> bool:
             host = (self.headers.get("Host") or "").strip().lower()
-            if host in hosts():
+            if host in hosts() or host == self._own_address():
                 return True
             self._send(error_response(421, "this server answers only its own address"))
             return False
+
+        def _own_address(self) -> str | None:
+            """On a wildcard bind (``--host 0.0.0.0``), the address this connection reached, as
+            a Host header names it: the machine's own IP is its own address, while a
+            DNS-rebinding page still sends its own name and is refused."""
+            bound = self.server.server_address[0]
+            if not _wildcard(str(bound)):
+                return None
+            local, port = self.connection.getsockname()[:2]
+            local = str(local).removeprefix("::ffff:")
+            name = f"[{local}]" if ":" in local else local
+            return f"{name}:{port}".lower()
 
         def _route(self) -> tuple[str, dict[str, str]]:
             parts = urlsplit(self.path)

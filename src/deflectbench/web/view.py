@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from deflectbench.analysis import (
+from deflectbench.analysis.frames.scored import (
     generation_frame,
     judgment_frame,
     scored_from_frames,
@@ -29,6 +29,7 @@ from deflectbench.analysis import (
 )
 from deflectbench.benchmark import Benchmark
 from deflectbench.benchmark.title import pack_title
+from deflectbench.gate import ascii_natural
 from deflectbench.store import Store
 from deflectbench.vocab import FIELDS, NON_ANSWERS, OUTCOMES
 from deflectbench.web.pages import StoreOpener, render
@@ -213,9 +214,10 @@ class QueryError(ValueError):
 
 def _int(query: dict[str, str], name: str, default: int, low: int, high: int) -> int:
     raw = query.get(name) or str(default)
-    if not raw.isdigit() or not low <= int(raw) <= high:
+    number = ascii_natural(raw)  # "²".isdigit() is true, and int("²") an error
+    if number is None or not low <= number <= high:
         raise QueryError(f"{name} must be a whole number from {low} to {high}")
-    return int(raw)
+    return number
 
 
 @dataclass
