@@ -36,6 +36,7 @@ from deflectbench.pipeline.batches import (  # noqa: E402
     OPENAI_LIMITS,
     BatchMode,
 )
+from deflectbench.pipeline.context import RunContext  # noqa: E402
 from deflectbench.store import Store  # noqa: E402
 from support.batch_servers import BatchServer  # noqa: E402
 from support.fakes import VERDICT, is_judge_request  # noqa: E402
@@ -93,7 +94,7 @@ def main() -> None:
     settings = {"seed": 0, "temperature": 1.0, "max_tokens": 512, "judges": JUDGES}
     with tempfile.TemporaryDirectory() as tmp:
         store = Store.open(Path(tmp) / "bench.db")
-        mode = BatchMode(store, b, models, run_id="bench")
+        mode = BatchMode(RunContext(store, b, run_id="bench"), models)
 
         async def go() -> tuple[float, float, float]:
             t0 = time.perf_counter()

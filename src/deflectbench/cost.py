@@ -19,7 +19,7 @@ import asyncio
 import fnmatch
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -122,7 +122,8 @@ class CostMeter:
     """What requests cost, and a budget they may not exceed (``budget_usd`` None: no budget).
 
     ``spent_before`` is what the store had spent before this invocation (the meter counts
-    from it); ``spent_usd`` is what this invocation spent.
+    from it); ``spent_usd`` is what this invocation spent. ``batch``: requests go in provider
+    batches, priced at the table's batch price (:meth:`Price.in_batch`).
     """
 
     def __init__(
@@ -131,9 +132,11 @@ class CostMeter:
         overrides: Mapping[str, Price] | None = None,
         *,
         spent_before: float = 0.0,
+        batch: bool = False,
     ) -> None:
         self.budget_usd = check_max_cost(budget_usd)
         self.overrides = dict(overrides or {})
+        self.batch = batch
         self.spent_before = spent_before
         self.spent_usd = 0.0
         self.reserved_usd = 0.0
@@ -142,7 +145,13 @@ class CostMeter:
         self._released: asyncio.Event | None = None
 
     def price(self, model: str) -> Price | None:
-        return price_for(model, self.overrides)
+        price = price_for(model, self.overrides)
+        return price.in_batch() if self.batch and price is not None else price
+
+    def for_batches(self, spent_before: float) -> CostMeter:
+        """A meter of the same budget and prices for requests sent in provider batches,
+        counting from ``spent_before`` (what the store spent, and what open batches hold)."""
+        return CostMeter(self.budget_usd, self.overrides, spent_before=spent_before, batch=True)
 
     def unpriced(self, names: list[str] | tuple[str, ...]) -> list[str]:
         """The names among ``names`` with no known price."""
@@ -158,7 +167,8 @@ class CostMeter:
         return self.budget_usd is not None and self.total_usd >= self.budget_usd
 
     def reserve(self, model: str, input_tokens_max: int, output_tokens_max: int) -> Reservation:
-        """Set aside the most this request can cost, or raise :class:`BudgetReached`.
+        """Set aside the most this request can cost, or raise :class:`BudgetReached` (the
+        request is withheld). The one budget step of every request, sent alone or in a batch.
 
         An unpriced model reserves nothing (a budgeted run admits one only when told to)."""
         price = self.price(model)
@@ -205,3 +215,16 @@ class CostMeter:
         cost = price.cost(input_tokens, output_tokens)
         self.spent_usd += cost
         return cost
+
+
+def refuse_unpriced(meter: CostMeter, names: Sequence[str], allow_unpriced: bool) -> None:
+    """A budget cannot bound what it cannot price: refuse before any request (ConfigError)."""
+    if meter.budget_usd is None or allow_unpriced:
+        return
+    unpriced = meter.unpriced(list(names))
+    if unpriced:
+        raise ConfigError(
+            f"--max-cost cannot bound {', '.join(unpriced)}: no known price; add "
+            f'[prices."{unpriced[0]}"] to the run configuration, or allow unpriced models '
+            "(--allow-unpriced; their cost is then not counted)"
+        )

@@ -15,11 +15,13 @@ import pytest
 
 from deflectbench.benchmark import default_benchmark
 from deflectbench.config import ConfigError, RunFlags, build_models, load_run_file, resolve_run
+from deflectbench.cost import CostMeter
 from deflectbench.judging.judges import ModelJudge
 from deflectbench.models.base import GenerationParams, Message
 from deflectbench.models.providers import build_api_model
 from deflectbench.pipeline.batches import MAX_ATTEMPTS, BatchMode, Limits, cell_id
-from deflectbench.run import estimate
+from deflectbench.pipeline.context import RunContext
+from deflectbench.run import RunOptions, estimate
 from deflectbench.store import Store
 from support.batch_servers import BatchServer
 from support.fakes import VERDICT, is_judge_request
@@ -51,11 +53,12 @@ def model(wire: str, server: BatchServer | FakeLLMServer, **section: Any) -> Any
 
 
 def mode_for(
-    tmp_path: Path, wire: str, server: BatchServer, **kwargs: Any
+    tmp_path: Path, wire: str, server: BatchServer, budget_usd: float | None = None, **kwargs: Any
 ) -> tuple[Store, BatchMode]:
     store = Store.open(tmp_path / f"{wire}.db")
     m = model(wire, server)
-    return store, BatchMode(store, B, {m.name: m}, **kwargs)
+    ctx = RunContext(store, B, meter=CostMeter(budget_usd))
+    return store, BatchMode(ctx, {m.name: m}, **kwargs)
 
 
 _LOOP: dict[int, asyncio.AbstractEventLoop] = {}
@@ -210,7 +213,7 @@ def test_the_dry_run_applies_the_batch_discount(tmp_path: Path) -> None:
     )
     with Store.open(tmp_path / "e.db") as store:
         normal = estimate(store, B, settings.plan, models)
-        batch = estimate(store, B, settings.plan, models, batch=True)
+        batch = estimate(store, B, settings.plan, models, RunOptions(batch=True))
     assert batch[0].cost_usd == pytest.approx(normal[0].cost_usd / 2)
     assert batch[0].cost_usd_max == pytest.approx(normal[0].cost_usd_max / 2)
 
@@ -226,7 +229,7 @@ def test_typed_non_answers_are_stored_as_such_and_never_judged(tmp_path: Path, w
     with BatchServer(llm=llm) as server:
         store = Store.open(tmp_path / "n.db")
         m = model(wire, server)
-        mode = BatchMode(store, B, {m.name: m})
+        mode = BatchMode(RunContext(store, B), {m.name: m})
         settings = {**SETTINGS, "judges": ["lexical"]}
         run(mode, lambda: mode.submit_generations(m.name, CELLS, "c", settings), mode.collect)
         reasons = dict(
@@ -261,8 +264,10 @@ def test_a_run_files_prices_carry_the_batch_discount(tmp_path: Path, entry: str,
         settings.plan.models, [], {"openai": {"base_url": "http://127.0.0.1:9/v1"}}, dry_run=True
     )
     with Store.open(tmp_path / "e.db") as store:
-        normal = estimate(store, B, settings.plan, models, prices=settings.prices)
-        batch = estimate(store, B, settings.plan, models, batch=True, prices=settings.prices)
+        normal = estimate(store, B, settings.plan, models, RunOptions(prices=settings.prices))
+        batch = estimate(
+            store, B, settings.plan, models, RunOptions(batch=True, prices=settings.prices)
+        )
     assert normal[0].cost_usd > 0
     assert batch[0].cost_usd == pytest.approx(normal[0].cost_usd * share)
 

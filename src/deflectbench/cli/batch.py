@@ -1,6 +1,9 @@
 """Batch mode on the command line: ``deflectbench batch cancel``, the batch part of
-``deflectbench status`` (collect, resend, show, ``--wait``), and the lines a batch run ends
-with. No logic of its own: :class:`~deflectbench.pipeline.batches.BatchMode` does the work.
+``deflectbench status`` (a call to the library's follow-through, then a table and its lines),
+and the lines a batch run ends with. What it does itself is set-up: the models the stored
+batches need, rebuilt from ``--config`` or the configuration stored with their run; the work
+is :class:`~deflectbench.pipeline.batches.BatchMode` and
+:mod:`~deflectbench.pipeline.batches.follow`.
 """
 
 from __future__ import annotations
@@ -21,9 +24,10 @@ from deflectbench.cli.options import DEFAULT_DB, DbOption, open_store
 from deflectbench.cli.progress import graceful_stop
 
 if TYPE_CHECKING:
-    from deflectbench.cli.batch_judges import EngineJudges
+    from deflectbench.cost import CostMeter
     from deflectbench.models.base import Model
     from deflectbench.pipeline.batches import BatchMode, BatchSummary
+    from deflectbench.pipeline.batches.engine_judges import EngineJudges
     from deflectbench.store import Store
     from deflectbench.store.batches import BatchRow
 
@@ -73,11 +77,14 @@ def cancel(config: ConfigOption = None, db: DbOption = DEFAULT_DB) -> None:
 def collect_and_show(
     db: Path, *, config: Path | None, wait: bool, progress: bool, table: bool = True
 ) -> int:
-    """The batch part of ``deflectbench status``: collect, resend, submit judge batches, judge
-    with the judges that have no batch API, show each batch; with ``wait``, until none is open.
-    Returns the exit code (5: failed or expired items not yet done, answers still awaiting a
-    judge without a batch API, or a multi-turn pack's turn-2 cells due and not sent)."""
+    """The batch part of ``deflectbench status``: the library's follow-through (collect,
+    resend, submit judge batches, judge with the judges that have no batch API; with
+    ``wait``, until none is open), then each batch and what is left. Returns the exit code
+    (5: failed or expired items not yet done, answers still awaiting a judge without a batch
+    API, or a multi-turn pack's turn-2 cells due and not sent)."""
+    from deflectbench.cli.batch_judges import report_judges
     from deflectbench.cli.batch_turns import report_turns
+    from deflectbench.pipeline.batches.follow import follow_through, leftovers
 
     if not db.exists():
         return 0
@@ -85,26 +92,31 @@ def collect_and_show(
     try:
         if not store.batch_list():
             return 0
-        made = _setup(store, config, engine=True)
-        awaiting = stopped = False
-        if made is not None:
-            mode, engine = made
-            with graceful_stop() as should_stop:
-                engine.should_stop = should_stop
-                asyncio.run(_collect(mode, engine, wait=wait, progress=progress))
-                stopped = should_stop()
-            awaiting = engine.report()
+        with graceful_stop() as should_stop:
+            made = _setup(store, config, engine=True, should_stop=should_stop)
+            engine = None
+            if made is not None:
+                mode, engine = made
+
+                async def pause(rows: Sequence[BatchRow]) -> None:
+                    await _wait(rows, progress, should_stop)
+
+                asyncio.run(
+                    follow_through(mode, engine, wait=wait, pause=pause, on_round=print_summary)
+                )
+            stopped = should_stop()
+        left = leftovers(store, engine)
+        report_judges(left.judges)
         if table:
             show(store.batch_list())
-        failing = list(store.batch_failures())
-        for model, kind, n in failing:
+        for model, kind, n in left.failing:
             err.print(
                 f"{model}: {n} {kind} items failed or expired and were sent again; not done yet",
                 style="yellow",
                 highlight=False,
                 markup=False,
             )
-        turn2 = report_turns(store)
+        report_turns(left.turns)
     finally:
         store.close()
     if stopped:
@@ -115,7 +127,7 @@ def collect_and_show(
             markup=False,
         )
         return 130
-    return 5 if failing or awaiting or turn2 else 0
+    return 5 if left.incomplete else 0
 
 
 def batches_json(store: Store) -> list[dict[str, Any]]:
@@ -134,25 +146,6 @@ def batches_json(store: Store) -> list[dict[str, Any]]:
         }
         for r in store.batch_list()
     ]
-
-
-async def _collect(mode: BatchMode, engine: EngineJudges, *, wait: bool, progress: bool) -> None:
-    """Collect once (nothing open: only the stored answers that await a batch judge, such as
-    a multi-turn pack's turn-2 replies, go out in judge batches) and judge what came with the
-    judges that have no batch API; with ``wait``, again every POLL_S seconds until no batch is
-    open (one event loop: the SDK clients' connections belong to it)."""
-    try:
-        while True:
-            left = await mode.collect()
-            await engine.judge(mode.engine_judges())
-            print_summary(mode.summary)
-            mode.summary = type(mode.summary)()
-            if not wait or not left or engine.should_stop():
-                return
-            await _wait(left, progress, engine.should_stop)
-    finally:
-        for m in mode.models.values():
-            await m.aclose()
 
 
 async def _wait(
@@ -260,15 +253,21 @@ def _mode(store: Store, config: Path | None) -> BatchMode | None:
 
 
 def _setup(
-    store: Store, config: Path | None, *, engine: bool
+    store: Store,
+    config: Path | None,
+    *,
+    engine: bool,
+    should_stop: Callable[[], bool] | None = None,
 ) -> tuple[BatchMode, EngineJudges] | None:
     """Batch mode over what the store's open batches need, and the judges of batch runs:
     models built from ``config`` or the configuration stored with the run that submitted
     them. Without a batch open or to send again (and, with ``engine``, without answers
     awaiting a model judge), None: no provider is needed, nor its key. A judge that cannot be
     built is left out, with why."""
-    from deflectbench.cli.batch_judges import EngineJudges
+    from deflectbench.cost import CostMeter
     from deflectbench.pipeline.batches import BatchMode
+    from deflectbench.pipeline.batches.engine_judges import EngineJudges
+    from deflectbench.pipeline.context import RunContext
 
     every = store.batch_list()
     rows = [r for r in every if r.state in ("submitting", "open")]
@@ -291,28 +290,21 @@ def _setup(
     for name in sorted(judges):
         if name not in models and (why := _build_judge(name, providers, unusable, models)):
             unreachable[name] = why
-    benchmark = _benchmark(key)
-    mode = BatchMode(
+    ctx = RunContext(
         store,
-        benchmark,
-        models,
+        _benchmark(key),
         run_id=run["run_id"] if run else None,
-        prices=prices,
-        budget_usd=stored.get("max_cost_usd"),
+        meter=CostMeter(stored.get("max_cost_usd"), prices),
         use_cache=bool(stored.get("cache", True)),
+        should_stop=should_stop,
     )
     judging = EngineJudges(
-        store,
-        benchmark,
+        ctx,
         models,
-        mode.run_id,
-        budget_usd=stored.get("max_cost_usd"),
-        prices=prices,
         allow_unpriced=bool(stored.get("allow_unpriced")),
-        use_cache=mode.use_cache,
         unreachable=unreachable,
     )
-    return mode, judging
+    return BatchMode(ctx, models), judging
 
 
 def _awaiting(store: Store, benchmark: str | None, judges: Mapping[str, set[str]]) -> bool:
@@ -411,25 +403,19 @@ def judge_by_batch(
     benchmark: Any,
     names: Sequence[str],
     models: Mapping[str, Model],
-    budget: float | None,
-    prices: Mapping[str, Any],
+    meter: CostMeter,
     retry_errors: bool,
     providers: Mapping[str, Any],
 ) -> list[str]:
-    """``judge --batch``: collect open batches, submit each batch judge's unjudged answers;
-    return the judges left to the engine."""
+    """``judge --batch``: collect open batches, submit each batch judge's unjudged answers
+    (``meter``: the budget and prices); return the judges left to the engine."""
     from deflectbench.config.resolve import redacted
     from deflectbench.pipeline.batches import BatchMode
+    from deflectbench.pipeline.context import RunContext
 
     sections = redacted({"providers": dict(providers)})["providers"]
-    mode = BatchMode(store, benchmark, models, prices=prices, budget_usd=budget, sections=sections)
-
-    async def go() -> None:
-        await mode.collect()
-        for j in mode.batched(names):
-            pending = store.pending_judgments(j, benchmark=benchmark.key, retry_errors=retry_errors)
-            await mode.submit_judgments(j, pending)
-
-    asyncio.run(go())
+    ctx = RunContext(store, benchmark, meter=meter, retry_errors=retry_errors)
+    mode = BatchMode(ctx, models, sections=sections)
+    left = asyncio.run(mode.judge(names))
     print_summary(mode.summary)
-    return [j for j in names if j not in mode.batched(names)]
+    return left

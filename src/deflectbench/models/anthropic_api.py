@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anthropic
 
 from deflectbench.models._http import TemperatureMode, status_error, transient_error
 from deflectbench.models._sdk import Reply, SDKErrors, SDKModel
 from deflectbench.models.base import Completion, GenerationParams, Limits, Message, ModelError
+
+if TYPE_CHECKING:
+    from deflectbench.models.anthropic_batch import AnthropicBatches
 
 #: Name of the forced tool that carries structured output.
 TOOL_NAME = "record_judgment"
@@ -99,6 +102,14 @@ class AnthropicModel(SDKModel):
         body = self.request_body(messages, params)
         extra = body.pop("extra_body", {})
         return {**body, **extra}
+
+    def batch_api(self) -> AnthropicBatches | None:
+        """Anthropic's Message Batches, for the ``anthropic`` section only."""
+        if self.provider != "anthropic":
+            return None
+        from deflectbench.models.anthropic_batch import AnthropicBatches
+
+        return AnthropicBatches(self)
 
     async def complete(self, messages: Sequence[Message], params: GenerationParams) -> Completion:
         body = self.request_body(messages, params)

@@ -11,9 +11,12 @@ import abc
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from deflectbench.vocab import NON_ANSWERS, TRUNCATED
+
+if TYPE_CHECKING:
+    from deflectbench.models.batch_api import BatchAPI
 
 Role = Literal["system", "user", "assistant"]
 
@@ -174,6 +177,12 @@ class Model(abc.ABC):
     @abc.abstractmethod
     async def complete(self, messages: Sequence[Message], params: GenerationParams) -> Completion:
         """Return one completion, or raise :class:`ModelError`."""
+
+    def batch_api(self) -> BatchAPI | None:
+        """The provider batch API this model's requests can go through (batch mode: half the
+        price, up to 24 hours), or None: the normal path serves it. A plugin model batches by
+        returning a :class:`~deflectbench.models.batch_api.BatchAPI` here."""
+        return None
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook
         """Release connections or memory."""

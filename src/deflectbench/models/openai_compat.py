@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 import openai
@@ -27,6 +27,9 @@ from openai.types.chat import ChatCompletion
 from deflectbench.models._http import MaxTokensParam, TemperatureMode, status_error, transient_error
 from deflectbench.models._sdk import Reply, SDKErrors, SDKModel
 from deflectbench.models.base import Completion, GenerationParams, Limits, Message, ModelError
+
+if TYPE_CHECKING:
+    from deflectbench.models.openai_batch import OpenAIBatches
 
 #: Name of the schema sent with structured-output requests.
 SCHEMA_NAME = "judgment"
@@ -131,6 +134,15 @@ class OpenAICompatModel(SDKModel):
     def wire_body(self, messages: Sequence[Message], params: GenerationParams) -> dict[str, Any]:
         """The JSON body :meth:`complete` sends, extra fields merged in (a batch line's body)."""
         return {**self.request_body(messages, params), **self.extra_body}
+
+    def batch_api(self) -> OpenAIBatches | None:
+        """OpenAI's Files + Batches API, for the ``openai`` section only (whatever its
+        base_url); other OpenAI-compatible servers have none."""
+        if self.provider != "openai":
+            return None
+        from deflectbench.models.openai_batch import OpenAIBatches
+
+        return OpenAIBatches(self)
 
     async def complete(self, messages: Sequence[Message], params: GenerationParams) -> Completion:
         if params.json_schema is None or self._format_known:

@@ -21,7 +21,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
-from deflectbench.records import now_iso
+from deflectbench.records import Cell, now_iso
 
 #: Batch states that the provider may still be working on (or that may be there unknown).
 OPEN_STATES = ("submitting", "open")
@@ -41,10 +41,10 @@ class BatchItem:
     cache_key: str | None = None
 
     @property
-    def cell(self) -> tuple[str, str, int]:
+    def cell(self) -> Cell:
         assert self.claim_id is not None and self.prompt_id is not None
         assert self.sample is not None
-        return (self.claim_id, self.prompt_id, self.sample)
+        return Cell(self.claim_id, self.prompt_id, self.sample)
 
 
 @dataclass(frozen=True)
@@ -258,6 +258,14 @@ class Batches:
             f"SELECT coalesce(sum(reserved_usd), 0) FROM batches WHERE state IN {OPEN_STATES!r}"
         ).fetchone()
         return float(row[0])
+
+    def committed_usd(self) -> float:
+        """What counts against a budget now: every stored request's cost, and what open
+        batches hold reserved (a run's meter and batch mode's both start from this)."""
+        return self.spent_usd() + self.batch_reserved_usd()
+
+    def spent_usd(self) -> float:  # defined on Store; declared for the type checker
+        raise NotImplementedError
 
     def batch_failures(self) -> Iterator[tuple[str, str, int]]:
         """(model, kind, items) still to do after a failure: items resubmitted whose newest

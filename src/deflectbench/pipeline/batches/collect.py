@@ -6,7 +6,7 @@ tag (found: adopted, never sent twice), else sent then. An ended batch's results
 with its items' states in one transaction; an item with no readable result (failed, expired,
 errored, a garbled line, missing) is marked to go again, up to ``max_attempts``, then stored
 as an error row. Cancelled by the user: left missing, not failed. New answers go to the batch
-judges and the lexical judge here; :meth:`Collecting.engine_judges` names the judges left to
+judges and the lexical judge here; :meth:`Collector.engine_judges` names the judges left to
 the normal engine (``status`` runs them).
 """
 
@@ -15,18 +15,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 from deflectbench.judging.judges import is_rule_based, lexical_judgment
-from deflectbench.models.base import Completion, ModelError
-from deflectbench.models.cache import CachedModel
+from deflectbench.models.base import ModelError
+from deflectbench.models.batch_api import CANCELED, SUCCEEDED, BatchAPI, Outcome, Remote
 from deflectbench.pipeline.batches.jobs import GenerationJob, Job
-from deflectbench.pipeline.batches.wire import CANCELED, SUCCEEDED, BatchAPI, Outcome, Remote
+from deflectbench.pipeline.batches.submit import Result, Submitter
 from deflectbench.pipeline.results import store_errors_stop_the_run
 from deflectbench.store.batches import BatchItem, BatchRow
-
-if TYPE_CHECKING:
-    from deflectbench.pipeline.batches.mode import BatchMode
 
 #: What ``deflectbench batch cancel`` notes on a batch (its unfinished items are not resent).
 CANCELLED_BY_USER = "cancelled by deflectbench batch cancel"
@@ -34,11 +30,16 @@ CANCELLED_BY_USER = "cancelled by deflectbench batch cancel"
 Progress = Callable[[int, int], None]
 
 
-class Collecting:
-    """The collecting methods of :class:`~deflectbench.pipeline.batches.mode.BatchMode`."""
+class Collector:
+    """The collecting half of batch mode, over the :class:`Submitter` it sends again through."""
+
+    def __init__(self, submitter: Submitter, max_attempts: int) -> None:
+        self.sub = submitter
+        self.store = submitter.store
+        self.max_attempts = max_attempts
 
     async def collect(
-        self: BatchMode, progress: Progress | None = None, *, only_known: bool = False
+        self, progress: Progress | None = None, *, only_known: bool = False
     ) -> list[BatchRow]:
         """Look at every open batch once; store what ended; send again what failed (within
         the retry limit); hand new answers to their judges. Returns the open batches after.
@@ -48,12 +49,14 @@ class Collecting:
         reach)."""
         rows = self.store.batch_list(open_only=True)
         if only_known:
-            rows = [r for r in rows if self.api(r.model) is not None]
+            rows = [r for r in rows if self.sub.api(r.model) is not None]
         for n, row in enumerate(rows):
             api = self._api_for(row)
             remote = await self._resolve(api, row) if row.state == "submitting" else None
             if row.state == "open" or remote is not None:
-                remote = await api.retrieve(remote.id if remote else row.remote_id)  # type: ignore[arg-type]
+                remote_id = remote.id if remote else row.remote_id
+                assert remote_id is not None  # an open batch's id is stored
+                remote = await api.retrieve(remote_id)
                 self.store.batch_progress(row.batch_key, remote.status, remote.counts)
                 if remote.ended:
                     await self._collect_one(api, row, remote)
@@ -63,8 +66,8 @@ class Collecting:
         await self.judge_new_answers()
         return self.store.batch_list(open_only=True)
 
-    def _api_for(self: BatchMode, row: BatchRow) -> BatchAPI:
-        api = self.api(row.model)
+    def _api_for(self, row: BatchRow) -> BatchAPI:
+        api = self.sub.api(row.model)
         if api is None:
             raise ModelError(
                 f"batch {row.remote_id or row.batch_key} is {row.model}'s, which this command "
@@ -72,7 +75,7 @@ class Collecting:
             )
         return api
 
-    async def _resolve(self: BatchMode, api: BatchAPI, row: BatchRow) -> Remote | None:
+    async def _resolve(self, api: BatchAPI, row: BatchRow) -> Remote | None:
         """A batch written but not known to be submitted: find it by its tag, else send it."""
         since = datetime.fromisoformat(row.created_at.replace("Z", "+00:00")).timestamp()
         known = {r.remote_id for r in self.store.batch_list() if r.remote_id}
@@ -80,30 +83,30 @@ class Collecting:
         if remote is not None:
             self.store.batch_submitted(row.batch_key, remote.id, remote.status, None)
             return remote
-        job = self._job(row)
+        job = self.sub.job(row)
         items = self.store.batch_items(row.batch_key)
-        self._load_answers(job, items)
+        self.sub.load_answers(job, items)
         lines = api.lines()
         try:
             for i in items:
-                lines.add(api.encode(i.custom_id, _body(job, i)))
-            await self._send(api, row.batch_key, lines)
+                lines.add(_line(api, job, i))
+            await self.sub.send(api, row.batch_key, lines)
         finally:
             lines.close()
         return None  # just sent: nothing to retrieve yet
 
-    async def _collect_one(self: BatchMode, api: BatchAPI, row: BatchRow, remote: Remote) -> None:
+    async def _collect_one(self, api: BatchAPI, row: BatchRow, remote: Remote) -> None:
         """Store an ended batch's results and its items' states in one transaction."""
-        job = self._job(row)
+        job = self.sub.job(row)
         items = self.store.batch_items(row.batch_key, "open")
         by_id = {i.custom_id: i for i in items}
         outcomes, garbled = await api.results(remote) if any(remote.refs) else ([], 0)
-        self._load_answers(job, items)
-        self.summary.garbled += garbled
-        price = self.price(job.name)
-        cache = CachedModel(job.model, self.store if self.use_cache else None)
+        self.sub.load_answers(job, items)
+        self.sub.summary.garbled += garbled
+        price = self.sub.price(job.name)
+        cache = self.sub.cache(job)
         user_cancelled = (row.error or "") == CANCELLED_BY_USER
-        results: list[tuple[BatchItem, Completion | None, str | None]] = []
+        results: list[Result] = []
         states: list[tuple[str, str | None, str]] = []
         failed: dict[str, int] = {}
         seen: set[str] = set()
@@ -130,12 +133,14 @@ class Collecting:
                 lost = Outcome(item.custom_id, "lost", error="no readable result line")
                 states.append(self._failed(job, item, lost, user_cancelled, results))
         with store_errors_stop_the_run(), self.store.transaction():
-            self._store_results(job, results, cache=cache)
+            self.sub.store_results(job, results, cache=cache)
             self.store.batch_close(row.batch_key, states, error=row.error or remote.error)
-        self.summary.add(self.summary.collected, job.name, sum(1 for s in states if s[0] == "done"))
+        self.sub.summary.add(
+            self.sub.summary.collected, job.name, sum(1 for s in states if s[0] == "done")
+        )
         if failed:
             what = ", ".join(f"{n} {k}" for k, n in sorted(failed.items()))
-            self.summary.problems.append(
+            self.sub.summary.problems.append(
                 f"{job.name} batch {remote.id} {remote.status}: {len(items) - sum(failed.values())} "
                 f"of {len(items)} done; {what}"
                 + (f"; {garbled} unreadable result lines" if garbled else "")
@@ -143,12 +148,12 @@ class Collecting:
             )
 
     def _failed(
-        self: BatchMode,
+        self,
         job: Job,
         item: BatchItem,
         outcome: Outcome,
         user_cancelled: bool,
-        results: list[tuple[BatchItem, Completion | None, str | None]],
+        results: list[Result],
     ) -> tuple[str, str | None, str]:
         """An item without an answer: cancelled by the user (left missing), sent again, or
         given up after ``max_attempts`` (an error row)."""
@@ -156,13 +161,13 @@ class Collecting:
         if user_cancelled and outcome.kind in (CANCELED, "expired", "lost"):
             return ("cancelled", error, item.custom_id)
         if item.attempt < self.max_attempts:
-            self.summary.add(self.summary.resent, job.name)
+            self.sub.summary.add(self.sub.summary.resent, job.name)
             return ("retry", error, item.custom_id)
-        self.summary.add(self.summary.given_up, job.name)
+        self.sub.summary.add(self.sub.summary.given_up, job.name)
         results.append((item, None, f"{error} (after {item.attempt} tries)"))
         return ("given_up", error, item.custom_id)
 
-    async def resend(self: BatchMode) -> None:
+    async def resend(self) -> None:
         """Send again, in new batches, the items of collected batches marked for it (unless
         a result came meanwhile or an open batch carries them); each cell or answer once."""
         groups: dict[tuple[str, str, str | None], tuple[BatchRow, list[tuple[str, BatchItem]]]]
@@ -171,9 +176,9 @@ class Collecting:
             key = (row.model, row.kind, row.condition)
             groups.setdefault(key, (row, []))[1].append((row.batch_key, item))
         for row, marked in groups.values():
-            if self.api(row.model) is None:
+            if self.sub.api(row.model) is None:
                 continue  # a model this command was not given (``status`` is given all)
-            job = self._job(row)
+            job = self.sub.job(row)
             old = list({i.custom_id: i for _, i in reversed(marked)}.values())  # newest try
             if isinstance(job, GenerationJob):
                 held = self.store.batched_cells(row.benchmark, row.model, row.condition or "")
@@ -193,7 +198,7 @@ class Collecting:
                     p.gen_id for p in self.store.pending_judgments(row.model, retry_errors=True)
                 }
                 todo = [i for i in old if i.gen_id in pending and i.gen_id not in held_ids]
-                self._load_answers(job, todo)
+                self.sub.load_answers(job, todo)
             wanted = {i.custom_id for i in todo}
             origins: dict[str, list[str]] = {}
             for batch_key, item in marked:
@@ -202,40 +207,40 @@ class Collecting:
                 [(bk, i.custom_id) for bk, i in marked if i.custom_id not in wanted]
             )
             fresh = [replace(i, attempt=i.attempt + 1) for i in todo]
-            await self._submit(job, fresh, resubmits=origins)
+            await self.sub.submit(job, fresh, resubmits=origins)
 
-    async def judge_new_answers(self: BatchMode) -> None:
+    async def judge_new_answers(self) -> None:
         """Every answer a generation batch brought, to each judge its run named: judge
         batches for batch judges, the lexical judge scored here (the others:
         :meth:`engine_judges`, which the caller judges through the normal engine)."""
         for judge, models in self.store.batch_judges().items():
             pending = self.store.pending_judgments(
-                judge, benchmark=self.benchmark.key, models=sorted(models)
+                judge, benchmark=self.sub.benchmark.key, models=sorted(models)
             )
             if not pending:
                 continue
             if is_rule_based(judge):
                 with store_errors_stop_the_run(), self.store.transaction():
                     for p in pending:
-                        claim = self.benchmark.claim(p.claim_id).text
+                        claim = self.sub.benchmark.claim(p.claim_id).text
                         self.store.add_judgment(
-                            lexical_judgment(p.gen_id, claim, p.response, self.run_id)
+                            lexical_judgment(p.gen_id, claim, p.response, self.sub.ctx.run_id)
                         )
-                self.summary.add(self.summary.collected, judge, len(pending))
-            elif self.api(judge) is not None:
-                await self.submit_judgments(judge, pending)
+                self.sub.summary.add(self.sub.summary.collected, judge, len(pending))
+            elif self.sub.api(judge) is not None:
+                await self.sub.submit_judgments(judge, pending)
 
-    def engine_judges(self: BatchMode) -> dict[str, list[str]]:
+    def engine_judges(self) -> dict[str, list[str]]:
         """The model judges batch runs named that no batch API serves (a model judge on
         another server, ``local/``, or one this command could not build): judge -> the batch
         models whose answers it judges. ``status`` judges them through the normal engine."""
         return {
             judge: sorted(models)
             for judge, models in self.store.batch_judges().items()
-            if not is_rule_based(judge) and self.api(judge) is None
+            if not is_rule_based(judge) and self.sub.api(judge) is None
         }
 
-    async def cancel(self: BatchMode) -> list[tuple[BatchRow, str]]:
+    async def cancel(self) -> list[tuple[BatchRow, str]]:
         """Ask the provider to cancel every open batch; what finished is still collected."""
         out = []
         for row in self.store.batch_list(open_only=True):
@@ -249,7 +254,7 @@ class Collecting:
         return out
 
 
-def _body(job: Job, item: BatchItem) -> dict[str, object]:
-    """The wire body of an item's request (what its batch line carries)."""
+def _line(api: BatchAPI, job: Job, item: BatchItem) -> bytes:
+    """An item's batch line: its request as the model's normal path sends it."""
     req = job.request(item)
-    return job.model.wire_body(req.messages, req.params)  # type: ignore[attr-defined, no-any-return]
+    return api.encode(item.custom_id, req.messages, req.params)

@@ -18,14 +18,14 @@ from deflectbench.benchmark import Benchmark
 from deflectbench.engine import Failure
 from deflectbench.judging.judges import ModelJudge, failed_judgment
 from deflectbench.models.base import Completion, GenerationParams, Message, Model
+from deflectbench.pipeline.context import RunContext
 from deflectbench.pipeline.record import generation_record
 from deflectbench.pipeline.requests import cell_seed
-from deflectbench.records import GenerationRecord, JudgmentRecord, PendingGeneration
+from deflectbench.records import Cell, GenerationRecord, JudgmentRecord, PendingGeneration
 from deflectbench.secrets import scrub
 from deflectbench.store.batches import BatchItem
 
 GENERATION, JUDGMENT = "generation", "judgment"
-Cell = tuple[str, str, int]
 #: What both batch APIs accept as a custom id.
 CUSTOM_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 _PART = re.compile(r"^[a-zA-Z0-9_]+$")
@@ -92,25 +92,16 @@ class GenerationJob:
         item: BatchItem,
         completion: Completion | None,
         error: str | None,
-        run_id: str | None,
+        ctx: RunContext,
     ) -> GenerationRecord:
         failure = None
         if completion is None:
             failure = Failure(error or "batch error", None, item.attempt, retryable=False)
         elif completion.latency_s is not None:
             completion = replace(completion, latency_s=None)  # a batch has no per-request latency
-        prompt = self.benchmark.render(item.cell[0], item.cell[1])
-        return generation_record(
-            self.benchmark,
-            self.model,
-            self.condition,
-            item.cell,
-            prompt,
-            self.params(item.cell),
-            run_id,
-            completion,
-            failure,
-        )
+        cell = item.cell
+        prompt = self.benchmark.render(cell.claim_id, cell.prompt_id)
+        return generation_record(ctx, self, cell, prompt, self.params(cell), completion, failure)
 
 
 class JudgmentJob:
@@ -144,9 +135,10 @@ class JudgmentJob:
         item: BatchItem,
         completion: Completion | None,
         error: str | None,
-        run_id: str | None,
+        ctx: RunContext,
     ) -> JudgmentRecord:
         assert item.gen_id is not None
+        run_id = ctx.run_id
         if completion is None:
             return failed_judgment(item.gen_id, self.name, scrub(error or "batch error"), run_id)
         rec = self.judge.record(item.gen_id, completion, run_id)

@@ -1,0 +1,166 @@
+"""Anthropic's Message Batches, through the official SDK: one request creates the batch with
+every item's params; results are a JSONL stream at the batch's results URL. What
+:meth:`AnthropicModel.batch_api <deflectbench.models.anthropic_api.AnthropicModel.batch_api>`
+offers for the ``anthropic`` provider section.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+import anthropic
+
+from deflectbench.models.base import GenerationParams, Message, ModelError
+from deflectbench.models.batch_api import (
+    ANTHROPIC_LIMITS,
+    CANCELED,
+    ERRORED,
+    EXPIRED,
+    SUCCEEDED,
+    BodyEncoder,
+    Limits,
+    Lines,
+    Outcome,
+    Remote,
+    epoch,
+    failure,
+    read_outcomes,
+)
+from deflectbench.secrets import scrub
+
+if TYPE_CHECKING:
+    from deflectbench.models.anthropic_api import AnthropicModel
+
+
+def _failure(provider: str, exc: Exception) -> ModelError:
+    return failure(provider, exc, anthropic.APIStatusError)
+
+
+class AnthropicBatches:
+    """Anthropic: one request creates the batch with every item's params; results are a JSONL
+    stream at the batch's results URL."""
+
+    wire = "anthropic"
+
+    def __init__(self, model: AnthropicModel, limits: Limits = ANTHROPIC_LIMITS) -> None:
+        self.model = model
+        self.limits = limits
+        self.sdk = model.sdk
+        self._body = BodyEncoder()
+
+    def encode(
+        self, custom_id: str, messages: Sequence[Message], params: GenerationParams
+    ) -> bytes:
+        body = self._body(self.model.wire_body(messages, params))
+        return f'{{"custom_id": {json.dumps(custom_id)}, "params": {body}}}'.encode()
+
+    def lines(self) -> Lines:
+        return Lines(b",")
+
+    async def submit(self, lines: Lines, tag: str) -> tuple[Remote, str | None]:
+        # POST /v1/messages/batches through the SDK's client, its requests encoded once and
+        # streamed from disk (messages.batches.create would copy and encode each again)
+        head, tail = b'{"requests":[', b"]}"
+
+        async def content() -> AsyncIterator[bytes]:
+            yield head
+            for chunk in lines.chunks():
+                yield chunk
+            yield tail
+
+        length = len(head) + lines.size + len(tail)
+        try:
+            batch = await self.sdk.post(
+                "/v1/messages/batches",
+                cast_to=anthropic.types.messages.MessageBatch,
+                content=content(),
+                options={
+                    "headers": {"Content-Type": "application/json", "Content-Length": str(length)}
+                },
+            )
+        except anthropic.AnthropicError as exc:
+            raise _failure(self.model.name, exc) from None
+        return self._remote(batch), None
+
+    def _remote(self, batch: Any) -> Remote:
+        c = batch.request_counts
+        return Remote(
+            id=batch.id,
+            status=batch.processing_status,
+            ended=batch.processing_status == "ended",
+            counts={
+                "processing": c.processing,
+                "succeeded": c.succeeded,
+                "errored": c.errored,
+                "canceled": c.canceled,
+                "expired": c.expired,
+            },
+            created_at=epoch(batch.created_at),
+            refs=(batch.results_url,),
+        )
+
+    async def find(self, tag: str, since: float, items: int, known: set[str]) -> Remote | None:
+        """Message batches carry no metadata: the one created since ``since`` with as many
+        requests that no stored batch knows."""
+        try:
+            async for batch in self.sdk.messages.batches.list(limit=100):
+                remote = self._remote(batch)
+                if remote.created_at < since - 60:
+                    return None
+                if remote.id not in known and sum(remote.counts.values()) == items:
+                    return remote
+        except anthropic.AnthropicError as exc:
+            raise _failure(self.model.name, exc) from None
+        return None
+
+    async def retrieve(self, remote_id: str) -> Remote:
+        try:
+            return self._remote(await self.sdk.messages.batches.retrieve(remote_id))
+        except anthropic.AnthropicError as exc:
+            raise _failure(self.model.name, exc) from None
+
+    async def cancel(self, remote_id: str) -> Remote:
+        try:
+            return self._remote(await self.sdk.messages.batches.cancel(remote_id))
+        except anthropic.AnthropicError as exc:
+            raise _failure(self.model.name, exc) from None
+
+    async def results(self, remote: Remote) -> tuple[list[Outcome], int]:
+        try:
+            async with self.sdk.messages.batches.with_streaming_response.results(
+                remote.id
+            ) as response:
+                data = await response.read()
+        except anthropic.AnthropicError as exc:
+            raise _failure(self.model.name, exc) from None
+        out: list[Outcome] = []
+        return out, read_outcomes(data, self._outcome, out)
+
+    def _outcome(self, raw: bytes) -> Outcome | None:
+        try:
+            line = json.loads(raw)
+            custom_id = line["custom_id"]
+            result = line["result"]
+            kind = result["type"]
+            if not isinstance(custom_id, str):
+                return None
+        except (ValueError, KeyError, TypeError):
+            return None
+        if kind == SUCCEEDED:
+            try:
+                completion = self.model.completion_from_body(result.get("message") or {})
+            except (ModelError, TypeError, AttributeError, ValueError) as exc:
+                return Outcome(custom_id, ERRORED, error=scrub(f"bad response: {exc}"))
+            return Outcome(custom_id, SUCCEEDED, completion)
+        if kind == ERRORED:
+            error = (result.get("error") or {}).get("error") or {}
+            return Outcome(
+                custom_id,
+                ERRORED,
+                error=scrub(f"{error.get('type', 'error')}: {error.get('message', '')}"),
+            )
+        if kind in (EXPIRED, CANCELED):
+            return Outcome(custom_id, kind, error=kind)
+        return None

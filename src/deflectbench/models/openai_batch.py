@@ -1,0 +1,158 @@
+"""OpenAI's batch API, through the official SDK: upload a JSONL file (purpose batch), create a
+batch over it; results in the output file, failures in the error file. What
+:meth:`OpenAICompatModel.batch_api <deflectbench.models.openai_compat.OpenAICompatModel.batch_api>`
+offers for the ``openai`` provider section (whatever its base_url: a proxy or a local emulator
+stands in for the provider).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import openai
+
+from deflectbench.models.base import GenerationParams, Message, ModelError
+from deflectbench.models.batch_api import (
+    CANCELED,
+    ERRORED,
+    EXPIRED,
+    OPENAI_LIMITS,
+    SUCCEEDED,
+    BodyEncoder,
+    Limits,
+    Lines,
+    Outcome,
+    Remote,
+    epoch,
+    failure,
+    read_outcomes,
+)
+from deflectbench.secrets import scrub
+
+if TYPE_CHECKING:
+    from deflectbench.models.openai_compat import OpenAICompatModel
+
+#: The metadata key an OpenAI batch carries its store key under (found again after a crash).
+TAG_KEY = "deflectbench_batch"
+
+
+def _failure(provider: str, exc: Exception) -> ModelError:
+    return failure(provider, exc, openai.APIStatusError)
+
+
+class OpenAIBatches:
+    """OpenAI: upload a JSONL file (purpose batch), create a batch over it; results in the
+    output file, failures in the error file."""
+
+    wire = "openai"
+
+    def __init__(self, model: OpenAICompatModel, limits: Limits = OPENAI_LIMITS) -> None:
+        self.model = model
+        self.limits = limits
+        self.sdk = model.sdk
+        self._body = BodyEncoder()
+
+    def encode(
+        self, custom_id: str, messages: Sequence[Message], params: GenerationParams
+    ) -> bytes:
+        head = json.dumps(custom_id)
+        encoded = self._body(self.model.wire_body(messages, params))
+        line = f'{{"custom_id": {head}, "method": "POST", "url": "/v1/chat/completions", '
+        return f'{line}"body": {encoded}}}\n'.encode()
+
+    def lines(self) -> Lines:
+        return Lines()
+
+    async def submit(self, lines: Lines, tag: str) -> tuple[Remote, str | None]:
+        lines.file.seek(0)
+        try:
+            file = await self.sdk.files.create(
+                file=(f"{tag}.jsonl", lines.file, "application/jsonl"), purpose="batch"
+            )
+            batch = await self.sdk.batches.create(
+                input_file_id=file.id,
+                endpoint="/v1/chat/completions",
+                completion_window="24h",
+                metadata={TAG_KEY: tag},
+            )
+        except openai.OpenAIError as exc:
+            raise _failure(self.model.name, exc) from None
+        return self._remote(batch), file.id
+
+    def _remote(self, batch: Any) -> Remote:
+        counts = batch.request_counts
+        errors = getattr(getattr(batch, "errors", None), "data", None) or []
+        return Remote(
+            id=batch.id,
+            status=batch.status,
+            ended=batch.status in ("completed", "expired", "failed", "cancelled"),
+            counts={}
+            if counts is None
+            else {"total": counts.total, "completed": counts.completed, "failed": counts.failed},
+            created_at=epoch(batch.created_at),
+            refs=(batch.output_file_id, batch.error_file_id),
+            error="; ".join(scrub(str(e.message)) for e in errors[:3]) or None,
+        )
+
+    async def find(self, tag: str, since: float, items: int, known: set[str]) -> Remote | None:
+        try:
+            async for batch in self.sdk.batches.list(limit=100):
+                if (batch.metadata or {}).get(TAG_KEY) == tag:
+                    return self._remote(batch)
+                if epoch(batch.created_at) < since - 3600:
+                    return None
+        except openai.OpenAIError as exc:
+            raise _failure(self.model.name, exc) from None
+        return None
+
+    async def retrieve(self, remote_id: str) -> Remote:
+        try:
+            return self._remote(await self.sdk.batches.retrieve(remote_id))
+        except openai.OpenAIError as exc:
+            raise _failure(self.model.name, exc) from None
+
+    async def cancel(self, remote_id: str) -> Remote:
+        try:
+            return self._remote(await self.sdk.batches.cancel(remote_id))
+        except openai.OpenAIError as exc:
+            raise _failure(self.model.name, exc) from None
+
+    async def results(self, remote: Remote) -> tuple[list[Outcome], int]:
+        out: list[Outcome] = []
+        garbled = 0
+        for file_id in remote.refs:
+            if not file_id:
+                continue
+            try:
+                content = await self.sdk.files.content(file_id)
+            except openai.OpenAIError as exc:
+                raise _failure(self.model.name, exc) from None
+            garbled += read_outcomes(content.content, self._outcome, out)
+        return out, garbled
+
+    def _outcome(self, raw: bytes) -> Outcome | None:
+        try:
+            line = json.loads(raw)
+            custom_id = line["custom_id"]
+            response = line.get("response") or {}
+            error = line.get("error")
+            if not isinstance(custom_id, str):
+                return None
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return None
+        if error:
+            code = str(error.get("code") or "")
+            kind = {"batch_expired": EXPIRED, "batch_cancelled": CANCELED}.get(code, ERRORED)
+            return Outcome(custom_id, kind, error=scrub(f"{code}: {error.get('message')}"))
+        status = response.get("status_code")
+        body = response.get("body") or {}
+        if status != 200:
+            message = (body.get("error") or {}).get("message") if isinstance(body, dict) else None
+            return Outcome(custom_id, ERRORED, error=scrub(f"HTTP {status}: {message}"))
+        try:
+            completion = self.model.completion_from_body(body)
+        except (ModelError, TypeError, AttributeError, ValueError) as exc:
+            return Outcome(custom_id, ERRORED, error=scrub(f"bad response: {exc}"))
+        return Outcome(custom_id, SUCCEEDED, completion)
