@@ -10,12 +10,14 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from deflectbench.config.plan import (
+    MAX_CONCURRENCY,
     MAX_CONFIG_BYTES,
     MAX_COST_USD,
     MAX_RUNS,
     MAX_SEED,
     MAX_TOKENS,
     PRESETS,
+    within,
 )
 from deflectbench.cost import Price, default_batch_discount
 from deflectbench.errors import ConfigError, did_you_mean
@@ -212,4 +214,26 @@ def load_run_file(path: str | Path) -> RunFile:
                         "environment variable that holds the key"
                     )
             raise ConfigError(f"--config {path}: {_describe(first)}{hint}") from None
+        _check_concurrency(path, name, section)
     return parsed
+
+
+def _check_concurrency(path: Path, name: str, section: Mapping[str, Any]) -> None:
+    """Every concurrency of a ``[providers.NAME]`` section a whole number from 1 to
+    :data:`MAX_CONCURRENCY` (``1e9`` would open a billion request slots and never finish)."""
+    found: list[tuple[str, Any]] = [("max_concurrency", section.get("max_concurrency"))]
+    caps = section.get("model_max_concurrency")
+    if isinstance(caps, Mapping):
+        found += [(f"model_max_concurrency.{k}", v) for k, v in caps.items()]
+    for i, endpoint in enumerate(section.get("endpoints") or []):
+        if isinstance(endpoint, Mapping):
+            found.append((f"endpoints[{i}].max_concurrency", endpoint.get("max_concurrency")))
+    for key, value in found:
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(
+                f"--config {path}: key 'providers.{name}.{key}': a whole number from 1 to "
+                f"{MAX_CONCURRENCY}, got {value!r}"
+            )
+        within(f"--config {path}: key 'providers.{name}.{key}'", value, 1, MAX_CONCURRENCY)

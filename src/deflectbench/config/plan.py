@@ -78,6 +78,9 @@ MAX_SEED = 2**63 - 1
 MAX_NAMES = 64
 MAX_COST_USD = 1_000_000.0
 MAX_CONFIG_BYTES = 1_000_000
+#: Most requests in flight for one provider section (or endpoint, or model): far above any
+#: account's limit, far below what would exhaust the machine's sockets and memory.
+MAX_CONCURRENCY = 1024
 
 
 def within(name: str, value: float, low: float, high: float) -> float:
