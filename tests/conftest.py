@@ -12,6 +12,22 @@ def benchmark():
     return default_benchmark()
 
 
+@pytest.fixture(scope="session")
+def _shared_llm_server():
+    from support.servers import FakeLLMServer
+
+    with FakeLLMServer() as server:
+        yield server
+
+
+@pytest.fixture
+def llm_server(_shared_llm_server):
+    """A :class:`~support.servers.FakeLLMServer` started once per test process and reset
+    before each test: default settings, no requests yet; configure it with ``.reset(...)``.
+    For tests whose requests all end before the test does (nothing left to reach the next)."""
+    return _shared_llm_server.reset()
+
+
 def pytest_sessionfinish(session, exitstatus):
     # Collect leftover event loops before pytest's plugins tear down: their finalizers running
     # inside a later ast.parse trip a CPython 3.11.7 bug (gh-106905, fixed in 3.11.8).

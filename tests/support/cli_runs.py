@@ -47,14 +47,20 @@ def write_toml(path: Path, tables: Mapping[str, Mapping[str, Any]]) -> Path:
 
 @dataclass(frozen=True)
 class Cli:
-    """The entry point as a test's child process: the same added environment (keys, poll
-    interval) and the same flags on every ``run``, so a test names only what it checks.
+    """The entry point with the same added environment (keys, poll interval) and the same
+    flags on every ``run``, so a test names only what it checks.
 
-    ``env`` is added to this process's environment when each child starts."""
+    ``env`` is added to this process's environment for each call. A call starts a real
+    ``python -m deflectbench`` (:meth:`command` is its command line, also for
+    :func:`signal_when`); with ``in_process`` it runs in this process instead
+    (:func:`support.in_process.run_cli`: the same exit code and output without a child's
+    start-up), for tests that read only those and set no variable a module reads on import
+    (``DEFLECTBENCH_BATCH_POLL_S`` is one)."""
 
     env: Mapping[str, str] = field(default_factory=dict)
     run_flags: Sequence[str] = ()
     timeout: float = 240
+    in_process: bool = False
 
     def environ(self) -> dict[str, str]:
         return dict(os.environ, **self.env)
@@ -66,6 +72,10 @@ class Cli:
     def __call__(
         self, *args: str | Path, timeout: float | None = None
     ) -> subprocess.CompletedProcess[str]:
+        if self.in_process:
+            from support.in_process import run_cli
+
+            return run_cli(*self.command(*args)[len(DEFLECTBENCH) :], env=self.environ())
         return subprocess.run(
             self.command(*args),
             capture_output=True,

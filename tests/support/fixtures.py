@@ -13,11 +13,17 @@ fixture (24,000 generations, 48,000 judge records) takes a few seconds.
 
 from __future__ import annotations
 
+import atexit
+import copy
+import dataclasses
 import json
+import shutil
+import tempfile
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -494,4 +500,37 @@ def write_release_fixture(
         truth=truth,
         expected=expected,
         garbled=garbled,
+    )
+
+
+#: Fixtures built in this test process: the arguments' repr -> (folder, what was planted).
+_BUILT: dict[str, tuple[Path, FixtureTruth]] = {}
+
+
+def _moved(path: Path, old: Path, new: Path) -> Path:
+    return new / path.relative_to(old)
+
+
+def copy_of_release_fixture(out_dir: Path | str, **kwargs: Any) -> FixtureTruth:
+    """:func:`write_release_fixture` for fixtures many tests rebuild alike: the files for these
+    arguments are built once per test process (the default benchmark only) and copied to
+    ``out_dir``; the truth returned is a fresh copy naming the files there. A test of the
+    generator itself (determinism, seeds) calls :func:`write_release_fixture`."""
+    if kwargs.get("benchmark") is not None:
+        return write_release_fixture(out_dir, **kwargs)
+    key = repr(sorted(kwargs.items()))
+    if key not in _BUILT:
+        folder = Path(tempfile.mkdtemp(prefix="release-fixture-"))
+        atexit.register(shutil.rmtree, folder, True)
+        _BUILT[key] = folder, write_release_fixture(folder, **kwargs)
+    folder, built = _BUILT[key]
+    out = Path(out_dir)
+    shutil.copytree(folder, out, dirs_exist_ok=True)
+    truth = copy.deepcopy(built)
+    return dataclasses.replace(
+        truth,
+        out_dir=out,
+        generation_files={m: _moved(p, folder, out) for m, p in truth.generation_files.items()},
+        eval_files={j: _moved(p, folder, out) for j, p in truth.eval_files.items()},
+        garbled=[(_moved(p, folder, out), line) for p, line in truth.garbled],
     )

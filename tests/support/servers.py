@@ -20,7 +20,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 from support.local_http import LocalServer, QuietHandler, QuietServer
 from support.wire_bodies import REFUSAL_TEXT as REFUSAL_TEXT  # tests import it from here
@@ -192,6 +192,17 @@ class FakeLLMServer(LocalServer):
         self._window: collections.deque[float] = collections.deque()
         self._active = 0
         self._slots = threading.BoundedSemaphore(concurrency_cap) if concurrency_cap else None
+
+    def reset(self, **options: Any) -> Self:
+        """The server as if new with ``options`` (no requests, counts or settings from before),
+        on the same port: a server shared by a session's tests is reset, not restarted.
+
+        Handlers still waiting for the previous test (a hang, a latency) wake up and end."""
+        httpd, thread = self._httpd, self._thread
+        self._stopping.set()
+        FakeLLMServer.__init__(self, **options)
+        self._httpd, self._thread = httpd, thread
+        return self
 
     # -- decisions (called from handler threads) ---------------------------------------------
 
