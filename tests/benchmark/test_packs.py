@@ -7,11 +7,9 @@ import copy
 import json
 import os
 import subprocess
-import sys
 from importlib import resources
 
 import pytest
-
 from deflectbench.benchmark import (
     PAPER_PACK,
     BenchmarkError,
@@ -24,6 +22,7 @@ from deflectbench.benchmark import (
 from deflectbench.benchmark.loader import parse_benchmark
 from deflectbench.conditions import Settings
 from deflectbench.vocab import OUTCOMES
+from support.in_process import run_cli
 
 V1_CLOSING = "The claim: {claim}"
 SPEAKER_CLOSING = "Your debate opponent {speaker} claims: {claim}"
@@ -32,8 +31,7 @@ SPEAKER_CLOSING = "Your debate opponent {speaker} claims: {claim}"
 def cli(*args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env["COLUMNS"] = "200"
-    cmd = [sys.executable, "-m", "deflectbench", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
+    return run_cli(*args, env=env)
 
 
 def data_file(name: str) -> bytes:

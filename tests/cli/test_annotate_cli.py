@@ -15,7 +15,6 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-
 from deflectbench.benchmark import default_benchmark
 from deflectbench.interop import InteropError
 from deflectbench.interop.labels import (
@@ -27,6 +26,7 @@ from deflectbench.interop.labels import (
 from deflectbench.records import HumanLabel
 from deflectbench.store import Store
 from deflectbench.vocab import FIELDS
+from support.in_process import run_cli
 from support.report_store import make_store
 
 B = default_benchmark()
@@ -36,8 +36,7 @@ def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env.pop("DEFLECTBENCH_DB", None)
     env.update(COLUMNS="200")
-    cmd = [sys.executable, "-m", "deflectbench", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env, cwd=cwd)
+    return run_cli(*args, env=env, cwd=cwd)
 
 
 @pytest.fixture(scope="module")

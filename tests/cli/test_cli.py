@@ -6,9 +6,9 @@ import hashlib
 import json
 import os
 import subprocess
-import sys
 
 import pytest
+from support.in_process import run_cli
 
 
 def cli(
@@ -16,10 +16,9 @@ def cli(
 ) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env.update(env_extra or {})
-    cmd = [sys.executable, "-m", "deflectbench", *args]
     if db is not None:
-        cmd += ["--db", str(db)]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+        args = (*args, "--db", str(db))
+    return run_cli(*args, env=env)  # in this process: the exit code and output are all it reads
 
 
 def one_line_error(p: subprocess.CompletedProcess) -> str:

@@ -6,21 +6,19 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 
 import pytest
-
 from deflectbench.config import load_run_file, resolve_plan
 from deflectbench.errors import ConfigError
 from deflectbench.judging.judges import UnknownJudgeError, check_judge_name
 from deflectbench.models.registry import UnknownModelError, get_model
+from support.in_process import run_cli
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env["COLUMNS"] = "250"  # table cells unwrapped, so a text can be found whole
-    cmd = [sys.executable, "-m", "deflectbench", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
+    return run_cli(*args, env=env)
 
 
 def spec_json(*flags: str):

@@ -8,23 +8,15 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 
 import pytest
-
 from deflectbench.config import RunFile, RunFlags, load_run_file, redacted, resolve_run
+from support.in_process import run_cli
 
 
 def cli(*args: str, cwd=None) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    return subprocess.run(
-        [sys.executable, "-m", "deflectbench", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-        cwd=cwd,
-    )
+    return run_cli(*args, env=env, cwd=cwd)
 
 
 def one_line(p: subprocess.CompletedProcess) -> str:

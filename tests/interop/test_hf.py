@@ -22,6 +22,7 @@ from deflectbench.interop import InteropError, export, import_paths  # noqa: E40
 from deflectbench.interop.hf import export_benchmark, import_any, import_hf  # noqa: E402
 from deflectbench.store import Store  # noqa: E402
 from support.fixtures import JUDGES, MODELS, write_release_fixture  # noqa: E402
+from support.in_process import run_cli  # noqa: E402
 
 
 @pytest.fixture
@@ -155,13 +156,7 @@ def test_without_pyarrow_hf_is_a_one_line_error(tmp_path, store, benchmark, monk
 
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "deflectbench", *args],
-        capture_output=True,
-        text=True,
-        timeout=240,
-        cwd=cwd,
-    )
+    return run_cli(*args, cwd=cwd)
 
 
 def test_a_translated_packs_card_names_its_pack_and_language(tmp_path):

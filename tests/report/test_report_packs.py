@@ -9,11 +9,9 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-
 from deflectbench.analysis import AnalysisOptions
 from deflectbench.analysis.validity_load import judge_validity
 from deflectbench.benchmark import default_benchmark, load_pack
@@ -23,6 +21,7 @@ from deflectbench.report import build_report
 from deflectbench.store import Store
 from deflectbench.vocab import FIELDS
 from deflectbench.web import ViewApp, ViewIndex, ensure_sample, store_opener
+from support.in_process import run_cli
 from support.report_store import claims_per_level, make_store
 
 V1 = default_benchmark()
@@ -42,8 +41,7 @@ def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env.pop("DEFLECTBENCH_DB", None)
     env["COLUMNS"] = "200"
-    cmd = [sys.executable, "-m", "deflectbench", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env, cwd=cwd)
+    return run_cli(*args, env=env, cwd=cwd)
 
 
 def one_line_error(p: subprocess.CompletedProcess) -> str:

@@ -9,17 +9,16 @@ import math
 import os
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-
 from deflectbench.analysis import AnalysisOptions
 from deflectbench.analysis.packs import compare_packs
 from deflectbench.analysis.scored import generation_frame, judgment_frame
 from deflectbench.benchmark import default_benchmark, load_pack
 from deflectbench.store import Store
 from support.fakes import VERDICT, is_judge_request
+from support.in_process import run_cli
 from support.servers import FakeLLMServer, RecordedRequest
 
 CLAIMS = ["L1_US_01", "L2_INT_03", "L3_US_02", "L4_INT_15"]
@@ -49,8 +48,7 @@ def reply(req: RecordedRequest) -> str:
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env["COLUMNS"] = "200"
-    cmd = [sys.executable, "-m", "deflectbench", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env, cwd=cwd)
+    return run_cli(*args, env=env, cwd=cwd)
 
 
 @pytest.fixture(scope="module")
