@@ -73,7 +73,7 @@ def run_file_benchmark(value: str | None, config: Path | None) -> str | None:
 def stored_benchmark(store: Store, value: str | None) -> Benchmark:
     """``--benchmark`` for commands that read results: the pack given, else the one pack the
     store holds; a store holding several packs is an error naming them (never mixed)."""
-    from deflectbench.analysis.packs import pack_of_store
+    from deflectbench.analysis.summary.packs import pack_of_store
     from deflectbench.benchmark import resolve_benchmark
 
     return pack_of_store(store, resolve_benchmark(value) if value else None)
@@ -92,6 +92,10 @@ def analysis_options(
 ) -> AnalysisOptions:
     """The shared analysis flags (--consensus, --judge, --judge-values, --resamples, --seed)."""
     from deflectbench.analysis.options import AnalysisOptions
+    from deflectbench.config.plan import check_resamples, check_seed
+
+    check_seed(seed)
+    check_resamples(resamples)
 
     return AnalysisOptions.of(
         consensus=consensus,

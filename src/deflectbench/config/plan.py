@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -88,6 +89,52 @@ def within(name: str, value: float, low: float, high: float) -> float:
     if (isinstance(value, float) and not math.isfinite(value)) or not low <= value <= high:
         raise ConfigError(f"{name} must be from {low:g} to {high:g}, got {value!r}")
     return value
+
+
+#: Bytes one bootstrap resample holds per claim at its peak (the draws, their flat index, the
+#: counts and the float weights: four 8-byte matrices of resamples x claims).
+RESAMPLE_BYTES_PER_CLAIM = 32
+#: Claims a resample is sized for when the pack is not known yet (the paper's 80).
+RESAMPLE_CLAIMS = 80
+
+
+def available_memory() -> int:
+    """Bytes of memory free for this process to use now (MemAvailable; else all physical)."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):
+        return 8 * 1024**3
+
+
+def check_seed(seed: int) -> int:
+    """An analysis ``--seed``: a whole number from 0 to :data:`MAX_SEED` (numpy's generator
+    refuses negative seeds with an internal error)."""
+    return int(within("--seed", seed, 0, MAX_SEED))
+
+
+def check_resamples(
+    resamples: int, claims: int = RESAMPLE_CLAIMS, available: int | None = None
+) -> int:
+    """``--resamples`` that fit in half the free memory (the bootstrap holds every resample at
+    once); the message names the largest that fits."""
+    free = available_memory() if available is None else available
+    largest = max(1, free // 2 // (RESAMPLE_BYTES_PER_CLAIM * max(claims, 1) + 64))
+    if resamples < 1:
+        raise ConfigError(f"--resamples must be at least 1, got {resamples}")
+    if resamples > largest:
+        need = resamples * (RESAMPLE_BYTES_PER_CLAIM * max(claims, 1) + 64) / 1024**3
+        raise ConfigError(
+            f"--resamples {resamples:,} needs about {need:,.1f} GiB, more than half of the "
+            f"{free / 1024**3:,.1f} GiB free; the largest that fits is {largest:,}"
+        )
+    return resamples
 
 
 def check_budget(max_cost: float | None) -> float | None:
