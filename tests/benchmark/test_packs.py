@@ -10,6 +10,7 @@ import subprocess
 from importlib import resources
 
 import pytest
+
 from deflectbench.benchmark import (
     PAPER_PACK,
     BenchmarkError,

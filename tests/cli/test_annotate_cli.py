@@ -15,6 +15,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+
 from deflectbench.benchmark import default_benchmark
 from deflectbench.interop import InteropError
 from deflectbench.interop.labels import (

@@ -8,6 +8,7 @@ import os
 import subprocess
 
 import pytest
+
 from support.in_process import run_cli
 
 

@@ -8,6 +8,7 @@ import os
 import subprocess
 
 import pytest
+
 from deflectbench.config import load_run_file, resolve_plan
 from deflectbench.errors import ConfigError
 from deflectbench.judging.judges import UnknownJudgeError, check_judge_name

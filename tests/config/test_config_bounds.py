@@ -10,6 +10,7 @@ import os
 import subprocess
 
 import pytest
+
 from deflectbench.config import RunFile, RunFlags, load_run_file, redacted, resolve_run
 from support.in_process import run_cli
 

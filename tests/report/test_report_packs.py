@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from deflectbench.analysis import AnalysisOptions
 from deflectbench.analysis.validity_load import judge_validity
 from deflectbench.benchmark import default_benchmark, load_pack

@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from deflectbench.analysis import AnalysisOptions
 from deflectbench.analysis.packs import compare_packs
 from deflectbench.analysis.scored import generation_frame, judgment_frame
