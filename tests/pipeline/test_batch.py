@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from support.batch_servers import BatchServer
+from support.batch_servers import BatchServer, Faults
 from support.cli_runs import (
     QUIET_RUN,
     Cli,
@@ -117,7 +117,7 @@ def test_killed_between_submit_and_collect_then_resumed_every_cell_once(
     collects both, judges the answers: every cell once, none submitted twice."""
     db = tmp_path / "r.db"
     judges = ["anthropic/judge-test"]
-    with BatchServer(reply=reply, hang_create=lambda i: i == 1) as batch:
+    with BatchServer(reply=reply, faults=Faults(hang_create=lambda i: i == 1)) as batch:
         cfg = config(tmp_path / "run.toml", batch, models=models, judges=judges)
         args = cli.command("run", "--batch", "--config", str(cfg), "--db", str(db))
         signal_when(
@@ -176,7 +176,9 @@ def test_an_expired_batch_is_a_clear_line_and_exit_5_until_its_items_are_done(
     tmp_path: Path,
 ) -> None:
     db = tmp_path / "r.db"
-    with BatchServer(reply=reply, expire=lambda b: 0.5 if b.index == 0 else None) as batch:
+    with BatchServer(
+        reply=reply, faults=Faults(expire=lambda b: 0.5 if b.index == 0 else None)
+    ) as batch:
         cfg = config(tmp_path / "run.toml", batch, models=["openai/gpt-5-mini"], judges=[])
         first = cli("run", "--batch", "--config", str(cfg), "--db", str(db), "--judge", "lexical")
         assert first.returncode == 0, first.stderr

@@ -23,7 +23,7 @@ from deflectbench.pipeline.batches import MAX_ATTEMPTS, BatchMode, Limits, cell_
 from deflectbench.pipeline.context import RunContext
 from deflectbench.run import RunOptions, estimate
 from deflectbench.store import Store
-from support.batch_servers import BatchServer
+from support.batch_servers import BatchServer, Faults
 from support.fakes import VERDICT, is_judge_request
 from support.servers import FakeLLMServer, RecordedRequest
 
@@ -90,7 +90,9 @@ def submitted(server: BatchServer, wire: str, custom_id: str) -> int:
 def test_a_batch_that_expires_half_done_is_sent_again_and_failing_until_done(
     tmp_path: Path, wire: str
 ) -> None:
-    with BatchServer(reply=reply, expire=lambda b: 0.5 if b.index == 0 else None) as server:
+    with BatchServer(
+        reply=reply, faults=Faults(expire=lambda b: 0.5 if b.index == 0 else None)
+    ) as server:
         store, mode = mode_for(tmp_path, wire, server)
         run(mode, submit(mode, wire), mode.collect)
         half = len(CELLS) // 2
@@ -110,7 +112,7 @@ def test_a_batch_that_expires_half_done_is_sent_again_and_failing_until_done(
 @pytest.mark.parametrize("wire", ["openai", "anthropic"])
 def test_items_that_always_error_are_given_up_as_error_rows(tmp_path: Path, wire: str) -> None:
     bad = {cell_id(c) for c in CELLS if c[2] == 0}
-    with BatchServer(reply=reply, error_item=lambda cid: cid in bad) as server:
+    with BatchServer(reply=reply, faults=Faults(error_item=lambda cid: cid in bad)) as server:
         store, mode = mode_for(tmp_path, wire, server)
         run(mode, submit(mode, wire), *[mode.collect] * MAX_ATTEMPTS)
         assert stored(store, wire) == len(CELLS) - len(bad)
@@ -132,7 +134,7 @@ def test_a_garbled_result_line_loses_only_its_item(tmp_path: Path, wire: str) ->
         seen.add(cid)
         return first
 
-    with BatchServer(reply=reply, garble=garble) as server:
+    with BatchServer(reply=reply, faults=Faults(garble=garble)) as server:
         store, mode = mode_for(tmp_path, wire, server)
         run(mode, submit(mode, wire), mode.collect)
         assert stored(store, wire) == len(CELLS) - 1
@@ -145,7 +147,7 @@ def test_a_garbled_result_line_loses_only_its_item(tmp_path: Path, wire: str) ->
 
 @pytest.mark.parametrize("wire", ["openai", "anthropic"])
 def test_batches_are_split_by_the_apis_request_and_byte_limits(tmp_path: Path, wire: str) -> None:
-    with BatchServer(reply=reply, max_requests=5) as server:
+    with BatchServer(reply=reply, faults=Faults(max_requests=5)) as server:
         _, mode = mode_for(tmp_path, wire, server, limits={wire: Limits(5, 10**9)})
         run(mode, submit(mode, wire))
         assert mode.summary.new_batches == 3  # 12 cells, at most 5 a batch
@@ -173,7 +175,7 @@ def test_the_budget_is_reserved_before_submitting(tmp_path: Path) -> None:
 
 
 def test_cancelled_batches_leave_their_cells_missing_not_failed(tmp_path: Path) -> None:
-    with BatchServer(reply=reply, polls_to_end=99) as server:
+    with BatchServer(reply=reply, faults=Faults(polls_to_end=99)) as server:
         store, mode = mode_for(tmp_path, "anthropic", server)
         run(mode, submit(mode, "anthropic"), mode.cancel, mode.collect)
         assert stored(store, "anthropic") == 0

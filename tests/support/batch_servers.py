@@ -49,6 +49,25 @@ class EmulatedBatch:
     garbled: set[str] = field(default_factory=set)
 
 
+@dataclass(frozen=True)
+class Faults:
+    """What goes wrong at the emulator (nothing, by default)."""
+
+    #: Retrievals before a batch ends.
+    polls_to_end: int = 1
+    #: The share of a batch's items done when it expires (None: it does not).
+    expire: Callable[[EmulatedBatch], float | None] | None = None
+    #: Items (by custom id) that error.
+    error_item: Callable[[str], bool] | None = None
+    #: Items whose result line is garbled.
+    garble: Callable[[str], bool] | None = None
+    #: The nth batch create (0-based) is made, then its response never comes.
+    hang_create: Callable[[int], bool] | None = None
+    #: The API's limits per batch (None: none).
+    max_requests: int | None = None
+    max_bytes: int | None = None
+
+
 class BatchServer(LocalServer):
     """Both batch APIs on 127.0.0.1, in a background thread."""
 
@@ -56,26 +75,12 @@ class BatchServer(LocalServer):
         self,
         *,
         reply: Callable[[RecordedRequest], str] = default_reply,
-        polls_to_end: int = 1,
-        expire: Callable[[EmulatedBatch], float | None] | None = None,
-        error_item: Callable[[str], bool] | None = None,
-        garble: Callable[[str], bool] | None = None,
-        hang_create: Callable[[int], bool] | None = None,
-        max_requests: int | None = None,
-        max_bytes: int | None = None,
+        faults: Faults | None = None,
         llm: FakeLLMServer | None = None,
     ) -> None:
         super().__init__(_Handler)
         self.llm = llm or FakeLLMServer(reply=reply, record=False)
-        self.polls_to_end = polls_to_end
-        #: The share of a batch's items done when it expires (None: it does not).
-        self.expire = expire
-        self.error_item = error_item
-        self.garble = garble
-        #: The nth batch create (0-based) is made, then its response never comes.
-        self.hang_create = hang_create
-        self.max_requests = max_requests
-        self.max_bytes = max_bytes
+        self.faults = faults or Faults()
         self.files: dict[str, bytes] = {}
         self.batches: dict[str, EmulatedBatch] = {}
         #: (wire, model, custom_id) -> times submitted.
@@ -117,11 +122,11 @@ class BatchServer(LocalServer):
         with self._lock:
             if batch.status in ("in_progress", "validating", "cancelling", "canceling"):
                 batch.polls += 1
-                if batch.cancel or batch.polls >= self.polls_to_end:
+                if batch.cancel or batch.polls >= self.faults.polls_to_end:
                     self._end(batch)
 
     def _end(self, batch: EmulatedBatch) -> None:
-        share = None if self.expire is None or batch.cancel else self.expire(batch)
+        share = None if self.faults.expire is None or batch.cancel else self.faults.expire(batch)
         done = len(batch.requests) if share is None else int(len(batch.requests) * share)
         path = "/v1/chat/completions" if batch.wire == "openai" else "/v1/messages"
         for n, (custom_id, body) in enumerate(batch.requests):
@@ -129,14 +134,14 @@ class BatchServer(LocalServer):
                 batch.results[custom_id] = ("canceled", None)
             elif n >= done:
                 batch.results[custom_id] = ("expired", None)
-            elif self.error_item is not None and self.error_item(custom_id):
+            elif self.faults.error_item is not None and self.faults.error_item(custom_id):
                 batch.results[custom_id] = ("errored", "Simulated overload")
             else:
                 request = RecordedRequest(
                     n, "POST", path, {}, body, b"", time.monotonic(), _prompt(body), 0
                 )
                 batch.results[custom_id] = ("succeeded", self.llm.success_body(request))
-            if self.garble is not None and self.garble(custom_id):
+            if self.faults.garble is not None and self.faults.garble(custom_id):
                 batch.garbled.add(custom_id)
         if batch.wire == "openai":
             batch.status = "cancelled" if batch.cancel else ("expired" if share else "completed")
@@ -348,7 +353,7 @@ class _Handler(QuietHandler):
                 self._error(400, "purpose must be batch", False)
                 return
             data = fields["file"]
-            if app.max_bytes is not None and len(data) > app.max_bytes:
+            if app.faults.max_bytes is not None and len(data) > app.faults.max_bytes:
                 self._error(400, "file too large for a batch", False)
                 return
             file_id = app._file(data)
@@ -374,7 +379,7 @@ class _Handler(QuietHandler):
             ):
                 self._error(400, "bad endpoint or completion_window", False)
                 return
-            if app.max_requests is not None and len(lines) > app.max_requests:
+            if app.faults.max_requests is not None and len(lines) > app.faults.max_requests:
                 self._error(400, "too many requests in one batch", False)
                 return
             batch = app.create(
@@ -393,10 +398,10 @@ class _Handler(QuietHandler):
             self._json(200, app.llm.success_body(request))
         elif path == "/v1/messages/batches":
             requests = json.loads(raw)["requests"]
-            if app.max_requests is not None and len(requests) > app.max_requests:
+            if app.faults.max_requests is not None and len(requests) > app.faults.max_requests:
                 self._error(400, "too many requests in one batch", True)
                 return
-            if app.max_bytes is not None and len(raw) > app.max_bytes:
+            if app.faults.max_bytes is not None and len(raw) > app.faults.max_bytes:
                 self._error(413, "batch too large", True)
                 return
             batch = app.create("anthropic", [(r["custom_id"], r["params"]) for r in requests])
@@ -407,7 +412,7 @@ class _Handler(QuietHandler):
             self._error(404, f"unknown path {path}", path.startswith("/v1/messages"))
 
     def _created(self, batch: EmulatedBatch, obj: dict[str, Any]) -> None:
-        if self.app.hang_create is not None and self.app.hang_create(batch.index):
+        if self.app.faults.hang_create is not None and self.app.faults.hang_create(batch.index):
             self.app._stopping.wait(3600)  # made, but the client never hears of it
             self.close_connection = True
             return

@@ -78,6 +78,21 @@ class BatchRow:
         return cls(**d)
 
 
+@dataclass(frozen=True)
+class NewBatch:
+    """A batch about to be sent: what the store keeps of it besides its items."""
+
+    batch_key: str
+    wire: str
+    model: str
+    kind: str
+    run_id: str | None
+    benchmark: str
+    condition: str | None
+    settings: dict[str, Any]
+    reserved_usd: float
+
+
 class Batches:
     """Batch queries over a store's connection (mixed into :class:`Store`)."""
 
@@ -87,17 +102,8 @@ class Batches:
 
     def batch_begin(
         self,
-        *,
-        batch_key: str,
-        wire: str,
-        model: str,
-        kind: str,
-        run_id: str | None,
-        benchmark: str,
-        condition: str | None,
-        settings: dict[str, Any],
+        batch: NewBatch,
         items: Sequence[BatchItem],
-        reserved_usd: float,
         resubmits: Sequence[tuple[str, str]] = (),
     ) -> None:
         """Write a batch and its items before anything is sent (state ``submitting``);
@@ -109,16 +115,16 @@ class Batches:
                 "condition, settings_json, items, reserved_usd, created_at, updated_at) "
                 "VALUES (?, ?, ?, ?, 'submitting', ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
-                    batch_key,
-                    wire,
-                    model,
-                    kind,
-                    run_id,
-                    benchmark,
-                    condition,
-                    json.dumps(settings, sort_keys=True),
+                    batch.batch_key,
+                    batch.wire,
+                    batch.model,
+                    batch.kind,
+                    batch.run_id,
+                    batch.benchmark,
+                    batch.condition,
+                    json.dumps(batch.settings, sort_keys=True),
                     len(items),
-                    reserved_usd,
+                    batch.reserved_usd,
                     now,
                     now,
                 ),
@@ -128,7 +134,7 @@ class Batches:
                 "gen_id, attempt, cache_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     (
-                        batch_key,
+                        batch.batch_key,
                         i.custom_id,
                         i.claim_id,
                         i.prompt_id,

@@ -26,7 +26,7 @@ from deflectbench.pipeline.batches.jobs import GENERATION, GenerationJob, Job, J
 from deflectbench.pipeline.context import RunContext
 from deflectbench.pipeline.results import store_errors_stop_the_run
 from deflectbench.records import Cell, PendingGeneration
-from deflectbench.store.batches import BatchItem, BatchRow
+from deflectbench.store.batches import BatchItem, BatchRow, NewBatch
 
 #: An item's result as stored: the item, its completion (None: failed), why it failed.
 Result = tuple[BatchItem, Completion | None, str | None]
@@ -222,7 +222,7 @@ class Submitter:
         assert api is not None
         items = part.items
         key = f"db-{uuid.uuid4().hex[:20]}"
-        self.store.batch_begin(
+        batch = NewBatch(
             batch_key=key,
             wire=api.wire,
             model=job.name,
@@ -231,10 +231,10 @@ class Submitter:
             benchmark=self.benchmark.key,
             condition=job.condition,
             settings={**job.settings, "sections": self.sections} if self.sections else job.settings,
-            items=items,
             reserved_usd=part.reserved,
-            resubmits=[(bk, i.custom_id) for i in items for bk in resubmits.get(i.custom_id, ())],
         )
+        again = [(bk, i.custom_id) for i in items for bk in resubmits.get(i.custom_id, ())]
+        self.store.batch_begin(batch, items, again)
         await self.send(api, key, part.lines)
         self.summary.new_batches += 1
         self.summary.add(self.summary.submitted, job.name, len(items))
