@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from deflectbench.interop import export, import_paths
 from deflectbench.store import Store
@@ -275,3 +276,78 @@ def test_a_store_the_import_created_is_removed_when_it_fails_midway(tmp_path, be
         raise InteropError("failed before writing")
     with Store.open(kept) as store:
         assert store.counts()["generations"] > 0
+
+
+# -- issue 22: every field through the gate ---------------------------------------------------
+
+
+def _edit_first(path: Path, **changes) -> dict:
+    lines = path.read_text().splitlines()
+    rec = json.loads(lines[0])
+    rec.update(changes)
+    lines[0] = json.dumps(rec)
+    path.write_text("\n".join(lines) + "\n")
+    return rec
+
+
+@pytest.mark.parametrize(
+    ("changes", "word"),
+    [
+        ({"run": -1}, "field 'run'"),
+        ({"run": 1.9}, "field 'run'"),
+        ({"input_tokens": -3300}, "input_tokens"),
+        ({"output_tokens": 10**30}, "output_tokens"),  # past SQLite's integers
+        ({"output_tokens": 10**19}, "output_tokens"),
+        ({"prompt_text": "Tell me about cats."}, "rendering"),
+        ({"is_error": 7}, "is_error"),
+        ({"model": "gpt-5.5\u200b"}, "invisible"),
+    ],
+)
+def test_a_generation_out_of_range_is_a_listed_skip(tmp_path, benchmark, changes, word):
+    rel = release(tmp_path / "rel", benchmark)
+    path = gen_file(rel)
+    n = len(path.read_text().splitlines())
+    _edit_first(path, **changes)
+    with Store.open(tmp_path / "x.db") as store:
+        report = import_paths(store, [path])
+        assert store.counts()["generations"] == n - 1
+        assert store.spent_usd() >= 0
+    assert len(report.problems) == 1
+    assert report.problems[0].startswith(f"{path}:1:") and word in report.problems[0]
+    f = report.files[0]
+    assert (f.imported, f.already_present, f.skipped, f.read) == (n - 1, 0, 1, n)
+
+
+@pytest.mark.parametrize(
+    ("changes", "word"),
+    [
+        ({"refusal": 7}, "refusal"),
+        ({"refusal": -3}, "refusal"),
+        ({"consistency_flag": 5}, "consistency_flag"),
+    ],
+)
+def test_a_judge_record_out_of_range_is_a_listed_skip(tmp_path, benchmark, changes, word):
+    rel = release(tmp_path / "rel", benchmark)
+    path = eval_file(rel)
+    _edit_first(path, **changes)
+    with Store.open(tmp_path / "x.db") as store:
+        report = import_paths(store, [rel])
+        values = {j["refusal"] for j in store.judgment_rows()}
+    assert values <= {0, 1, -1, None}
+    assert len(report.problems) == 1
+    assert report.problems[0].startswith(f"{path}:1:") and word in report.problems[0]
+    for f in report.files:
+        assert f.imported + f.already_present + f.skipped == f.read
+
+
+def test_an_identical_repeat_in_one_file_is_counted_once(tmp_path, benchmark):
+    rel = release(tmp_path / "rel", benchmark)
+    path = gen_file(rel)
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join([*lines, lines[0]]) + "\n")
+    with Store.open(tmp_path / "x.db") as store:
+        report = import_paths(store, [path])
+        assert store.counts()["generations"] == len(lines)
+    f = report.files[0]
+    assert report.ok
+    assert (f.imported, f.already_present, f.skipped, f.read) == (len(lines), 1, 0, len(lines) + 1)
