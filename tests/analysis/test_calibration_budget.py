@@ -69,11 +69,37 @@ def test_enough_labels_need_none_more_and_the_impossible_says_none():
     assert labels_needed(y, yhat, 400, target=0.001) is None  # even all 400 are not enough
 
 
-def test_a_design_effect_asks_for_more():
+def test_clustering_asks_for_more():
     y, yhat = _labels(5, 100)
     plain = labels_needed(y, yhat, 10000, target=0.02)
-    clustered = labels_needed(y, yhat, 10000, target=0.02, design_effect=2.0)
-    assert clustered > plain
+    crowded = labels_needed(y, yhat, 10000, target=0.02, design_effect=2.0)
+    # The judged rate's own claim-bootstrap variance, 10 x that of independent items.
+    var_f = float(np.var(yhat))
+    clustered = labels_needed(y, yhat, 10000, target=0.02, judged_variance=10 * var_f / 10000)
+    assert crowded > plain and clustered > plain
+
+
+@pytest.mark.parametrize(("seed", "big_m"), [(0, 2000), (1, 10000), (2, 500)])
+def test_independent_items_follow_ppi_py_effective_n(seed, big_m):
+    """Without clustering the budget is the smallest n whose effective n (ppi_py's formula,
+    the estimator's M judged generations beside the n labels) reaches (z sigma / target)^2."""
+    y, yhat = _labels(seed, 120, rate=0.25, flip=0.07)
+    var_h, var_f = float(np.var(y)), float(np.var(yhat))
+    rho = float(np.mean((y - y.mean()) * (yhat - yhat.mean()))) / math.sqrt(var_h * var_f)
+    z, target = 1.959963984540054, 0.025
+
+    def half(n):
+        n_eff = n * (n + big_m) / (n + (1 - rho**2) * big_m)
+        return z * math.sqrt(var_h / n_eff)
+
+    more = labels_needed(y, yhat, big_m, target=target)
+    if more is None:
+        assert half(big_m) > target
+        return
+    n = 120 + more
+    assert half(n) <= target * (1 + 1e-9)
+    if more > 0:
+        assert half(n - 1) > target
 
 
 def test_labels_of_one_value_still_ask_for_labels():

@@ -1,13 +1,19 @@
 """Label budget: how many more labels bring a corrected CI's half-width under a target.
 
-As ``ppi_py``'s power analysis (``ppi_mean_power``): from the labelled items, the variance
-sigma^2 of a label and the PPI correlation rho between label and judged value; PPI++ with n
-labels among M target generations is then worth n_eff = n M / (n + (1 - rho^2)(M - n))
-classical labels (Broska, Howes and van Loon 2024), and its half-width is
-z sigma sqrt(deff / n_eff). ``design_effect`` (deff) carries the claim clustering: the ratio of
-the claim-bootstrap variance to the independent-items variance measured so far (1 = items
-independent). Solving n_eff >= n0 = (z sigma)^2 deff / target^2 for n gives
-n >= n0 (1 - rho^2) M / (M - n0 rho^2).
+As ``ppi_py``'s power analysis (``ppi_mean_power``), from the labelled items measured so far:
+the variance sigma_h^2 of a label, sigma_f^2 of the judged value and their covariance c
+(their correlation rho is ``ppi_py``'s PPI correlation). PPI++ with n labels has variance
+
+    se^2(n) = lam^2 A + deff (sigma_h^2 - 2 lam c + lam^2 sigma_f^2) / n,
+
+A the variance of the judged mean over the target generations and deff the clustering of the
+labels; with the best lam, se^2(n) = deff sigma_h^2 / n - (deff c / n)^2 / (A + deff sigma_f^2 / n).
+For independent items A = sigma_f^2 / M (M target generations) and deff = 1, which is
+``ppi_py``'s effective sample size n_eff = n (n + M) / (n + (1 - rho^2) M) (Broska, Howes and
+van Loon 2024). Claim clustering enters where it is: A is best the judged estimate's own
+claim-bootstrap variance (``judged_variance``); the labels, a few per claim, are nearly
+independent (``design_effect`` 1, raise it if labels crowd into few claims). The budget is the
+smallest n with z se(n) <= target.
 """
 
 from __future__ import annotations
@@ -62,14 +68,28 @@ def label_power(y: ArrayLike, yhat: ArrayLike, w: ArrayLike | None = None) -> La
 
 
 def labels_for_effective_n(n0: float, ppi_corr: float, n_target: int) -> float | None:
-    """The labels n (out of ``n_target`` generations) whose PPI++ estimate is worth ``n0``
-    classical labels; None if even labelling every generation is not enough."""
+    """``ppi_py``'s relation solved for n, the labelled items counted among the ``n_target``
+    generations (N = n_target - n judged only): the labels whose PPI++ estimate is worth ``n0``
+    classical labels, n_eff = n M / (n + (1 - rho^2)(M - n)) = n0; None if even labelling
+    every generation is not enough (n0 > M)."""
     if n0 <= 0:
         return 0.0
     if n0 > n_target:
         return None
     rho_sq = ppi_corr**2
     return n0 * (1.0 - rho_sq) * n_target / (n_target - n0 * rho_sq)
+
+
+def _label_moments(y, yhat, w) -> tuple[float, float, float, int]:
+    """sigma_h^2, sigma_f^2 and c as ``ppi_py`` measures them (weights normalised to mean 1)."""
+    yy, ff = np.asarray(y, dtype=np.float64), np.asarray(yhat, dtype=np.float64)
+    n = yy.size
+    ww = np.ones(n) if w is None else np.asarray(w, dtype=np.float64)
+    ww = ww / ww.sum() * n
+    point = float(np.sum(ww * yy) / np.sum(ww))
+    g, gh = ww * (yy - point), ww * (ff - point)
+    gc, ghc = g - g.mean(), gh - gh.mean()
+    return float(gc @ gc / n), float(ghc @ ghc / n), float(gc @ ghc / n), n
 
 
 def labels_needed(
@@ -80,13 +100,17 @@ def labels_needed(
     target: float = 0.03,
     w: ArrayLike | None = None,
     level: float = 0.95,
+    judged_variance: float | None = None,
     design_effect: float = 1.0,
 ) -> int | None:
     """More labels (beyond the ``len(y)`` so far) for a PPI++ half-width <= ``target``.
 
     ``y``/``yhat`` are the labelled items' human labels and judged values, ``n_target`` the
-    target generations the rate is about. 0 when the labels already suffice; None when even
-    labelling all ``n_target`` generations would not reach the target.
+    target generations the rate is about (at most that many can be labelled).
+    ``judged_variance`` is the variance of the judged rate over them, e.g.
+    ((hi - lo) / (2 * 1.96))^2 of its claim-bootstrap CI; None takes the items as independent.
+    0 when the labels already suffice; None when even labelling all ``n_target`` generations
+    would not reach the target.
     """
     if not 0.0 < target < 1.0:
         raise ValueError("target must be a half-width strictly between 0 and 1")
@@ -94,12 +118,30 @@ def labels_needed(
         raise ValueError("level must lie strictly between 0 and 1")
     if not design_effect > 0:
         raise ValueError("design_effect must be positive")
+    if judged_variance is not None and not judged_variance >= 0:
+        raise ValueError("judged_variance must not be negative")
     power = label_power(y, yhat, w)
     if n_target < power.n:
         raise ValueError(f"n_target ({n_target}) is smaller than the labels ({power.n})")
+    var_h, var_f, cov, n_now = _label_moments(y, yhat, w)
+    if var_h <= 1e-15:  # labels of one value: the cautious variance of label_power, no credit
+        var_h, cov = power.sigma_sq, 0.0
+    a = var_f / n_target if judged_variance is None else float(judged_variance)
     z = NormalDist().inv_cdf(0.5 + level / 2.0)
-    n0 = (z * z) * power.sigma_sq * design_effect / (target * target)
-    n = labels_for_effective_n(n0, power.ppi_corr, n_target)
-    if n is None:
+    limit = (target / z) ** 2
+
+    def se_sq(n: int) -> float:
+        u = design_effect / n
+        shared = a + u * var_f
+        return u * var_h - ((u * cov) ** 2 / shared if shared > 0 else 0.0)
+
+    if se_sq(n_target) > limit * (1 + 1e-12):
         return None
-    return max(0, math.ceil(n - 1e-9) - power.n)
+    lo, hi = 1, n_target  # smallest n with se_sq(n) <= limit (se_sq falls as n grows)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if se_sq(mid) <= limit * (1 + 1e-12):
+            hi = mid
+        else:
+            lo = mid + 1
+    return max(0, lo - n_now)
