@@ -74,15 +74,24 @@ def _claims(x: np.ndarray, rows: int, name: str) -> NDArray[np.int64]:
 
 
 def _validate(
-    target,
-    target_claim,
-    labelled_judged,
-    labelled_human,
-    labelled_claim,
-    labelled_weight,
-    methods,
-    min_labels,
-):
+    target: np.ndarray,
+    target_claim: np.ndarray,
+    labelled_judged: np.ndarray,
+    labelled_human: np.ndarray,
+    labelled_claim: np.ndarray,
+    labelled_weight: np.ndarray | None,
+    methods: Sequence[str],
+    min_labels: int,
+    resamples: int,
+) -> tuple[
+    NDArray[np.float64],
+    NDArray[np.int64],
+    NDArray[np.float64],
+    NDArray[np.float64],
+    NDArray[np.int64],
+    NDArray[np.float64],
+]:
+    """The inputs as float matrices and int codes, or a one-line ValueError naming the fault."""
     tgt = _float_matrix(target, "target")
     lj = _float_matrix(labelled_judged, "labelled_judged")
     lh = _float_matrix(labelled_human, "labelled_human")
@@ -117,6 +126,8 @@ def _validate(
         raise ValueError(f"unknown method {unknown[0]!r}; choose from {', '.join(METHODS)}")
     if min_labels < 1:
         raise ValueError("min_labels must be at least 1")
+    if resamples < 1:
+        raise ValueError("resamples must be at least 1")
     return tgt, tc, lj, lh, lc, lw
 
 
@@ -158,6 +169,7 @@ def estimate_rates(
         labelled_weight,
         methods,
         min_labels,
+        resamples,
     )
     k = tgt.shape[1]
     claims, inverse = np.unique(np.concatenate([tc, lc]), return_inverse=True)
