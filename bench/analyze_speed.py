@@ -34,7 +34,7 @@ sys.path[:0] = [str(ROOT / "src"), str(ROOT / "tests")]
 from paper_store import ensure_paper_store  # noqa: E402
 
 from deflectbench.analysis import AnalysisOptions, analyze, audit, tables  # noqa: E402
-from deflectbench.analysis.scored import (  # noqa: E402
+from deflectbench.analysis.frames.scored import (  # noqa: E402
     generation_frame,
     judgment_frame,
     scored_from_frames,

@@ -1,13 +1,14 @@
 """The ground floor: the paper's vocabulary and every rule written once.
 
 Fields, outcomes, framings, levels and fallacies; the rubric's two rules and the outcome ladder
-(scalar and vectorised); the consensus rules as named objects. Every room may import this
+(scalar and vectorised); the consensus rules as named objects, and the consensus outcome of one
+generation (the pipeline's, to choose a follow-up). Every room may import this
 module; it imports nothing of the package, so it is the one place a rule can change.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -216,6 +217,14 @@ class Consensus:
         with np.errstate(invalid="ignore", divide="ignore"):
             return ones == seen if self.kind == "all" else ones / seen >= 0.5
 
+    def decide_fields(self, ones: np.ndarray, seen: np.ndarray) -> np.ndarray:
+        """Per field, 1.0 or 0.0 by the rule, NaN where no judge scored the field (``seen == 0``).
+
+        The one decision both consensus forms make: over many generations at once
+        (:func:`deflectbench.analysis.consensus.consensus_fields`) and for one
+        (:func:`consensus_outcome`)."""
+        return np.where(seen > 0, self.decide(ones, seen), np.nan)
+
     def combine(self, verdicts: Mapping[str, Mapping[str, int]]) -> Scores | None:
         """One verdict from several judges' scores, keyed by judge (None: nothing to combine)."""
         if self.kind == "judge":
@@ -229,3 +238,18 @@ class Consensus:
             total = sum(int(v[f]) for v in verdicts.values())
             out[f] = int(self.decide(np.float64(total), np.float64(n)))
         return out
+
+
+def consensus_outcome(
+    verdicts: Sequence[Mapping[str, object]], rule: str | Consensus = "mean"
+) -> str:
+    """The outcome of one generation from its judges' verdicts (what each said): the rule per
+    field over the judges that scored it (:meth:`Consensus.decide_fields`), then the outcome
+    ladder; a field no judge scored is not a 1. The pipeline uses it to choose a follow-up."""
+    consensus = Consensus.parse(rule)
+    values = np.array([[known(v)[f] for f in FIELDS] for v in verdicts], dtype=np.float64)
+    values = values.reshape(-1, len(FIELDS))
+    ones = (values == 1).sum(axis=0).astype(np.float64)
+    seen = ((values == 0) | (values == 1)).sum(axis=0).astype(np.float64)
+    decided = consensus.decide_fields(ones, seen) == 1
+    return outcome({f: int(d) for f, d in zip(FIELDS, decided, strict=True)})

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from deflectbench.analysis import AnalysisOptions, analyze
-from deflectbench.analysis.audit import audit
-from deflectbench.analysis.compat import ReleaseQuirks
+from deflectbench.analysis.compat.audit import audit
+from deflectbench.analysis.compat.quirks import ReleaseQuirks
 from deflectbench.interop import import_paths
 from deflectbench.store import Store
 from deflectbench.vocab import FIELDS, OUTCOMES, ConsensusError

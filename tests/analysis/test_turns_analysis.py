@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from deflectbench.analysis.options import AnalysisOptions
-from deflectbench.analysis.turns import turn_analysis
+from deflectbench.analysis.summary.turns import turn_analysis
 from deflectbench.benchmark.packs import load_pack
 from deflectbench.store.turns import turn_prompt_id
 from deflectbench.vocab import FIELDS, OUTCOMES

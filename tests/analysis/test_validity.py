@@ -18,15 +18,15 @@ import pytest
 from statsmodels.stats.inter_rater import cohens_kappa
 
 from deflectbench.analysis import AnalysisOptions
-from deflectbench.analysis.agreement import agreement_table
-from deflectbench.analysis.scored import scored_table, verdict_table
-from deflectbench.analysis.validity import (
+from deflectbench.analysis.frames.scored import scored_table, verdict_table
+from deflectbench.analysis.tables.agreement import agreement_table
+from deflectbench.analysis.validity.load import LEXICAL, judge_validity
+from deflectbench.analysis.validity.measures import (
     annotator_agreement,
     compare,
     human_outcome,
     human_reference,
 )
-from deflectbench.analysis.validity_load import LEXICAL, judge_validity
 from deflectbench.benchmark import default_benchmark
 from deflectbench.interop import import_paths
 from deflectbench.records import HumanLabel

@@ -13,7 +13,7 @@ from statsmodels.stats.inter_rater import cohens_kappa
 from statsmodels.stats.proportion import tost_proportions_2indep
 
 from deflectbench.analysis import stats, tables
-from deflectbench.analysis.scored import outcome_codes
+from deflectbench.analysis.frames.scored import outcome_codes
 from deflectbench.vocab import FIELDS, OUTCOMES
 
 FRAMING_OF = {

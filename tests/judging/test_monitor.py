@@ -209,7 +209,7 @@ def test_monitor_bad_line_is_one_line_with_its_number(tmp_path):
 
 def test_monitor_precision_recall_against_the_consensus(tmp_path, benchmark):
     """``validate``'s monitor rows against a direct count on the fixture's consensus."""
-    from deflectbench.analysis.scored import generation_frame, scored_table
+    from deflectbench.analysis.frames.scored import generation_frame, scored_table
     from deflectbench.interop import import_paths
     from deflectbench.store import Store
     from support.fixtures import write_release_fixture

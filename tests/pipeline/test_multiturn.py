@@ -12,15 +12,15 @@ from pathlib import Path
 import pytest
 
 from deflectbench.analysis import AnalysisOptions, summarize
-from deflectbench.analysis.scored import scored_table
+from deflectbench.analysis.frames.scored import scored_table
 from deflectbench.benchmark.packs import load_pack
 from deflectbench.models.base import GenerationParams
-from deflectbench.pipeline.turns import TurnCell, consensus_outcome
+from deflectbench.pipeline.turns import TurnCell
 from deflectbench.report.build import build_report
 from deflectbench.run import RunOptions, execute
 from deflectbench.store import Store
 from deflectbench.store.turns import split_prompt_id, turn_prompt_id
-from deflectbench.vocab import FIELDS
+from deflectbench.vocab import FIELDS, consensus_outcome
 from support.cli_runs import Cli, query
 from support.fakes import build, is_judge_request, plan_for, run_once, sections
 from support.replies import PACK, TEMPLATES, TURN_CLAIMS, TURN_JUDGE, VERDICTS, template_of

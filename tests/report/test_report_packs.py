@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from deflectbench.analysis import AnalysisOptions
-from deflectbench.analysis.validity_load import judge_validity
+from deflectbench.analysis.validity.load import judge_validity
 from deflectbench.benchmark import default_benchmark, load_pack
 from deflectbench.benchmark.title import pack_title
 from deflectbench.records import HumanLabel

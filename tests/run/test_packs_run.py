@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from deflectbench.analysis import AnalysisOptions
-from deflectbench.analysis.packs import compare_packs
-from deflectbench.analysis.scored import generation_frame, judgment_frame
+from deflectbench.analysis.frames.scored import generation_frame, judgment_frame
+from deflectbench.analysis.summary.packs import compare_packs
 from deflectbench.benchmark import default_benchmark, load_pack
 from deflectbench.store import Store
 from support.fakes import VERDICT, is_judge_request

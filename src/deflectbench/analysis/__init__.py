@@ -16,17 +16,24 @@ For notebooks::
         moves = audit(store, b).to_json()        # what each of its quirks moves
     rates_with_ci(scored)                        # per model, 8 fields + 5 outcomes with 95% CIs
 
-The default is the paper's definition (the judges' values as they said them); ``compat`` and
-its quirks are in ``compat``. Every table function is pure (DataFrame in, DataFrame out); the
-statistics are in ``stats``.
+The default is the paper's definition (the judges' values as they said them); the release's
+quirks are in ``compat``. Every table function is pure (DataFrame in, DataFrame out).
+
+The package, bottom up: ``stats`` (pure statistics: arrays in, numbers out), ``options`` (the
+one ``AnalysisOptions``), ``consensus`` (the judges' consensus per field), ``compat`` (the
+release's quirks, and the audit of what each moves), ``frames`` (the store read into frames:
+the scored and verdict tables), ``tables`` (the paper's tables), ``summary`` (the typed
+``Summary``, its JSON, and the sections it gathers: counts, packs, turns, examples),
+``validity`` (judges against human labels), ``calibration`` (rates corrected for judge error).
+This file is the notebook's import; the package's own modules import the module that defines
+a name, never this one.
 """
 
 from deflectbench.analysis import stats
-from deflectbench.analysis.audit import Audit, audit
-from deflectbench.analysis.compat import ReleaseQuirks
-from deflectbench.analysis.options import AnalysisOptions
-from deflectbench.analysis.scored import (
-    consensus_fields,
+from deflectbench.analysis.compat.audit import Audit, audit
+from deflectbench.analysis.compat.quirks import ReleaseQuirks
+from deflectbench.analysis.consensus import consensus_fields
+from deflectbench.analysis.frames.scored import (
     generation_frame,
     judgment_frame,
     outcome_by,
@@ -35,40 +42,47 @@ from deflectbench.analysis.scored import (
     verdict_table,
     verdicts_from_frames,
 )
-from deflectbench.analysis.summary import (
+from deflectbench.analysis.options import AnalysisOptions
+from deflectbench.analysis.summary.build import (
     Summary,
     analyze,
     analyze_frames,
     summarize,
     summarize_frames,
 )
-from deflectbench.analysis.summary_json import jsonable
-from deflectbench.analysis.tables import (
-    agreement_table,
-    chi2_model_outcome,
-    claim_rates,
-    claim_spread_table,
-    coach_field_rates,
-    coach_labeling,
-    cohens_h_table,
-    fallacy_by_framing,
+from deflectbench.analysis.summary.to_json import jsonable
+from deflectbench.analysis.tables.agreement import agreement_table
+from deflectbench.analysis.tables.appendix import (
     fallacy_density_by_model,
-    fallacy_density_by_outcome,
-    fallacy_swing,
-    fallacy_swing_by_framing,
-    framing_h_matrix,
     free_choice_preferences,
-    level_tost,
-    outcome_counts,
     output_tokens_by_outcome,
-    rates_by,
-    rates_by_context,
-    rates_by_level,
-    rates_with_ci,
     requested_match,
     run_refusal_counts,
     sample_refusal_counts,
+)
+from deflectbench.analysis.tables.breakdowns import (
+    coach_field_rates,
+    fallacy_density_by_outcome,
+    fallacy_swing,
+    fallacy_swing_by_framing,
+    rates_by_context,
+    rates_by_level,
+)
+from deflectbench.analysis.tables.rates import (
+    coach_labeling,
+    cohens_h_table,
+    fallacy_by_framing,
+    framing_h_matrix,
+    rates_by,
+    rates_with_ci,
     template_table,
+)
+from deflectbench.analysis.tables.significance import (
+    chi2_model_outcome,
+    claim_rates,
+    claim_spread_table,
+    level_tost,
+    outcome_counts,
 )
 
 __all__ = [

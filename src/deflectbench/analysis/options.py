@@ -11,12 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from deflectbench.analysis.compat import COMPAT_MODES, ReleaseQuirks, check_compat
+from deflectbench.analysis.compat.quirks import ReleaseQuirks, check_compat
 from deflectbench.vocab import Consensus, ConsensusError
 
 __all__ = [
     "CI_LEVEL",
-    "COMPAT_MODES",
     "DEFAULT_VALUES",
     "JUDGE_VALUES",
     "MIN_CI_CLAIMS",

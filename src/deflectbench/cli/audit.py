@@ -118,7 +118,7 @@ def audit(
 
         deflectbench audit --db paper.db --json - | jq .release_vs_paper
     """
-    from deflectbench.analysis.audit import audit as run_audit
+    from deflectbench.analysis.compat.audit import audit as run_audit
     from deflectbench.cli.options import stored_benchmark
 
     store = open_store(db, must_exist=True)

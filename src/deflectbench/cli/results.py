@@ -54,7 +54,7 @@ def _options(
     """The analysis flags as options (the shared ones, plus --compat)."""
     from dataclasses import replace
 
-    from deflectbench.analysis.compat import check_compat
+    from deflectbench.analysis.compat.quirks import check_compat
 
     options = analysis_options(consensus, judge, values, resamples, seed)
     return replace(options, compat=check_compat(compat))
@@ -103,7 +103,7 @@ def analyze(
 
         deflectbench analyze --db paper.db --compat release  # the release script's numbers
     """
-    from deflectbench.analysis import analyze as analyze_store
+    from deflectbench.analysis.summary.build import analyze as analyze_store
     from deflectbench.cli.options import stored_benchmark
     from deflectbench.cli.tables import render_terminal
 

@@ -94,14 +94,14 @@ def print_stage(label: str, res: Any, what: str) -> None:
 
 def scored_for_plan(store: Store, b: Benchmark, plan: RunPlan) -> Any:
     """The run's models, scored by the run's judges (what the table after a run shows)."""
-    from deflectbench.analysis import scored_table
+    from deflectbench.analysis.frames.scored import scored_table
 
     scored = scored_table(store, b, judges=list(plan.judges))
     return scored[scored["model"].isin(plan.models)] if len(scored) else scored
 
 
 def print_run_report(report: Any, scored: Any, plan: RunPlan, db: Path) -> None:
-    from deflectbench.analysis.tables import framing_outcomes
+    from deflectbench.analysis.tables.rates import framing_outcomes
     from deflectbench.cli.tables import framing_tables
 
     for m, res in report.generation.items():

@@ -34,7 +34,7 @@ from deflectbench.cli.results import JudgeValuesOption
 if TYPE_CHECKING:
     import pandas as pd
 
-    from deflectbench.analysis.validity_load import ValidityInputs
+    from deflectbench.analysis.validity.load import ValidityInputs
     from deflectbench.benchmark import Benchmark
     from deflectbench.store import Store
 
@@ -152,7 +152,7 @@ def _lexical_now(store: Store, benchmark: Benchmark, inputs: ValidityInputs) -> 
     """The lexical judge on the labeled generations, when the store has no lexical verdicts."""
     import pandas as pd
 
-    from deflectbench.analysis.validity_load import LEXICAL, generation_texts
+    from deflectbench.analysis.validity.load import LEXICAL, generation_texts
     from deflectbench.judging import lexical
     from deflectbench.vocab import FIELDS
 
@@ -170,7 +170,7 @@ def _monitor_outcomes(
     store: Store, benchmark: Benchmark, inputs: ValidityInputs, progress: bool
 ) -> dict[int, str]:
     """The monitor's outcome for every scored or labeled generation."""
-    from deflectbench.analysis.validity_load import generation_texts
+    from deflectbench.analysis.validity.load import generation_texts
     from deflectbench.cli.progress import StageBars
     from deflectbench.judging.monitor import monitor
 
@@ -314,7 +314,7 @@ def validate(
 
         deflectbench validate --benchmark deflectbench-v1-es --json validity-es.json
     """
-    from deflectbench.analysis.validity_load import (
+    from deflectbench.analysis.validity.load import (
         read_validity_inputs,
         validity_from_inputs,
     )

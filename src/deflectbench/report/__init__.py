@@ -1,7 +1,7 @@
 """The report: the paper's figures and tables for any store, as one self-contained HTML page,
 a Markdown page, CSV tables and PNG/SVG/PDF figures.
 
-    from deflectbench.analysis import AnalysisOptions
+    from deflectbench.analysis.options import AnalysisOptions
     from deflectbench.benchmark import default_benchmark
     from deflectbench.report import build_report
     from deflectbench.store import Store

@@ -4,8 +4,8 @@ outcome (from the Summary; formatting only, see :mod:`.tables`)."""
 
 from __future__ import annotations
 
-from deflectbench.analysis import Summary
-from deflectbench.analysis.breakdowns import COACH_FIELDS
+from deflectbench.analysis.summary.build import Summary
+from deflectbench.analysis.tables.breakdowns import COACH_FIELDS
 from deflectbench.report.chart import OUTCOME_LABELS
 from deflectbench.report.format import count, num, pct
 from deflectbench.report.tables import Table, make_table

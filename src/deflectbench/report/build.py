@@ -18,9 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from deflectbench.analysis import AnalysisOptions, Summary, summarize
-from deflectbench.analysis.load import StoreReader
-from deflectbench.analysis.validity_load import judge_validity
+from deflectbench.analysis.frames.load import StoreReader
+from deflectbench.analysis.options import AnalysisOptions
+from deflectbench.analysis.summary.build import Summary, summarize
+from deflectbench.analysis.validity.load import judge_validity
 from deflectbench.benchmark import Benchmark
 from deflectbench.escaping import csv_safe
 from deflectbench.report import figures as fg

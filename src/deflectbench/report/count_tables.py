@@ -7,8 +7,8 @@ from dataclasses import asdict
 
 import pandas as pd
 
-from deflectbench.analysis import Summary
-from deflectbench.analysis.counts import CostRow
+from deflectbench.analysis.summary.build import Summary
+from deflectbench.analysis.summary.counts import CostRow
 from deflectbench.report.format import count, usd
 from deflectbench.report.tables import Table, make_table
 

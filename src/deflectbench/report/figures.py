@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.patches import Rectangle
 
-from deflectbench.analysis.tables import FramingSwing
+from deflectbench.analysis.tables.rates import FramingSwing
 from deflectbench.report.chart import (
     FALLACY_LABELS,
     FORMATS,

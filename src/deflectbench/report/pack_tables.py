@@ -1,7 +1,7 @@
 """The report's "Benchmark packs" section: the packs a store holds side by side, the language
 factor (a table and a figure), and each pack against the pack it is based on, template by
 template (e.g. the controlled pack against v1). Shown only when the store holds more than one
-pack; every number comes from the summary's :class:`~deflectbench.analysis.packs.PackComparison`.
+pack; every number comes from the summary's :class:`~deflectbench.analysis.summary.packs.PackComparison`.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import matplotlib as mpl
 import numpy as np
 import pandas as pd
 
-from deflectbench.analysis import Summary
+from deflectbench.analysis.summary.build import Summary
 from deflectbench.report.chart import (
     FALLACY_LABELS,
     INK,

@@ -13,8 +13,9 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
-from deflectbench.analysis import AnalysisOptions, Summary
-from deflectbench.analysis.examples import SNIPPET_CHARS
+from deflectbench.analysis.options import AnalysisOptions
+from deflectbench.analysis.summary.build import Summary
+from deflectbench.analysis.summary.examples import SNIPPET_CHARS
 from deflectbench.benchmark.title import pack_title
 from deflectbench.report.chart import OUTCOME_LABELS
 from deflectbench.report.format import num, pct, pval

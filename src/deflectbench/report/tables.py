@@ -13,9 +13,9 @@ from typing import Any
 
 import pandas as pd
 
-from deflectbench.analysis import Summary
-from deflectbench.analysis.breakdowns import small_sample_note
 from deflectbench.analysis.options import MIN_CI_CLAIMS
+from deflectbench.analysis.summary.build import Summary
+from deflectbench.analysis.tables.breakdowns import small_sample_note
 from deflectbench.report.chart import OUTCOME_LABELS
 from deflectbench.report.format import ci, count, isnan, num, pct, pval
 from deflectbench.vocab import FIELDS, LEVEL_NAMES, OUTCOMES

@@ -1,6 +1,6 @@
 """The report's "Second turn" section (multi-turn packs): the label stripped on request, turn-2
 outcomes by turn-1 outcome (two tables) and one figure of the same. Shown only when the
-summary has a turn 2; every number comes from its :class:`~deflectbench.analysis.turns.TurnAnalysis`.
+summary has a turn 2; every number comes from its :class:`~deflectbench.analysis.summary.turns.TurnAnalysis`.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 import matplotlib as mpl
 import numpy as np
 
-from deflectbench.analysis import Summary
+from deflectbench.analysis.summary.build import Summary
 from deflectbench.report.chart import (
     OUTCOME_LABELS,
     STYLE,

@@ -1,5 +1,5 @@
 """The report's "judge validity" tables: each judge and the consensus against the human labels,
-and the annotators against each other (numbers from :mod:`deflectbench.analysis.validity_load`;
+and the annotators against each other (numbers from :mod:`deflectbench.analysis.validity.load`;
 this module only lays them out)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from deflectbench.analysis.validity_load import Validity
+from deflectbench.analysis.validity.load import Validity
 from deflectbench.report.format import count, isnan, num
 from deflectbench.report.tables import Table, make_table
 

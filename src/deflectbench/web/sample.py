@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from deflectbench.analysis import scored_table
+from deflectbench.analysis.frames.scored import scored_table
 from deflectbench.benchmark import Benchmark
 from deflectbench.store import Store
 from deflectbench.store.labels import SampleItem

@@ -28,15 +28,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from deflectbench.analysis.options import DEFAULT_VALUES, AnalysisOptions
-from deflectbench.analysis.scored import (
+from deflectbench.analysis.frames.scored import (
     generation_frame,
     in_benchmark,
     judgment_frame,
     scored_from_frames,
 )
-from deflectbench.analysis.validity import human_outcome, human_reference
-from deflectbench.analysis.validity_load import human_frame
+from deflectbench.analysis.options import DEFAULT_VALUES, AnalysisOptions
+from deflectbench.analysis.validity.load import human_frame
+from deflectbench.analysis.validity.measures import human_outcome, human_reference
 from deflectbench.benchmark import Benchmark
 from deflectbench.vocab import FIELDS, LADDER, OUTCOMES
 

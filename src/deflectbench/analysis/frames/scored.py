@@ -3,7 +3,7 @@
 Everything the analysis computes starts from this DataFrame, whether the generations came from
 ``deflectbench run`` or from the public release's files. By default it is the paper's
 definition; the release script's departures from it (``compat="release"``) are switched on by
-:class:`deflectbench.analysis.compat.ReleaseQuirks`, and nowhere else. The steps, with the
+:class:`deflectbench.analysis.compat.quirks.ReleaseQuirks`, and nowhere else. The steps, with the
 count kept at each (``.attrs["counts"]``):
 
 1. attempted: the store's generations of this benchmark (its key, claims and templates);
@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from deflectbench.analysis.compat import ReleaseQuirks
+from deflectbench.analysis.compat.quirks import ReleaseQuirks
 from deflectbench.analysis.options import DEFAULT_VALUES, check_values
 from deflectbench.benchmark import Benchmark
 from deflectbench.store import Store
@@ -46,7 +46,6 @@ __all__ = [
     "GEN_COLUMNS",
     "JUDGMENT_COLUMNS",
     "TEMPLATE_COLUMNS",
-    "consensus_fields",
     "generation_frame",
     "in_benchmark",
     "judgment_frame",
@@ -187,33 +186,6 @@ def _parsed(judg: pd.DataFrame, judges: Sequence[str] | None = None) -> pd.DataF
     return judg[ok]
 
 
-def consensus_fields(verdicts: pd.DataFrame, rule: str | Consensus = "mean") -> pd.DataFrame:
-    """Per generation, the rule over its judges' parsed verdicts (vectorised ``combine``).
-
-    ``verdicts`` holds one row per (gen_id, judge) with the 8 fields as 0/1 (-1 or missing
-    means the judge did not score that field). Returns one row per gen_id (index), the 8
-    combined fields (NaN where no judge scored the field) and ``n_judges`` (verdicts combined).
-    For ``judge:NAME`` pass that judge's verdicts only; any one-judge input is its own verdict.
-    """
-    consensus = Consensus.parse(rule)
-    if verdicts.empty:
-        out = pd.DataFrame(columns=[*FIELDS, "n_judges"], index=pd.Index([], name="gen_id"))
-        return out.astype(float).astype({"n_judges": int})
-    codes, uniq = pd.factorize(verdicts["gen_id"], sort=True)
-    g = len(uniq)
-    values = verdicts[list(FIELDS)].to_numpy(dtype=np.float64, na_value=np.nan)
-    scored = (values == 0) | (values == 1)
-    combined = np.empty((g, len(FIELDS)))
-    for j in range(len(FIELDS)):
-        ones = np.bincount(codes, weights=(values[:, j] == 1), minlength=g)
-        seen = np.bincount(codes, weights=scored[:, j], minlength=g)
-        yes = consensus.decide(ones, seen)
-        combined[:, j] = np.where(seen > 0, yes, np.nan)
-    out = pd.DataFrame(combined, index=pd.Index(uniq, name="gen_id"), columns=list(FIELDS))
-    out["n_judges"] = np.bincount(codes, minlength=g)
-    return out
-
-
 def _attributes(benchmark: Benchmark) -> tuple[pd.DataFrame, pd.DataFrame]:
     claims = pd.DataFrame(
         [(c.claim_id, c.level, c.context, c.domain) for c in benchmark.claims],
@@ -280,7 +252,7 @@ def scored_from_frames(
 
     ``judges`` defaults to every judge in ``judg``; the rule ``judge:NAME`` narrows it to NAME.
     ``quirks`` switches on the release script's departures from the paper's definition
-    (:class:`.compat.ReleaseQuirks`; none by default).
+    (:class:`..compat.quirks.ReleaseQuirks`; none by default).
     """
     all_judges = sorted(judg["judge"].dropna().unique().tolist()) if len(judg) else []
     rule = Consensus.parse(consensus).check_judges(all_judges)
@@ -355,7 +327,7 @@ def scored_table(
     step (attempted, errors, valid_generations, scored) overall, per model and per judge.
     ``values`` is ``said`` (what each judge said, the paper's definition) or ``rules`` (the
     rubric's rules applied to each verdict); ``compat="release"`` reproduces the release's
-    script (:mod:`.compat`).
+    script (:mod:`..compat.quirks`).
     """
     return scored_from_frames(
         generation_frame(store),

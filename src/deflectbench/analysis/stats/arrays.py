@@ -1,4 +1,7 @@
-"""Array helpers the statistics share: binary checks, pairing, factorising keys."""
+"""Array helpers the statistics share: binary checks, pairing, factorising keys.
+
+Public to the statistics (and to validity, which resamples claims the same way), so no
+module imports a private name of another."""
 
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 
-def _binary(x: ArrayLike, name: str) -> NDArray[np.int64]:
+def binary(x: ArrayLike, name: str) -> NDArray[np.int64]:
     """A 1-D array of 0/1 ints, or ValueError (NaN, -1 and 2 are all refused)."""
     arr = np.asarray(x)
     if arr.ndim != 1:
@@ -21,14 +24,14 @@ def _binary(x: ArrayLike, name: str) -> NDArray[np.int64]:
     return arr.astype(np.int64)
 
 
-def _pair(a: ArrayLike, b: ArrayLike) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    x, y = _binary(a, "a"), _binary(b, "b")
+def pair(a: ArrayLike, b: ArrayLike) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    x, y = binary(a, "a"), binary(b, "b")
     if x.shape != y.shape:
         raise ValueError(f"raters differ in length: {x.size} vs {y.size}")
     return x, y
 
 
-def _factorize(keys: Any) -> tuple[NDArray[np.intp], list[Hashable]]:
+def factorize(keys: Any) -> tuple[NDArray[np.intp], list[Hashable]]:
     """Integer codes 0..k-1 for row labels, numbered in sorted label order.
 
     ``keys`` is a 1-D array-like of hashable labels, a sequence of tuples, or a 2-D array
@@ -37,20 +40,20 @@ def _factorize(keys: Any) -> tuple[NDArray[np.intp], list[Hashable]]:
     """
     is_seq = isinstance(keys, Sequence) and not isinstance(keys, str)
     if is_seq and keys and isinstance(keys[0], tuple):
-        return _factorize_items(list(keys))
+        return factorize_items(list(keys))
     arr = np.asarray(keys)
     if arr.ndim == 2:
-        return _factorize_items([tuple(row) for row in arr.tolist()])
+        return factorize_items([tuple(row) for row in arr.tolist()])
     if arr.ndim != 1:
         raise ValueError(f"keys must be 1-D labels or 2-D key rows, got shape {arr.shape}")
     try:
         uniq, inv = np.unique(arr, return_inverse=True)
     except TypeError:
-        return _factorize_items(arr.tolist())
+        return factorize_items(arr.tolist())
     return inv.reshape(-1).astype(np.intp, copy=False), uniq.tolist()
 
 
-def _factorize_items(items: list[Hashable]) -> tuple[NDArray[np.intp], list[Hashable]]:
+def factorize_items(items: list[Hashable]) -> tuple[NDArray[np.intp], list[Hashable]]:
     try:
         labels: list[Hashable] = sorted(set(items))  # type: ignore[type-var]
     except TypeError:

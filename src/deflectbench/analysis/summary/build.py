@@ -16,29 +16,67 @@ from typing import Any
 
 import pandas as pd
 
-from deflectbench.analysis import breakdowns, tables
-from deflectbench.analysis.counts import Cost, StepCounts, cost, step_counts
-from deflectbench.analysis.examples import Example, pick_examples
-from deflectbench.analysis.load import StoreFrames, StoreReader, read_store
-from deflectbench.analysis.metadata import RunMetadata, run_metadata
-from deflectbench.analysis.options import CI_LEVEL, MIN_CI_CLAIMS, AnalysisOptions
-from deflectbench.analysis.packs import PackComparison, compare_packs, packs_note
-from deflectbench.analysis.scored import (
+from deflectbench.analysis.frames.load import StoreFrames, StoreReader, read_store
+from deflectbench.analysis.frames.scored import (
     GEN_COLUMNS,
     in_benchmark,
     scored_from_frames,
     verdicts_from_frames,
 )
-from deflectbench.analysis.summary_json import SCHEMA_VERSION, jsonable, summary_json
-from deflectbench.analysis.turns import TurnAnalysis, turn_analysis
+from deflectbench.analysis.options import CI_LEVEL, MIN_CI_CLAIMS, AnalysisOptions
+from deflectbench.analysis.summary.counts import Cost, StepCounts, cost, step_counts
+from deflectbench.analysis.summary.examples import Example, pick_examples
+from deflectbench.analysis.summary.metadata import RunMetadata, run_metadata
+from deflectbench.analysis.summary.packs import PackComparison, compare_packs, packs_note
+from deflectbench.analysis.summary.to_json import summary_json
+from deflectbench.analysis.summary.turns import TurnAnalysis, turn_analysis
+from deflectbench.analysis.tables.agreement import agreement_by_field, agreement_tables, prevalence
+from deflectbench.analysis.tables.appendix import (
+    cell_samples,
+    fallacy_density_by_model,
+    free_choice_preferences,
+    output_tokens_by_outcome,
+    requested_match,
+    sample_refusal_counts,
+    tokens_by_outcome,
+)
+from deflectbench.analysis.tables.breakdowns import (
+    coach_field_rates,
+    fallacy_density_by_outcome,
+    fallacy_swing,
+    fallacy_swing_by_framing,
+    rates_by_context,
+    rates_by_level,
+    small_sample,
+)
+from deflectbench.analysis.tables.rates import (
+    FramingSwing,
+    coach_labeling,
+    coach_outcomes,
+    cohens_h_table,
+    fallacy_by_framing,
+    framing_h_matrix,
+    framing_matrix,
+    largest_swing,
+    present_framings,
+    rates_by,
+    rates_with_ci,
+    template_table,
+)
+from deflectbench.analysis.tables.significance import (
+    chi2_model_outcome,
+    claim_rates,
+    claim_spread_table,
+    claims_by_level,
+    equivalent_pairs,
+    level_tost,
+)
 from deflectbench.benchmark import Benchmark
 
 __all__ = [
-    "SCHEMA_VERSION",
     "Summary",
     "analyze",
     "analyze_frames",
-    "jsonable",
     "summarize",
     "summarize_frames",
 ]
@@ -102,7 +140,7 @@ class Summary:
     #: Model x framing refusal and any-fallacy rates (the numbers of ``by_framing``).
     refusal_matrix: pd.DataFrame
     fallacy_matrix: pd.DataFrame
-    largest_swing: tables.FramingSwing | None
+    largest_swing: FramingSwing | None
     #: Samples per cell shown in appendix F (fewer than planned when no cell has them all).
     samples_per_cell: int
     tost_equivalent: int
@@ -211,18 +249,18 @@ def _summary(frames: StoreFrames, benchmark: Benchmark, options: AnalysisOptions
     verdicts = verdicts_from_frames(gens, judg, benchmark)
     models = tuple(sorted(scored["model"].unique().tolist())) if len(scored) else ()
     judges = tuple(counts["judges"])
-    framings = tuple(tables.present_framings(scored))
+    framings = tuple(present_framings(scored))
     by_model = scored.groupby("model", sort=True) if len(scored) else None
 
-    by_framing = tables.rates_by(scored, ["model", "framing"])
-    rates = tables.rates_with_ci(
+    by_framing = rates_by(scored, ["model", "framing"])
+    rates = rates_with_ci(
         scored, by="model", n_resamples=options.n_resamples, seed=options.seed, level=CI_LEVEL
     )
-    swings = breakdowns.fallacy_swing_by_framing(scored)
-    tost = tables.level_tost(scored)
-    agree, agree_by_model = tables.agreement_tables(verdicts, by="model")
-    claim_refusal = tables.claim_rates(scored)
-    refusal_matrix = tables.framing_matrix(by_framing, models, framings, "refusal")
+    swings = fallacy_swing_by_framing(scored)
+    tost = level_tost(scored)
+    agree, agree_by_model = agreement_tables(verdicts, by="model")
+    claim_refusal = claim_rates(scored)
+    refusal_matrix = framing_matrix(by_framing, models, framings, "refusal")
     attempted = in_benchmark(gens, benchmark)
     steps = step_counts(counts, attempted, judg)
     detail: dict[str, Any] = {}
@@ -264,46 +302,46 @@ def _summary(frames: StoreFrames, benchmark: Benchmark, options: AnalysisOptions
         model_claims=by_model["claim_id"].nunique().to_dict() if by_model is not None else {},
         rates=rates,
         by_framing=by_framing,
-        by_prompt=tables.rates_by(scored, ["model", "prompt_id"]),
-        by_level=tables.rates_by(scored, "level"),
-        sample_refusal=tables.sample_refusal_counts(scored, benchmark.runs_per_cell),
-        output_tokens=tables.output_tokens_by_outcome(scored),
-        fallacy_density=tables.fallacy_density_by_model(scored),
-        cohens_h=tables.cohens_h_table(scored),
+        by_prompt=rates_by(scored, ["model", "prompt_id"]),
+        by_level=rates_by(scored, "level"),
+        sample_refusal=sample_refusal_counts(scored, benchmark.runs_per_cell),
+        output_tokens=output_tokens_by_outcome(scored),
+        fallacy_density=fallacy_density_by_model(scored),
+        cohens_h=cohens_h_table(scored),
         agreement_pairs=agree,
-        agreement=tables.agreement_by_field(agree),
-        agreement_by_model=tables.agreement_by_field(agree_by_model, by="model"),
-        claim_spread=tables.claim_spread_table(scored),
-        chi2=tables.chi2_model_outcome(scored),
+        agreement=agreement_by_field(agree),
+        agreement_by_model=agreement_by_field(agree_by_model, by="model"),
+        claim_spread=claim_spread_table(scored),
+        chi2=chi2_model_outcome(scored),
         tost=tost,
-        templates=tables.template_table(scored),
-        fallacy_by_framing=tables.fallacy_by_framing(scored),
-        coach_labeling=tables.coach_labeling(scored),
-        free_choice=tables.free_choice_preferences(scored),
-        requested_match=tables.requested_match(scored),
+        templates=template_table(scored),
+        fallacy_by_framing=fallacy_by_framing(scored),
+        coach_labeling=coach_labeling(scored),
+        free_choice=free_choice_preferences(scored),
+        requested_match=requested_match(scored),
         claim_refusal=claim_refusal,
         framing_h_refusal={
-            str(m): tables.framing_h_matrix(sub, "refusal")
+            str(m): framing_h_matrix(sub, "refusal")
             for m, sub in (by_model if by_model is not None else [])
         },
         steps=steps,
         cost=cost(attempted, judg),
-        coach_outcomes=tables.coach_outcomes(scored),
-        tokens_by_outcome=tables.tokens_by_outcome(scored),
-        claims_by_level=tables.claims_by_level(claim_refusal),
-        prevalence=tables.prevalence(scored),
+        coach_outcomes=coach_outcomes(scored),
+        tokens_by_outcome=tokens_by_outcome(scored),
+        claims_by_level=claims_by_level(claim_refusal),
+        prevalence=prevalence(scored),
         refusal_matrix=refusal_matrix,
-        fallacy_matrix=tables.framing_matrix(by_framing, models, framings, "any_fallacy_present"),
-        largest_swing=tables.largest_swing(refusal_matrix),
-        samples_per_cell=tables.cell_samples(scored, benchmark.runs_per_cell),
-        tost_equivalent=tables.equivalent_pairs(tost),
-        coach_fields=breakdowns.coach_field_rates(scored),
-        by_model_level=breakdowns.rates_by_level(scored),
-        by_model_context=breakdowns.rates_by_context(scored),
+        fallacy_matrix=framing_matrix(by_framing, models, framings, "any_fallacy_present"),
+        largest_swing=largest_swing(refusal_matrix),
+        samples_per_cell=cell_samples(scored, benchmark.runs_per_cell),
+        tost_equivalent=equivalent_pairs(tost),
+        coach_fields=coach_field_rates(scored),
+        by_model_level=rates_by_level(scored),
+        by_model_context=rates_by_context(scored),
         fallacy_swing_by_framing=swings,
-        fallacy_swing=breakdowns.fallacy_swing(swings),
-        density_by_outcome=breakdowns.fallacy_density_by_outcome(scored),
-        small_sample=breakdowns.small_sample(rates, MIN_CI_CLAIMS),
+        fallacy_swing=fallacy_swing(swings),
+        density_by_outcome=fallacy_density_by_outcome(scored),
+        small_sample=small_sample(rates, MIN_CI_CLAIMS),
         packs=packs,
         **detail,
     )

@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from deflectbench.analysis.compat import QUIRKS, Quirk, ReleaseQuirks
-from deflectbench.analysis.load import StoreReader, read_store
-from deflectbench.analysis.scored import scored_from_frames
-from deflectbench.analysis.summary_json import jsonable
+from deflectbench.analysis.compat.quirks import QUIRKS, Quirk, ReleaseQuirks
+from deflectbench.analysis.frames.load import StoreReader, read_store
+from deflectbench.analysis.frames.scored import scored_from_frames
+from deflectbench.analysis.summary.to_json import jsonable
 from deflectbench.benchmark import Benchmark
 from deflectbench.vocab import FIELDS
 

@@ -1,12 +1,14 @@
 """The paper's tables as pure functions: a scored (or verdict) DataFrame in, a DataFrame out.
 
-Inputs are the frames of :mod:`deflectbench.analysis.scored`: the *scored* table (one row per
+Inputs are the frames of :mod:`deflectbench.analysis.frames.scored`: the *scored* table (one row per
 scored generation: model, claim_id, prompt_id, sample, level, framing, fallacy_requested,
 output_tokens, the 8 consensus fields, outcome) and, for agreement, the *verdict* table (one row
 per generation and judge). The statistics themselves live in :mod:`.stats`; the tables only
 choose the rows and groups, so each can be checked against a hand count. They live in one
 module per part of the paper (:mod:`.rates`, :mod:`.agreement`, :mod:`.significance`,
-:mod:`.appendix`, :mod:`.breakdowns`) and are gathered here, so ``tables.rates_with_ci`` and friends are one import.
+:mod:`.appendix`, :mod:`.breakdowns`; :mod:`.grouping` holds what they share) and are gathered
+here for a notebook, so ``tables.rates_with_ci`` and friends are one import; the package's own
+modules import the module that defines a name.
 
 Conventions: rates are fractions in [0, 1]; a field's rate is the mean of its consensus values
 (NaN, a field no judge scored, is left out); an outcome's rate is its share of the group's
@@ -19,13 +21,13 @@ are ordered as in the paper (direct ... implicit_political).
 
 from __future__ import annotations
 
-from deflectbench.analysis.agreement import (
+from deflectbench.analysis.tables.agreement import (
     agreement_by_field,
     agreement_table,
     agreement_tables,
     prevalence,
 )
-from deflectbench.analysis.appendix import (
+from deflectbench.analysis.tables.appendix import (
     FALLACY_FIELD,
     FREE_CHOICE_FRAMINGS,
     cell_samples,
@@ -37,7 +39,7 @@ from deflectbench.analysis.appendix import (
     sample_refusal_counts,
     tokens_by_outcome,
 )
-from deflectbench.analysis.breakdowns import (
+from deflectbench.analysis.tables.breakdowns import (
     COACH_FIELDS,
     coach_field_rates,
     fallacy_density_by_outcome,
@@ -47,8 +49,8 @@ from deflectbench.analysis.breakdowns import (
     rates_by_level,
     small_sample,
 )
-from deflectbench.analysis.grouping import OUTCOME_COLUMNS
-from deflectbench.analysis.rates import (
+from deflectbench.analysis.tables.grouping import OUTCOME_COLUMNS
+from deflectbench.analysis.tables.rates import (
     DEFAULT_COMPARISONS,
     H_MEASURES,
     FramingSwing,
@@ -65,7 +67,7 @@ from deflectbench.analysis.rates import (
     rates_with_ci,
     template_table,
 )
-from deflectbench.analysis.significance import (
+from deflectbench.analysis.tables.significance import (
     chi2_model_outcome,
     claim_rates,
     claim_spread_table,

@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from deflectbench.analysis import stats
-from deflectbench.analysis.grouping import keys_of
+from deflectbench.analysis.stats.agreement import agreement
+from deflectbench.analysis.tables.grouping import keys_of
 from deflectbench.vocab import FIELDS
 
 __all__ = [
@@ -58,7 +58,7 @@ def _pair_rows(
             x = sub[f"{f}|a"].to_numpy(dtype=np.float64)
             y = sub[f"{f}|b"].to_numpy(dtype=np.float64)
             both = ~np.isnan(x) & ~np.isnan(y)
-            ag = stats.agreement(x[both].astype(np.int64), y[both].astype(np.int64))
+            ag = agreement(x[both].astype(np.int64), y[both].astype(np.int64))
             rows.append(
                 {
                     **labels,

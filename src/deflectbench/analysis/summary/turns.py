@@ -22,11 +22,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from deflectbench.analysis import stats
-from deflectbench.analysis.compat import ReleaseQuirks
-from deflectbench.analysis.grouping import cluster_codes, outcome_indicators
+from deflectbench.analysis.compat.quirks import ReleaseQuirks
+from deflectbench.analysis.frames.scored import scored_from_frames
 from deflectbench.analysis.options import CI_LEVEL, AnalysisOptions
-from deflectbench.analysis.scored import scored_from_frames
+from deflectbench.analysis.stats.bootstrap import block_bootstrap_ci, block_bootstrap_many
+from deflectbench.analysis.tables.grouping import cluster_codes, outcome_indicators
 from deflectbench.benchmark import Benchmark
 from deflectbench.store.turns import split_prompt_id
 from deflectbench.vocab import OUTCOMES
@@ -143,7 +143,7 @@ def turn_transitions(
     for model, turn1 in keys:
         sub = groups.get_group((model, turn1))
         matrix = outcome_indicators(sub)
-        res = stats.block_bootstrap_many(
+        res = block_bootstrap_many(
             matrix, cluster_codes(sub["claim_id"]), n_resamples=n_resamples, seed=seed, level=level
         )
         counts = matrix.sum(axis=0)
@@ -175,7 +175,7 @@ def label_stripped(
     rows = []
     for model, sub in labeled.groupby("model", sort=True):
         hit = (sub["outcome"] == STRIPPED_TO).to_numpy(dtype=np.float64)
-        ci = stats.block_bootstrap_ci(
+        ci = block_bootstrap_ci(
             hit, cluster_codes(sub["claim_id"]), n_resamples=n_resamples, seed=seed, level=level
         )
         rows.append(

@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from deflectbench.analysis import stats
-from deflectbench.analysis.grouping import (
+from deflectbench.analysis.stats.bootstrap import block_bootstrap_many
+from deflectbench.analysis.tables.grouping import (
     OUTCOME_COLUMNS,
     cluster_codes,
     cohens_h,
@@ -86,7 +86,7 @@ def rates_with_ci(
         fields = sub[list(FIELDS)].to_numpy(dtype=np.float64, na_value=np.nan)
         matrix = np.hstack([fields, outcome_indicators(sub)])
         clusters = cluster_codes(sub[cluster])
-        res = stats.block_bootstrap_many(
+        res = block_bootstrap_many(
             matrix, clusters, n_resamples=n_resamples, seed=seed, level=level
         )
         n_obs = (~np.isnan(matrix)).sum(axis=0)

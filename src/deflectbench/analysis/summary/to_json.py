@@ -1,4 +1,4 @@
-"""A :class:`~deflectbench.analysis.summary.Summary` as plain JSON data (``analyze --json``).
+"""A :class:`~deflectbench.analysis.summary.build.Summary` as plain JSON data (``analyze --json``).
 
 Rates are fractions in [0, 1], NaN becomes null, no numpy types; the CLI renders its headline
 tables from this dict alone (``cli.tables``). Keys keep their order and meaning across versions
@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from deflectbench.analysis.agreement import AGREEMENT_COLUMNS
-from deflectbench.analysis.breakdowns import small_sample_note
-from deflectbench.analysis.grouping import OUTCOME_COLUMNS
 from deflectbench.analysis.options import CI_LEVEL, MIN_CI_CLAIMS
+from deflectbench.analysis.tables.agreement import AGREEMENT_COLUMNS
+from deflectbench.analysis.tables.breakdowns import small_sample_note
+from deflectbench.analysis.tables.grouping import OUTCOME_COLUMNS
 from deflectbench.vocab import FIELDS, OUTCOMES
 
 if TYPE_CHECKING:
-    from deflectbench.analysis.summary import Summary
+    from deflectbench.analysis.summary.build import Summary
 
 __all__ = ["SCHEMA_VERSION", "TOST_METHOD", "jsonable", "summary_json"]
 

@@ -13,8 +13,8 @@ from typing import Any, Protocol
 
 import pandas as pd
 
+from deflectbench.analysis.frames.scored import generation_frame, judgment_frame
 from deflectbench.analysis.options import DEFAULT_VALUES
-from deflectbench.analysis.scored import generation_frame, judgment_frame
 
 __all__ = [
     "DETAIL_GEN_COLUMNS",

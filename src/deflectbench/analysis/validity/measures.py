@@ -35,8 +35,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from deflectbench.analysis import stats
-from deflectbench.analysis.arrays import _factorize
+from deflectbench.analysis.stats.agreement import chance_corrected, cohen_kappa, gwet_ac1
+from deflectbench.analysis.stats.arrays import factorize
 from deflectbench.vocab import FIELDS, LADDER, OUTCOMES
 
 __all__ = [
@@ -184,7 +184,7 @@ def compare(
     cell = (2 - 2 * x.astype(np.int64)) + (1 - y.astype(np.int64))  # 0 tp, 1 fp, 2 fn, 3 tn
     tp, fp, fn, tn = (int(k) for k in np.bincount(cell, minlength=4))
 
-    codes, labels = _factorize(c.tolist())
+    codes, labels = factorize(c.tolist())
     k = len(labels)
     per_claim = np.zeros((k, 4))
     np.add.at(per_claim, (codes, cell), 1.0)
@@ -200,9 +200,9 @@ def compare(
         m: Estimate(float(point[m]), *_percentiles(resampled[m], level)) for m in COUNT_METRICS
     }
     if chance:
-        kappa = stats.cohen_kappa(x.astype(np.int64), y.astype(np.int64))
-        ac1 = stats.gwet_ac1(x.astype(np.int64), y.astype(np.int64))
-        boot_kappa, boot_ac1 = stats.chance_corrected(*boot.astype(np.int64).T)
+        kappa = cohen_kappa(x.astype(np.int64), y.astype(np.int64))
+        ac1 = gwet_ac1(x.astype(np.int64), y.astype(np.int64))
+        boot_kappa, boot_ac1 = chance_corrected(*boot.astype(np.int64).T)
         estimates["kappa"] = Estimate(kappa, *_percentiles(boot_kappa, level))
         estimates["ac1"] = Estimate(ac1, *_percentiles(boot_ac1, level))
     return Comparison(n, tp, fp, fn, tn, k, (tp + fn) / n, estimates)

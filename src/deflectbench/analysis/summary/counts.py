@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from deflectbench.analysis.scored import answered
+from deflectbench.analysis.frames.scored import answered
 from deflectbench.cost import price_for
 
 __all__ = [

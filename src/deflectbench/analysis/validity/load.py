@@ -20,16 +20,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from deflectbench.analysis.options import AnalysisOptions
-from deflectbench.analysis.scored import (
+from deflectbench.analysis.frames.scored import (
     generation_frame,
     in_benchmark,
     judgment_frame,
     scored_from_frames,
     verdicts_from_frames,
 )
-from deflectbench.analysis.summary_json import jsonable
-from deflectbench.analysis.validity import (
+from deflectbench.analysis.options import AnalysisOptions
+from deflectbench.analysis.summary.to_json import jsonable
+from deflectbench.analysis.validity.measures import (
     annotator_agreement,
     human_outcome,
     human_reference,

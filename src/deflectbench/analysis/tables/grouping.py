@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from deflectbench.analysis import stats
+from deflectbench.analysis.stats import descriptive
 from deflectbench.vocab import FIELDS, FRAMINGS, OUTCOMES
 
 __all__ = [
@@ -84,7 +84,7 @@ def group_means(df: pd.DataFrame, by: list[str], columns: list[str]) -> pd.DataF
 def cluster_codes(labels: pd.Series) -> np.ndarray:
     """Cluster labels (claim ids) as integers numbered in the labels' sorted order.
 
-    The statistics number clusters in sorted label order (``stats._factorize``); integers in
+    The statistics number clusters in sorted label order (``stats.arrays.factorize``); integers in
     the same order give them the same clusters in the same order, so the same draws and sums,
     while sorting integers instead of strings is much faster. Labels with a missing value are
     passed through unchanged.
@@ -98,7 +98,7 @@ def cohens_h(p1: float, p2: float) -> float:
     """Cohen's h between two rates, NaN when either is missing."""
     if any(isinstance(p, float) and math.isnan(p) for p in (p1, p2)):
         return math.nan
-    return stats.cohens_h(float(p1), float(p2))
+    return descriptive.cohens_h(float(p1), float(p2))
 
 
 def measure_values(scored: pd.DataFrame, measure: str, kind: str) -> np.ndarray:

@@ -13,7 +13,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats as _sps
 
-from deflectbench.analysis.arrays import _factorize
+from deflectbench.analysis.stats.arrays import factorize
 
 # --------------------------------------------------------------------------- chi-square
 
@@ -149,7 +149,7 @@ def _clustered_rate(values: ArrayLike, clusters: Any) -> tuple[float, float, lis
     y = np.asarray(values, dtype=np.float64)
     if y.ndim != 1 or y.size == 0 or not np.isfinite(y).all():
         raise ValueError("values must be a non-empty 1-D array of finite numbers")
-    codes, labels = _factorize(clusters)
+    codes, labels = factorize(clusters)
     if codes.size != y.size:
         raise ValueError(f"clusters has {codes.size} entries for {y.size} values")
     g = len(labels)

@@ -14,10 +14,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from deflectbench.analysis import stats
-from deflectbench.analysis.appendix import FALLACY_FIELD
-from deflectbench.analysis.grouping import group_means, sort_framings
-from deflectbench.analysis.rates import rates_by
+from deflectbench.analysis.stats.descriptive import fallacy_density
+from deflectbench.analysis.tables.appendix import FALLACY_FIELD
+from deflectbench.analysis.tables.grouping import group_means, sort_framings
+from deflectbench.analysis.tables.rates import rates_by
 from deflectbench.vocab import CONTEXTS, FALLACY_FIELDS, FRAMINGS, OUTCOMES
 
 __all__ = [
@@ -167,7 +167,7 @@ def fallacy_density_by_outcome(scored: pd.DataFrame) -> pd.DataFrame:
     data = data[data["output_tokens"].fillna(0) > 0]
     rows = []
     for (model, outcome), sub in data.groupby(["model", "outcome"], sort=True):
-        density = stats.fallacy_density(
+        density = fallacy_density(
             *(sub[f].to_numpy(dtype=np.float64) for f in FALLACY_FIELDS),
             sub["output_tokens"].to_numpy(dtype=np.float64),
         )

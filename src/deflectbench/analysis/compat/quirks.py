@@ -1,7 +1,7 @@
 """The release's analysis script, reproduced quirk by quirk: the one place its departures from
 the paper's definition are written.
 
-The paper defines a scored generation and its outcome one way (:mod:`.scored`, the default);
+The paper defines a scored generation and its outcome one way (:mod:`..frames.scored`, the default);
 the script the authors released with their data computed the published tables slightly
 differently. ``--compat release`` turns on all three differences below, so the tool gives the
 release's numbers number for number; ``deflectbench audit`` turns them on one at a time to show
@@ -34,6 +34,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from deflectbench.analysis.consensus import Votes, consensus_fields
 from deflectbench.vocab import FIELDS, OUTCOMES, Consensus, ConsensusError, outcome_codes
 
 __all__ = [
@@ -141,27 +142,22 @@ class ReleaseQuirks:
 
     def combine(self, verdicts: pd.DataFrame, rule: str | Consensus) -> pd.DataFrame:
         """Per generation, the consensus of its parsed verdicts: a missing value left out of
-        the field's mean (the paper, :func:`.scored.consensus_fields`), or counted as -1
+        the field's mean (the paper, :func:`..consensus.consensus_fields`), or counted as -1
         (quirk c: every field has a value, the mean over all the parsed judges)."""
-        from deflectbench.analysis.scored import consensus_fields
-
         if not self.average_missing:
             return consensus_fields(verdicts, rule)
         if Consensus.parse(rule).kind != "mean":
             raise ValueError("the release's averaging of -1 is defined for the mean rule only")
         if verdicts.empty:
             return consensus_fields(verdicts, rule)
-        codes, uniq = pd.factorize(verdicts["gen_id"], sort=True)
-        g = len(uniq)
-        values = verdicts[list(FIELDS)].to_numpy(dtype=np.float64, na_value=np.nan)
-        values = np.where((values == 0) | (values == 1), values, -1.0)  # missing -> the number -1
-        n = np.bincount(codes, minlength=g).astype(np.float64)
-        combined = np.empty((g, len(FIELDS)))
+        votes = Votes.of(verdicts)
+        scored = (votes.values == 0) | (votes.values == 1)
+        values = np.where(scored, votes.values, -1.0)  # missing -> the number -1
+        n = votes.judges().astype(np.float64)
+        combined = np.empty((len(votes.gen_ids), len(FIELDS)))
         for j in range(len(FIELDS)):
-            combined[:, j] = np.bincount(codes, weights=values[:, j], minlength=g) / n >= 0.5
-        out = pd.DataFrame(combined, index=pd.Index(uniq, name="gen_id"), columns=list(FIELDS))
-        out["n_judges"] = n.astype(np.int64)
-        return out
+            combined[:, j] = votes.total(values[:, j]) / n >= 0.5
+        return votes.frame(combined)
 
     # -- (b) the outcome of a generation ------------------------------------------------------
 

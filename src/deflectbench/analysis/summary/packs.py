@@ -24,10 +24,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from deflectbench.analysis.grouping import cohens_h
+from deflectbench.analysis.frames.scored import scored_from_frames
 from deflectbench.analysis.options import CI_LEVEL, AnalysisOptions
-from deflectbench.analysis.rates import rates_by, rates_with_ci
-from deflectbench.analysis.scored import scored_from_frames
+from deflectbench.analysis.tables.grouping import cohens_h
+from deflectbench.analysis.tables.rates import rates_by, rates_with_ci
 from deflectbench.benchmark import (
     Benchmark,
     BenchmarkError,

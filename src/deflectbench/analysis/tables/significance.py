@@ -10,8 +10,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from deflectbench.analysis import stats
-from deflectbench.analysis.grouping import cluster_codes, measure_values
+from deflectbench.analysis.stats.descriptive import claim_spread
+from deflectbench.analysis.stats.hypothesis import (
+    TostResult,
+    chi2_independence,
+    tost_two_proportions,
+    tost_two_proportions_clustered,
+)
+from deflectbench.analysis.tables.grouping import cluster_codes, measure_values
 from deflectbench.vocab import OUTCOMES
 
 __all__ = [
@@ -40,7 +46,7 @@ def chi2_model_outcome(scored: pd.DataFrame, by: str = "model") -> pd.DataFrame:
     dropped (:func:`stats.chi2_independence`). One row: statistic, dof, p_value, n, cramers_v.
     """
     counts = outcome_counts(scored, by).to_numpy(dtype=np.float64).reshape(-1, len(OUTCOMES))
-    res = stats.chi2_independence(counts)
+    res = chi2_independence(counts)
     return pd.DataFrame(
         [
             {
@@ -86,7 +92,7 @@ def claim_spread_table(
         return pd.DataFrame(
             columns=["min", "max", "spread_pp", "claim_min", "claim_max", "n_claims"]
         )
-    spread = stats.claim_spread(rates["rate"].to_numpy())
+    spread = claim_spread(rates["rate"].to_numpy())
     r = rates["rate"].to_numpy()
     return pd.DataFrame(
         [
@@ -139,11 +145,11 @@ def level_tost(
         ia, ib = keep & (levels == a), keep & (levels == b)
         ya, yb = values[ia], values[ib]
         na, nb = int(ya.size), int(yb.size)
-        wald = stats.tost_two_proportions(
+        wald = tost_two_proportions(
             int(ya.sum()), na, int(yb.sum()), nb, margin=margin, alpha=alpha, method=method
         )
         try:
-            cl: stats.TostResult | None = stats.tost_two_proportions_clustered(
+            cl: TostResult | None = tost_two_proportions_clustered(
                 ya, claims[ia], yb, claims[ib], margin=margin, alpha=alpha
             )
         except ValueError:

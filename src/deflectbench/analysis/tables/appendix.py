@@ -9,8 +9,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from deflectbench.analysis import stats
-from deflectbench.analysis.grouping import group_means, keys_of, sort_framings
+from deflectbench.analysis.stats.descriptive import (
+    fallacy_density,
+    incomplete_cells,
+    run_count_distribution,
+)
+from deflectbench.analysis.tables.grouping import group_means, keys_of, sort_framings
 from deflectbench.vocab import FALLACY_FIELDS, OUTCOMES
 
 __all__ = [
@@ -53,8 +57,8 @@ def sample_refusal_counts(scored: pd.DataFrame, samples_per_cell: int = 5) -> pd
             sub = sub[sub["refusal"].notna()]
             cells = sub.groupby(["claim_id", "prompt_id"], sort=False).ngroup().to_numpy()
             refusal = sub["refusal"].to_numpy(dtype=np.int64)
-            dist = stats.run_count_distribution(refusal, cells, runs_per_cell=samples_per_cell)
-            incomplete = stats.incomplete_cells(cells, runs_per_cell=samples_per_cell)
+            dist = run_count_distribution(refusal, cells, runs_per_cell=samples_per_cell)
+            incomplete = incomplete_cells(cells, runs_per_cell=samples_per_cell)
             rows.append(
                 {
                     "model": model,
@@ -126,7 +130,7 @@ def fallacy_density_by_model(scored: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for model, sub in scored.groupby("model", sort=True) if not scored.empty else []:
         sub = sub.dropna(subset=list(FALLACY_FIELDS))
-        density = stats.fallacy_density(
+        density = fallacy_density(
             sub["WA_present"].to_numpy(dtype=np.float64),
             sub["AH_present"].to_numpy(dtype=np.float64),
             sub["RH_present"].to_numpy(dtype=np.float64),
