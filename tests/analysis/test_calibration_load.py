@@ -98,9 +98,9 @@ def test_imported_labels_are_weighted_uniformly_and_a_mixed_set_says_why():
     labels = [_label(g, "refusal" if g <= 90 else "clean_compliance") for g in (1, 2, 91, 92)]
     plain = calibration_inputs(scored, labels, {}, scored)
     assert plain.weighting == "uniform" and set(plain.labelled["weight"]) == {1.0}
-    assert "not in the annotate sample" in plain.notes[0]
+    assert "none of the 4 labels is in the annotate sample" in plain.notes[0]
     mixed = calibration_inputs(scored, labels, {1: stratum_of("m", "refusal", "direct")}, scored)
-    assert mixed.weighting == "uniform" and "3 of 4 labels" in mixed.notes[0]
+    assert mixed.weighting == "uniform" and "3 of 4 labels are not" in mixed.notes[0]
 
 
 # --------------------------------------------------------------------------- one label per item
@@ -175,15 +175,27 @@ def test_all_labels_of_one_value_too_few_labels_and_one_claim_are_notes():
     few = corrected_rates(calibration_inputs(scored, labels[:3], {}, scored), resamples=50)
     e = few.models["m"].get("corrected", "outcome", "refusal")
     assert e.rate is None and e.note == "3 labels (at least 10 needed)"
-    one = _scored({("m", "refusal", "direct"): 20}, claims=1)
-    inputs = calibration_inputs(one, [_label(g, "refusal") for g in range(1, 15)], {}, one)
+    ppi = corrected_rates(inputs, resamples=50).models["m"]
+    for which in ("labels", "corrected"):  # a bootstrap over labels of one value says [1, 1]
+        e = ppi.get(which, "outcome", "refusal")
+        assert e.rate is None and e.ci95 is None
+        assert e.note == "all 20 labels are 1: labels of one value cannot correct it"
+    one = _scored({("m", "refusal", "direct"): 20, ("m", "clean_compliance", "direct"): 5}, 1)
+    mixed = [_label(g, "refusal" if g <= 20 else "clean") for g in range(8, 26)]
+    inputs = calibration_inputs(one, mixed, {}, one)
     e = corrected_rates(inputs, resamples=50).models["m"].get("corrected", "outcome", "refusal")
     assert e.rate is not None and e.ci95 is None and "one claim" in e.note
 
 
 def test_a_model_without_labels_gets_notes_not_numbers():
-    scored = _scored({("a", "refusal", "direct"): 20, ("b", "refusal", "direct"): 20})
-    labels = [_label(g, "refusal") for g in range(1, 16)]  # model a's only
+    scored = _scored(
+        {
+            ("a", "refusal", "direct"): 10,
+            ("a", "clean_compliance", "direct"): 10,
+            ("b", "refusal", "direct"): 20,
+        }
+    )
+    labels = [_label(g, "refusal" if g <= 10 else "clean") for g in range(3, 18)]  # a's only
     corr = corrected_rates(calibration_inputs(scored, labels, {}, scored), resamples=50)
     b = corr.models["b"]
     assert b.n_labels == 0

@@ -16,6 +16,7 @@ from deflectbench.vocab import Consensus, ConsensusError
 
 __all__ = [
     "CI_LEVEL",
+    "CORRECTIONS",
     "DEFAULT_VALUES",
     "JUDGE_VALUES",
     "MIN_CI_CLAIMS",
@@ -27,6 +28,10 @@ __all__ = [
 CI_LEVEL = 0.95
 #: A CI resampling fewer claims than this is flagged as resting on a small sample.
 MIN_CI_CLAIMS = 10
+
+#: How human labels correct the judges' rates (``--correction``): PPI++ (default), Rogan-Gladen,
+#: or not at all (the judged rates only; see ``analysis/calibration``).
+CORRECTIONS = ("ppi", "rogan-gladen", "none")
 
 #: Which judge values the analysis combines. ``said``: what each judge said (``said_json``),
 #: the paper's definition and the default. ``rules``: each verdict after the rubric's rules
@@ -59,9 +64,17 @@ class AnalysisOptions:
     n_resamples: int = 1000
     seed: int = 0
     compat: str = "paper"
+    #: How human labels correct the judges' rates, when the store holds some (:data:`CORRECTIONS`).
+    correction: str = "ppi"
+    #: Calibrate with every model's labels together (default: each model's own).
+    pool_models: bool = False
 
     def __post_init__(self) -> None:
         rule = Consensus.parse(self.consensus)
+        if self.correction not in CORRECTIONS:
+            raise ConsensusError(
+                f"unknown --correction {self.correction!r}; valid: {', '.join(CORRECTIONS)}"
+            )
         check_values(self.values)
         check_compat(self.compat)
         if self.compat == "release" and (self.values != "said" or rule.kind != "mean"):
@@ -92,6 +105,8 @@ class AnalysisOptions:
         n_resamples: int = 1000,
         seed: int = 0,
         compat: str = "paper",
+        correction: str = "ppi",
+        pool_models: bool = False,
     ) -> AnalysisOptions:
         return cls(
             consensus=consensus,
@@ -100,4 +115,6 @@ class AnalysisOptions:
             n_resamples=n_resamples,
             seed=seed,
             compat=compat,
+            correction=correction,
+            pool_models=pool_models,
         )

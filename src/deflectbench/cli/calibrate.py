@@ -205,7 +205,12 @@ def calibration_json(
         store, benchmark, options, include_unsure=include_unsure, annotators=annotators
     )
     if not inputs.has_labels:
-        return None, dict(inputs.counts)
+        from deflectbench.analysis import rates_with_ci
+        from deflectbench.analysis.calibration.review import budget_without_labels
+
+        rates = rates_with_ci(inputs.scored, n_resamples=options.n_resamples, seed=options.seed)
+        counts = {**inputs.counts, "budget": budget_without_labels(rates, target)}
+        return None, jsonable(counts)
     corr = corrected_rates(
         inputs,
         correction="ppi" if correction == "none" else correction,
@@ -233,6 +238,31 @@ def calibration_json(
         "dawid_skene": dawid_skene(inputs, verdicts, judges),
     }
     return jsonable(data), dict(inputs.counts)
+
+
+def _no_labels(
+    db: Path, pack: str, counts: Mapping[str, Any], json_out: Path | None, target: float
+) -> None:
+    """No labels: one line saying so and how to get them, the labels a budget would need
+    (labels alone, no credit for the judges yet), and no number that looks corrected."""
+    from deflectbench.cli.console import err
+
+    line = no_labels_line(db, pack, counts)
+    need = counts.get("budget") or {}
+    rest = {k: v for k, v in counts.items() if k != "budget"}
+    data = {"labels": 0, "note": line, "budget_without_labels": need, "counts": rest}
+    if write_json(data, json_out):
+        err.print(line, style="yellow", highlight=False, markup=False)
+        return
+    console.print(line, style="yellow", highlight=False, markup=False)
+    if need:
+        parts = ", ".join(f"{m} about {r['labels']:,}" for m, r in need.items())
+        console.print(
+            f"Labels a corrected CI within ±{target:g} points would need (labels alone, before "
+            f"any credit for the judges): {parts}.",
+            highlight=False,
+            markup=False,
+        )
 
 
 def calibrate(
@@ -318,7 +348,8 @@ def calibrate(
     finally:
         store.close()
     if data is None:
-        raise UserError(no_labels_line(db, pack_title(b), counts))
+        _no_labels(db, pack_title(b), counts, json_out, target)
+        return
     if write_json(data, json_out):
         return
     for part in render_calibration(data):
@@ -429,4 +460,56 @@ def render_validity_corrected(corrected: Mapping[str, Any]) -> list[Table]:
                     _est(r["corrected"]),
                 )
         out.append(t)
+    return out
+
+
+def corrected_terminal(summary: Mapping[str, Any]) -> list[Table | Text]:
+    """``analyze``'s corrected rates, from its JSON: per model the outcomes (and fields) judged,
+    labels only and corrected side by side, then refusal per framing; nothing without labels."""
+    cal = summary.get("calibration")
+    if not cal:
+        return []
+    out: list[Table | Text] = [
+        Text(
+            f"Corrected for judge error ({cal['method']}, calibrated {cal['scope']}; labels "
+            f"weighted {cal['weighting']}): %, 95% CI from a bootstrap over claims; a cell with "
+            f"fewer than {cal['min_labels']} labels says so instead of a number."
+        )
+    ]
+    out.extend(Text(f"note: {n}", style="yellow") for n in cal.get("notes", []))
+    t = _table("Judged, labels only and corrected rates per model")
+    for c in ("model", "rate", "judged", "labels only", "corrected", "labels"):
+        t.add_column(c, overflow="fold", justify="right" if c == "labels" else "left")
+    framings = _table("Corrected refusal per model and framing")
+    framings.add_column("model", overflow="fold")
+    framings.add_column("framing")
+    framings.add_column("judged")
+    framings.add_column("corrected", overflow="fold")
+    for model, sec in summary["models"].items():
+        corr, labels = sec.get("corrected"), sec.get("labels_only")
+        if not corr:
+            continue
+        for group, judged_key in (("outcomes", "outcomes"), ("fields", "rates")):
+            for name, e in corr[group].items():
+                j = sec[judged_key].get(name, {})
+                label = name if group == "outcomes" else _short(name) + " (field)"
+                t.add_row(
+                    escape(model),
+                    label,
+                    _est(j),
+                    _est(labels[group][name]),
+                    _est(e),
+                    str(e["n_labels"]),
+                )
+        for framing, cell in corr.get("by_framing", {}).items():
+            judged = sec.get("by_framing", {}).get(framing, {}).get("refusal")
+            framings.add_row(
+                escape(model),
+                escape(framing),
+                _pct(judged),
+                _est(cell["outcomes"]["refusal"]),
+            )
+    out.append(t)
+    if framings.row_count:
+        out.append(framings)
     return out

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from deflectbench.cli.calibrate import CorrectionOption, PoolModelsOption
 from deflectbench.cli.console import UserError, console, err
 from deflectbench.cli.fresh_store import store_or_nothing
 from deflectbench.cli.options import (
@@ -49,15 +50,38 @@ CompatOption = Annotated[
 
 
 def _options(
-    consensus: str, judge: list[str] | None, values: str, resamples: int, seed: int, compat: str
+    consensus: str,
+    judge: list[str] | None,
+    values: str,
+    resamples: int,
+    seed: int,
+    compat: str,
+    correction: str = "ppi",
+    pool_models: bool = False,
 ) -> AnalysisOptions:
-    """The analysis flags as options (the shared ones, plus --compat)."""
+    """The analysis flags as options (the shared ones, plus --compat, --correction and
+    --pool-models)."""
     from dataclasses import replace
 
     from deflectbench.analysis.compat.quirks import check_compat
 
     options = analysis_options(consensus, judge, values, resamples, seed)
-    return replace(options, compat=check_compat(compat))
+    return replace(
+        options, compat=check_compat(compat), correction=correction, pool_models=pool_models
+    )
+
+
+def _corrected_or_how(summary: dict, db: Path, correction: str) -> None:
+    """The corrected rates after the judged tables, or (no labels) one line saying what the
+    intervals cover and how to get labels."""
+    from deflectbench.cli.calibrate import corrected_terminal, no_labels_line
+
+    if summary.get("calibration"):
+        for part in corrected_terminal(summary):
+            console.print(part)
+    elif correction != "none":
+        pack = summary["benchmark"]["pack"]
+        err.print(no_labels_line(db, pack), style="yellow", highlight=False, markup=False)
 
 
 def analyze(
@@ -73,6 +97,8 @@ def analyze(
     judge: AnalysisJudgesOption = None,
     judge_values: JudgeValuesOption = "said",
     compat: CompatOption = "paper",
+    correction: CorrectionOption = "ppi",
+    pool_models: PoolModelsOption = False,
     resamples: ResamplesOption = 1000,
     seed: Annotated[
         int, typer.Option(help="Seed of the bootstrap draws (same seed, same CIs).")
@@ -91,7 +117,9 @@ def analyze(
     release script's numbers instead. Works the same on your own runs and on the imported
     public release. An analysis is of one benchmark pack: the one the store holds, or
     `--benchmark NAME` when it holds several (then the others are compared with it, never
-    pooled: the JSON's `packs`).
+    pooled: the JSON's `packs`). When the store holds human labels of the pack, each rate is
+    also given corrected for judge error (PPI++ by default; `--correction`), beside the
+    judged and the labels-only rate, each with its CI and n (docs/validity.md).
 
     Examples:
 
@@ -109,7 +137,9 @@ def analyze(
 
     store = open_store(db, must_exist=True)
     try:
-        options = _options(consensus, judge, judge_values, resamples, seed, compat)
+        options = _options(
+            consensus, judge, judge_values, resamples, seed, compat, correction, pool_models
+        )
         summary = analyze_store(store, stored_benchmark(store, benchmark), options)
     finally:
         store.close()
@@ -125,6 +155,7 @@ def analyze(
         return
     for table in render_terminal(summary):
         console.print(table)
+    _corrected_or_how(summary, db, correction)
     if summary.get("packs"):
         from deflectbench.cli.pack_tables import pack_comparison_tables
 
@@ -158,6 +189,8 @@ def report(
     judge: AnalysisJudgesOption = None,
     judge_values: JudgeValuesOption = "said",
     compat: CompatOption = "paper",
+    correction: CorrectionOption = "ppi",
+    pool_models: PoolModelsOption = False,
     resamples: ResamplesOption = 1000,
     seed: Annotated[
         int, typer.Option(help="Seed of the bootstrap draws and of the example responses shown.")
@@ -186,7 +219,9 @@ def report(
 
     store = open_store(db, must_exist=True)
     try:
-        options = _options(consensus, judge, judge_values, resamples, seed, compat)
+        options = _options(
+            consensus, judge, judge_values, resamples, seed, compat, correction, pool_models
+        )
         b = stored_benchmark(store, benchmark)
         with err.status("building the report…"):
             paths = build_report(store, b, out, options)

@@ -319,6 +319,7 @@ def validate(
         validity_from_inputs,
     )
     from deflectbench.benchmark.title import pack_title
+    from deflectbench.cli.calibrate import render_validity_corrected, validity_corrected
 
     options = analysis_options(consensus, judge, judge_values, resamples, seed)
     store = open_store(db, must_exist=True)
@@ -339,6 +340,18 @@ def validate(
             if check_monitor and not left_out
             else None
         )
+        corrected = (
+            None
+            if left_out or not inputs.has_labels
+            else validity_corrected(
+                store,
+                benchmark,
+                options,
+                monitor=outcomes,
+                include_unsure=include_unsure,
+                annotators=split(annotator) or None,
+            )
+        )
     finally:
         store.close()
     title = pack_title(benchmark)
@@ -356,10 +369,15 @@ def validate(
     data = validity.to_json()
     if left_out:
         data["settings"]["left_out"] = left_out.removeprefix("note: ")
+    if corrected is not None:  # the cheap signals' rates corrected with the human labels
+        data["corrected"] = corrected
     if write_json(data, json_out):
         return
     for part in render_validity(data, db, title):
         console.print(part)
+    if corrected is not None:
+        for table in render_validity_corrected(corrected):
+            console.print(table)
     if json_out is not None:
         console.print(f"validity: {json_out.resolve()}", highlight=False, markup=False)
 

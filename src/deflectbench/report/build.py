@@ -26,6 +26,8 @@ from deflectbench.benchmark import Benchmark
 from deflectbench.escaping import csv_safe
 from deflectbench.report import figures as fg
 from deflectbench.report.breakdown_tables import breakdown_tables
+from deflectbench.report.calibration_figures import corrected_chart
+from deflectbench.report.calibration_tables import CORRECTED_FIGURES, corrected_report_tables
 from deflectbench.report.count_tables import count_tables
 from deflectbench.report.pack_tables import PACK_FIGURES, language_chart, pack_tables
 from deflectbench.report.page import render_pages
@@ -54,6 +56,7 @@ FIGURE_NAMES = (
     "tokens_by_outcome",
     *PACK_FIGURES,
     *TURN_FIGURES,
+    *CORRECTED_FIGURES,
 )
 #: The table builders, in the order their CSVs are written and listed.
 TABLES: tuple[Callable[[Summary], list[Table]], ...] = (
@@ -67,6 +70,7 @@ TABLES: tuple[Callable[[Summary], list[Table]], ...] = (
     breakdown_tables,
     pack_tables,
     turn_tables,
+    corrected_report_tables,
 )
 
 
@@ -100,6 +104,7 @@ def charts(s: Summary) -> list[fg.Chart]:
         fg.tokens_chart(s.tokens_by_outcome, s.models, overall),
         language_chart(s),
         turn_chart(s),
+        corrected_chart(s.models, s.corrected),
     ]
 
 

@@ -12,7 +12,8 @@ from typing import Any
 import pandas as pd
 
 from deflectbench.analysis.calibration.corrected import Corrected
-from deflectbench.analysis.calibration.review import judged_excludes
+from deflectbench.analysis.calibration.review import budget_without_labels, judged_excludes
+from deflectbench.analysis.summary.build import Summary
 from deflectbench.report.chart import OUTCOME_LABELS
 from deflectbench.report.format import DASH, count, pct
 from deflectbench.report.tables import FIELD_SHORT, Table, make_table
@@ -22,6 +23,8 @@ __all__ = [
     "CORRECTED_FIGURES",
     "CORRECTED_TABLES",
     "corrected_intro",
+    "corrected_intro_of",
+    "corrected_report_tables",
     "corrected_tables",
     "estimate_cell",
 ]
@@ -201,3 +204,15 @@ def corrected_intro(
     else:
         text += " For no model does the judged CI leave out a corrected outcome rate."
     return text
+
+
+def corrected_report_tables(s: Summary) -> list[Table]:
+    """The section's tables of a summary (none without labels)."""
+    return corrected_tables(s.corrected)
+
+
+def corrected_intro_of(s: Summary) -> str:
+    """The section's text for a summary; without labels it names the labels needed."""
+    if s.corrected is not None or s.empty:
+        return corrected_intro(s.corrected)
+    return corrected_intro(None, budget_without_labels(s.rates))

@@ -17,6 +17,11 @@ from deflectbench.analysis.options import AnalysisOptions
 from deflectbench.analysis.summary.build import Summary
 from deflectbench.analysis.summary.examples import SNIPPET_CHARS
 from deflectbench.benchmark.title import pack_title
+from deflectbench.report.calibration_tables import (
+    CORRECTED_FIGURES,
+    CORRECTED_TABLES,
+    corrected_intro_of,
+)
 from deflectbench.report.chart import OUTCOME_LABELS
 from deflectbench.report.format import num, pct, pval
 from deflectbench.report.tables import FIELD_SHORT, Table
@@ -182,6 +187,13 @@ def _sections(
             validity_intro(tables, s.benchmark.pack if s.packs is not None else None),
             [],
             VALIDITY_TABLES,
+        ),
+        section(
+            "corrected",
+            "Corrected for judge error",
+            corrected_intro_of(s),
+            CORRECTED_FIGURES,
+            CORRECTED_TABLES,
         ),
         section("tests", "Model differences", "", [], ["tests_chi2"]),
         section(

@@ -19,16 +19,17 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from deflectbench.analysis.calibration.load import NO_FRAMING, SEP, stratum_of
 from deflectbench.analysis.frames.scored import scored_table
 from deflectbench.benchmark import Benchmark
 from deflectbench.store import Store
 from deflectbench.store.labels import SampleItem
 from deflectbench.web.server import WebError
 
-__all__ = ["SampleError", "SamplePlan", "draw", "ensure_sample", "stratum_of"]
+__all__ = ["SEP", "SampleError", "SamplePlan", "draw", "ensure_sample", "stratum_of"]
 
-#: Joins model, outcome and framing into a stratum's name (stored, never shown to annotators).
-SEP = " | "
+# The stratum's name is the analysis' (``SEP``, ``stratum_of``): the correction for judge error
+# weights each labelled item by its stratum, so the sample and the weights share one rule.
 
 
 class SampleError(WebError):
@@ -42,10 +43,6 @@ class SamplePlan:
     items: list[SampleItem]
     added: int
     strata: int
-
-
-def stratum_of(model: str, outcome: str, framing: str) -> str:
-    return SEP.join((model, outcome, framing))
 
 
 def draw(scored: pd.DataFrame, n: int, seed: int, exclude: Sequence[int] = ()) -> list[int]:
@@ -89,7 +86,7 @@ def ensure_sample(store: Store, benchmark: Benchmark, n: int, seed: int = 0) -> 
             f"no scored generations in --db {store.path} to sample: run `deflectbench run` "
             "(generate and judge) or `deflectbench import` first"
         )
-    scored = scored.assign(framing=scored["framing"].fillna("?"))
+    scored = scored.assign(framing=scored["framing"].fillna(NO_FRAMING))
     ids = draw(scored, n - len(items), seed, exclude=[i.gen_id for i in items])
     row = scored.set_index("gen_id")
     new = [

@@ -193,13 +193,33 @@ def _cell(
             seed=seed,
             min_labels=min_labels,
         )
+    human = inputs.human[labels]
     return CellRates(
         n=int(target.sum()),
         n_labels=int(labels.sum()),
         judged=tuple(got["judged"]),
-        labels=tuple(got["labels"]),
-        corrected=tuple(got[methods[-1]]),
+        labels=_one_value(got["labels"], human),
+        corrected=_one_value(got[methods[-1]], human),
     )
+
+
+def _one_value(estimates: Sequence[Any], human: np.ndarray) -> tuple[Any, ...]:
+    """Each estimate, but a note instead of a number where every label of its column has one
+    value: labels that never vary cannot say how often the other value occurs (a bootstrap
+    over them gives the interval [0, 0] or [1, 1], a certainty they do not hold)."""
+    out = []
+    for k, e in enumerate(estimates):
+        seen = human[:, k][~np.isnan(human[:, k])]
+        if e.rate is not None and seen.size and (seen == seen[0]).all():
+            v = int(seen[0])
+            e = replace(
+                e,
+                rate=None,
+                ci95=None,
+                note=f"all {seen.size} labels are {v}: labels of one value cannot correct it",
+            )
+        out.append(e)
+    return tuple(out)
 
 
 def corrected_rates(

@@ -156,8 +156,8 @@ def _weights(
     outside = int(strata.isna().sum())
     if outside:
         why = (
-            "all" if outside == n else f"{outside} of {n}"
-        ) + " labels are not in the annotate sample (no stratum): weighted uniformly"
+            f"none of the {n} labels is" if outside == n else f"{outside} of {n} labels are not"
+        ) + " in the annotate sample (no stratum): weighted uniformly"
         return np.ones(n), "uniform", (why,)
     pop = population.value_counts()
     sampled = strata.value_counts()
@@ -250,13 +250,16 @@ def read_calibration_inputs(
     options: AnalysisOptions = AnalysisOptions(),  # noqa: B008 (frozen, so shared safely)
     *,
     scored: pd.DataFrame | None = None,
+    frames: tuple[pd.DataFrame, pd.DataFrame] | None = None,
     include_unsure: bool = False,
     annotators: Sequence[str] | None = None,
 ) -> CalibrationInputs:
     """Read ``benchmark``'s labels and scored generations from ``store`` (``scored``: the
-    analysis' scored table when the caller has it already)."""
-    gens = in_benchmark(generation_frame(store), benchmark)
-    judg = judgment_frame(store, values=options.values)
+    analysis' scored table, ``frames``: its generation and judgment frames, when the caller
+    has them already)."""
+    if frames is None:
+        frames = (generation_frame(store), judgment_frame(store, values=options.values))
+    gens, judg = in_benchmark(frames[0], benchmark), frames[1]
     if scored is None:
         scored = scored_from_frames(
             gens,

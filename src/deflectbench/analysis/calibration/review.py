@@ -80,21 +80,12 @@ def shifts(corrected: Corrected) -> list[dict[str, Any]]:
     return rows
 
 
-def _design_effect(judged: Any) -> float:
-    """The claim clustering measured so far: the judged rate's claim-bootstrap variance over
-    its independent-items variance p(1-p)/N (at least 1)."""
-    h, p, n = _half(judged), judged.rate, judged.n
-    if h is None or p is None or n < 2 or not 0 < p < 1:
-        return 1.0
-    return max(1.0, (h / 1.959964) ** 2 / (p * (1 - p) / n))
-
-
 def budget(
     corrected: Corrected, inputs: CalibrationInputs, target: float = DEFAULT_TARGET
 ) -> dict[str, dict[str, Any]]:
     """Per model: labels now, more labels needed so every headline rate's corrected CI
-    half-width is under ``target`` (:func:`.budget.labels_needed`, the claim clustering as a
-    design effect), and which rate needs the most; ``more_labels`` None when even labelling
+    half-width is under ``target`` (:func:`.budget.labels_needed`, the claim clustering through
+    the judged rate's own bootstrap variance), and which rate needs the most; ``more_labels`` None when even labelling
     every generation would not do."""
     from deflectbench.analysis.calibration.budget import labels_needed
 
@@ -114,8 +105,14 @@ def budget(
             if ok.sum() < 2 or judged.n < ok.sum():
                 continue
             w = weights[mine][ok] if inputs.weighting == "stratified" else None
+            half = _half(judged)
             need = labels_needed(
-                y[ok], f[ok], judged.n, target=target, w=w, design_effect=_design_effect(judged)
+                y[ok],
+                f[ok],
+                judged.n,
+                target=target,
+                w=w,
+                judged_variance=None if half is None else (half / 1.959964) ** 2,
             )
             if need is None:
                 unreachable, worst = True, name

@@ -11,11 +11,13 @@ run's metadata, which need the texts.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pandas as pd
 
+from deflectbench.analysis.calibration.corrected import Corrected, corrected_rates
+from deflectbench.analysis.calibration.load import has_labels, read_calibration_inputs
 from deflectbench.analysis.frames.load import StoreFrames, StoreReader, read_store
 from deflectbench.analysis.frames.scored import (
     GEN_COLUMNS,
@@ -166,6 +168,9 @@ class Summary:
     packs: PackComparison | None = None
     #: Turn 2 of a multi-turn pack by turn-1 outcome (None: no later turn of this pack).
     turns: TurnAnalysis | None = None
+    #: Rates corrected for judge error with the store's human labels of this pack (None: no
+    #: labels, or ``options.correction == "none"``; :mod:`.calibration.corrected`).
+    corrected: Corrected | None = None
 
     @property
     def empty(self) -> bool:
@@ -209,7 +214,24 @@ def summarize(
     responses and run metadata. Raises ConsensusError for an unknown rule or judge.
     """
     frames = read_store(store, values=options.values, detail=detail)
-    return _summary(frames, benchmark, options)
+    summary = _summary(frames, benchmark, options)
+    if options.correction == "none" or summary.empty or not has_labels(store):
+        return summary  # nothing to correct with: the summary (and its JSON) as without labels
+    inputs = read_calibration_inputs(
+        store,
+        benchmark,
+        options,
+        scored=summary.scored,
+        frames=(frames.generations, frames.judgments),
+    )
+    corrected = corrected_rates(
+        inputs,
+        correction=options.correction,
+        pool_models=options.pool_models,
+        resamples=options.n_resamples,
+        seed=options.seed,
+    )
+    return replace(summary, corrected=corrected)
 
 
 def analyze(

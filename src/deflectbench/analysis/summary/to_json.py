@@ -113,6 +113,8 @@ def _model_sections(s: Summary) -> dict[str, dict[str, Any]]:
             "cohens_h": cohens,
             "ci_few_claims": m in few,
         }
+        if s.corrected is not None and m in s.corrected.models:  # appended: only with labels
+            sections[m].update(s.corrected.model_json(m))
     return sections
 
 
@@ -231,4 +233,6 @@ def summary_json(s: Summary) -> dict[str, Any]:
         "packs": s.packs.to_json() if s.packs is not None else None,
         "turns": s.turns.to_json() if s.turns is not None else None,
     }
+    if s.corrected is not None:  # appended, and only with human labels: otherwise unchanged
+        out["calibration"] = s.corrected.settings_json()
     return jsonable(out)
