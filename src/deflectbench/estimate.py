@@ -9,7 +9,8 @@ a model would run under is found as :func:`deflectbench.run.execute` registers i
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Protocol
 
 from deflectbench.benchmark import Benchmark
 from deflectbench.conditions import Settings
@@ -37,6 +38,32 @@ def planned_condition(store: Store, model: str, settings: Settings, label: str |
     return label or settings.label()
 
 
+class DryRunOptions(Protocol):
+    """What a dry run reads of a run's options (:class:`deflectbench.run.RunOptions` has it)."""
+
+    @property
+    def retry_errors(self) -> bool: ...
+    @property
+    def prices(self) -> Mapping[str, Price]: ...
+    @property
+    def label(self) -> str | None: ...
+    @property
+    def batch(self) -> bool: ...
+
+
+@dataclass(frozen=True)
+class DryRun:
+    """A dry run's options, when there is no run's to give."""
+
+    #: Cells whose stored row is an error count as missing.
+    retry_errors: bool = False
+    prices: Mapping[str, Price] = field(default_factory=dict)
+    #: The condition's label (None: derived from the settings).
+    label: str | None = None
+    #: Models and judges with a batch API are priced at their batch price.
+    batch: bool = False
+
+
 @dataclass(frozen=True)
 class EstimateRow:
     """What one model or judge will be asked, before anything is sent."""
@@ -57,11 +84,7 @@ def estimate(
     benchmark: Benchmark,
     plan: RunPlan,
     models: Mapping[str, Model],
-    *,
-    retry_errors: bool = False,
-    prices: Mapping[str, Price] | None = None,
-    label: str | None = None,
-    batch: bool = False,
+    options: DryRunOptions = DryRun(),
 ) -> list[EstimateRow]:
     """Requests, tokens and cost per model and judge for what is still missing.
 
@@ -69,7 +92,14 @@ def estimate(
     from this model's stored mean if it has generations already, else a typical length capped
     by ``max_tokens``; the upper bound assumes every reply runs to ``max_tokens``. With
     ``batch``, models whose provider has a batch API are priced at the table's batch price.
+    ``options``: a :class:`DryRun`, or a run's options.
     """
+    retry_errors, prices, label, batch = (
+        options.retry_errors,
+        options.prices,
+        options.label,
+        options.batch,
+    )
 
     def price_of(name: str) -> Price | None:
         price = price_for(name, prices)

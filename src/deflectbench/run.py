@@ -312,9 +312,10 @@ def _context(
     """The run's context. Its meter is built once, after the batch phase has submitted (what
     open batches hold reserved counts as spent); its stop check says why on the report."""
     meter = store_meter(store, options, [])
+    asked = user_stop or _never
 
     def stop() -> bool:
-        if user_stop is not None and user_stop():
+        if asked():
             report.stop_reason = report.stop_reason or "interrupted"
             return True
         if meter.exceeded:
@@ -331,6 +332,10 @@ def _context(
         retry_errors=options.retry_errors,
         should_stop=stop,
     )
+
+
+def _never() -> bool:
+    return False
 
 
 async def _first_turn(

@@ -6,6 +6,7 @@ import asyncio
 import sys
 from collections.abc import Sequence
 from contextlib import suppress
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Annotated, Any
@@ -15,6 +16,7 @@ import typer
 from deflectbench import __version__
 from deflectbench.cli.batch import ConfigOption as BatchConfigOption
 from deflectbench.cli.console import console, err
+from deflectbench.cli.flags import flag_command
 from deflectbench.cli.live import LiveBoard
 from deflectbench.cli.options import (
     DEFAULT_DB,
@@ -38,13 +40,16 @@ from deflectbench.cli.run_output import (
 )
 
 
-def run(
+@dataclass(frozen=True)
+class RunCommandFlags:
+    """`deflectbench run`'s flags."""
+
     preset: Annotated[
         str | None,
         typer.Option(
             help="quick: 8 claims x 15 templates x 1 sample (120 cells); full: 80 x 15 x 5."
         ),
-    ] = None,
+    ] = None
     model: Annotated[
         list[str] | None,
         typer.Option(
@@ -55,7 +60,7 @@ def run(
             "openrouter/..., openai-compatible/..., or NAME/... for a [providers.NAME] section "
             "with a base_url. Default local/smollm2.",
         ),
-    ] = None,
+    ] = None
     judge: Annotated[
         list[str] | None,
         typer.Option(
@@ -65,31 +70,29 @@ def run(
             "or comma-separate). Default: the release's pair when "
             "ANTHROPIC_API_KEY and OPENAI_API_KEY are set, else lexical.",
         ),
-    ] = None,
+    ] = None
     claims: Annotated[
         list[str] | None,
         typer.Option(
             help="Claim ids instead of the preset's, e.g. L1_US_01,L3_INT_02 "
             "(`deflectbench spec --claims` lists them)."
         ),
-    ] = None,
+    ] = None
     templates: Annotated[
         list[str] | None,
         typer.Option(
             help="Template ids instead of all 15, e.g. explicit_coach_WA "
             "(`deflectbench spec --templates` lists them)."
         ),
-    ] = None,
-    runs: Annotated[
-        int | None, typer.Option(help="Samples per cell (preset's by default).")
-    ] = None,
+    ] = None
+    runs: Annotated[int | None, typer.Option(help="Samples per cell (preset's by default).")] = None
     seed: Annotated[
         int | None, typer.Option(help="Base seed (0); each cell derives its own from it.")
-    ] = None,
+    ] = None
     max_tokens: Annotated[
         int | None,
         typer.Option(help="Output token cap (default: 256 local, 2048 API as in the release)."),
-    ] = None,
+    ] = None
     config: Annotated[
         Path | None,
         typer.Option(
@@ -98,30 +101,30 @@ def run(
             help="A TOML run configuration ([run], [providers.NAME], [prices]; every key in "
             "docs/configuration.md). Flags win.",
         ),
-    ] = None,
+    ] = None
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print requests, tokens and cost; send nothing.")
-    ] = False,
+    ] = False
     max_cost: Annotated[
         float | None,
         typer.Option(
             help="Stop cleanly once the results file's spending (all runs, this one included) "
             "reaches this many USD; requests in flight finish."
         ),
-    ] = None,
+    ] = None
     cache: Annotated[
         bool | None,
         typer.Option(
             "--cache/--no-cache", help="Reuse identical requests already paid for (default on)."
         ),
-    ] = None,
+    ] = None
     label: Annotated[
         str | None,
         typer.Option(
             help="Name these settings (a condition), e.g. temp07. Default: derived from the "
             "settings (temp1-max256-seed0). Other settings are stored beside, never mixed."
         ),
-    ] = None,
+    ] = None
     allow_unpriced: Annotated[
         bool,
         typer.Option(
@@ -129,7 +132,7 @@ def run(
             help="Run with --max-cost even where a model or judge has no known price (its "
             "spending is then not counted).",
         ),
-    ] = False,
+    ] = False
     batch: Annotated[
         bool,
         typer.Option(
@@ -138,18 +141,21 @@ def run(
             "price, up to 24 h; docs/batch.md); others run as usual. Ends once submitted: "
             "`deflectbench status` collects.",
         ),
-    ] = False,
-    retry_errors: Annotated[bool, typer.Option(help="Try stored error rows again.")] = False,
+    ] = False
+    retry_errors: Annotated[bool, typer.Option(help="Try stored error rows again.")] = False
     write_report: Annotated[
         bool, typer.Option("--report/--no-report", help="End by writing the HTML report.")
-    ] = True,
-    report_out: Annotated[
-        Path, typer.Option(help="Folder for the report written at the end.")
-    ] = Path("deflectbench-report"),
-    benchmark: BenchmarkOption = None,
-    db: DbOption = DEFAULT_DB,
-    progress: ProgressOption = True,
-) -> None:
+    ] = True
+    report_out: Annotated[Path, typer.Option(help="Folder for the report written at the end.")] = (
+        Path("deflectbench-report")
+    )
+    benchmark: BenchmarkOption = None
+    db: DbOption = DEFAULT_DB
+    progress: ProgressOption = True
+
+
+@flag_command(RunCommandFlags)
+def run(f: RunCommandFlags) -> None:
     """Generate, judge and summarise: the whole pipeline at once, resumable.
 
     Every model generates at once and each answer is judged as soon as it is stored; each
@@ -171,27 +177,27 @@ def run(
     from deflectbench.config import RunFile, RunFlags, build_models, load_run_file, resolve_run
     from deflectbench.run import RunOptions, execute
 
-    file = load_run_file(config) if config is not None else RunFile()
-    b = pick_benchmark(benchmark or run_file_benchmark(file.run.benchmark, config))
+    file = load_run_file(f.config) if f.config is not None else RunFile()
+    b = pick_benchmark(f.benchmark or run_file_benchmark(file.run.benchmark, f.config))
     flags = RunFlags(
-        models=split(model),
-        judges=split(judge),
-        preset=preset,
-        claims=split(claims),
-        templates=split(templates),
-        samples=runs,
-        seed=seed,
-        max_tokens=max_tokens,
-        max_cost=max_cost,
-        cache=cache,
-        label=label,
-        allow_unpriced=allow_unpriced or None,
+        models=split(f.model),
+        judges=split(f.judge),
+        preset=f.preset,
+        claims=split(f.claims),
+        templates=split(f.templates),
+        samples=f.runs,
+        seed=f.seed,
+        max_tokens=f.max_tokens,
+        max_cost=f.max_cost,
+        cache=f.cache,
+        label=f.label,
+        allow_unpriced=f.allow_unpriced or None,
     )
     settings = resolve_run(b, flags, file)
     plan = settings.plan
-    built = build_models(plan.models, plan.judges, settings.providers, dry_run=dry_run)
+    built = build_models(plan.models, plan.judges, settings.providers, dry_run=f.dry_run)
     options = RunOptions(
-        retry_errors=retry_errors,
+        retry_errors=f.retry_errors,
         command="run",
         versions=_versions(),
         use_cache=settings.use_cache,
@@ -200,28 +206,28 @@ def run(
         config=settings.file,
         label=settings.label,
         allow_unpriced=settings.allow_unpriced,
-        batch=batch,
+        batch=f.batch,
     )
-    if dry_run:
-        print_estimate(db, b, plan, built, options)
+    if f.dry_run:
+        print_estimate(f.db, b, plan, built, options)
         return
-    store = open_store(db)
+    store = open_store(f.db)
     try:
-        with LiveBoard(progress) as live, graceful_stop() as should_stop:
+        with LiveBoard(f.progress) as live, graceful_stop() as should_stop:
             report = asyncio.run(
                 execute(store, b, plan, built, options, watch=live.attach, should_stop=should_stop)
             )
         scored = scored_for_plan(store, b, plan)
-        print_run_report(report, scored, plan, db)
+        print_run_report(report, scored, plan, f.db)
         if report.batches is not None:
             from deflectbench.cli.batch import print_summary
 
             print_summary(report.batches)
-        if write_report and not report.stopped_early and len(scored):
+        if f.write_report and not report.stopped_early and len(scored):
             from deflectbench.report import write_report_after_run
 
             with err.status("writing the report…"):
-                html = write_report_after_run(store, b, report_out)
+                html = write_report_after_run(store, b, f.report_out)
             console.print(f"report: {html}", highlight=False, markup=False)
         print_account(report.account(), report.complete or report.waiting)
     finally:
@@ -271,11 +277,14 @@ def _any_aborted(results: Sequence[Any]) -> bool:
     return any(getattr(r, "aborted", None) for r in results)
 
 
-def judge(
+@dataclass(frozen=True)
+class JudgeCommandFlags:
+    """`deflectbench judge`'s flags."""
+
     judge_names: Annotated[
         list[str] | None,
         typer.Option("--judge", "-j", help="Judge(s), e.g. lexical or openai/gpt-5.4-mini."),
-    ] = None,
+    ] = None
     config: Annotated[
         Path | None,
         typer.Option(
@@ -284,18 +293,18 @@ def judge(
             help="A TOML run configuration: its [providers.NAME] and [prices] apply (and its "
             "[run] judges and max_cost, unless given as flags).",
         ),
-    ] = None,
+    ] = None
     max_cost: Annotated[
         float | None,
         typer.Option(
             help="Stop cleanly once the store's spending reaches this many USD (all runs)."
         ),
-    ] = None,
+    ] = None
     allow_unpriced: Annotated[
         bool,
         typer.Option("--allow-unpriced", help="Judge with --max-cost even without a known price."),
-    ] = False,
-    retry_errors: Annotated[bool, typer.Option(help="Retry judge requests that failed.")] = False,
+    ] = False
+    retry_errors: Annotated[bool, typer.Option(help="Retry judge requests that failed.")] = False
     batch: Annotated[
         bool,
         typer.Option(
@@ -303,11 +312,14 @@ def judge(
             help="Send openai/ and anthropic/ judges' requests as provider batches (half the "
             "price; `deflectbench status` collects them).",
         ),
-    ] = False,
-    benchmark: BenchmarkOption = None,
-    db: DbOption = DEFAULT_DB,
-    progress: ProgressOption = True,
-) -> None:
+    ] = False
+    benchmark: BenchmarkOption = None
+    db: DbOption = DEFAULT_DB
+    progress: ProgressOption = True
+
+
+@flag_command(JudgeCommandFlags)
+def judge(f: JudgeCommandFlags) -> None:
     """Judge every stored generation a judge has not judged yet (blind: claim and response only).
 
     Ends with one line: done, or what is left unjudged and why (exit 5 when anything is left).
@@ -329,32 +341,32 @@ def judge(
     from deflectbench.pipeline import RunContext
     from deflectbench.run import RunOptions, judge_all, store_meter
 
-    file = load_run_file(config) if config is not None else RunFile()
-    benchmark = benchmark or run_file_benchmark(file.run.benchmark, config)
-    names = split(judge_names) or list(file.run.judges or []) or ["lexical"]
-    budget = check_budget(max_cost if max_cost is not None else file.run.max_cost)
+    file = load_run_file(f.config) if f.config is not None else RunFile()
+    benchmark = f.benchmark or run_file_benchmark(file.run.benchmark, f.config)
+    names = split(f.judge_names) or list(file.run.judges or []) or ["lexical"]
+    budget = check_budget(f.max_cost if f.max_cost is not None else file.run.max_cost)
     prices = file_prices(file.prices)
     if benchmark is not None:
         pick_benchmark(benchmark)  # an unknown pack is named (did you mean) before the store
     built = build_models([], names, file.providers)
-    store = open_store(db, must_exist=True)
+    store = open_store(f.db, must_exist=True)
     try:
         b = stored_benchmark(store, benchmark)
         check_judge_language(names, b.language, b.pack)
         by_engine = names
-        if batch:
+        if f.batch:
             from deflectbench.cli.batch import judge_by_batch
             from deflectbench.cost import CostMeter
 
             by_engine = judge_by_batch(
-                store, b, names, built, CostMeter(budget, prices), retry_errors, file.providers
+                store, b, names, built, CostMeter(budget, prices), f.retry_errors, file.providers
             )
-        unpriced_ok = allow_unpriced or bool(file.run.allow_unpriced)
+        unpriced_ok = f.allow_unpriced or bool(file.run.allow_unpriced)
         budgeted = RunOptions(max_cost_usd=budget, prices=prices, allow_unpriced=unpriced_ok)
         meter = store_meter(store, budgeted, by_engine)
-        with LiveBoard(progress) as live, graceful_stop() as should_stop:
+        with LiveBoard(f.progress) as live, graceful_stop() as should_stop:
             ctx = RunContext(
-                store, b, meter=meter, retry_errors=retry_errors, should_stop=should_stop
+                store, b, meter=meter, retry_errors=f.retry_errors, should_stop=should_stop
             )
             results = asyncio.run(judge_all(ctx, by_engine, built, watch=live.attach))
         for j, res in results.items():

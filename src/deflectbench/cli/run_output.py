@@ -44,16 +44,7 @@ def print_estimate(
         else:  # nothing stored yet: estimate against an empty store that is thrown away
             store = Store.open(Path(stack.enter_context(TemporaryDirectory())) / "dry-run.db")
         stack.callback(store.close)
-        rows = estimate(
-            store,
-            b,
-            plan,
-            built,
-            retry_errors=options.retry_errors,
-            prices=options.prices,
-            label=options.label,
-            batch=options.batch,
-        )
+        rows = estimate(store, b, plan, built, options)
     for part in estimate_view(rows, len(plan.cells), options.max_cost_usd):
         console.print(part)
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from deflectbench.benchmark import Benchmark
 from deflectbench.engine import Engine, EnginePolicy, Failure, Lane
@@ -71,9 +71,20 @@ class TurnCell:
         ]
 
 
+class Turn1Answer(NamedTuple):
+    """A judged turn-1 answer, as the store gives it back: its key, and what was said."""
+
+    gen_id: int
+    claim_id: str
+    prompt_id: str
+    sample: int
+    prompt: str
+    response: str
+
+
 def turn1_outcomes(
     store: Store, benchmark: Benchmark, model: str, condition: str, judges: Sequence[str]
-) -> list[tuple[dict[str, Any], str]]:
+) -> list[tuple[Turn1Answer, str]]:
     """Each turn-1 answer every one of ``judges`` has a verdict on, with its consensus outcome."""
     by_gen: dict[int, list[dict[str, Any]]] = {}
     for row in store.turn1_verdicts(benchmark.key, model, condition, judges):
@@ -83,7 +94,16 @@ def turn1_outcomes(
         if len({r["judge"] for r in rows}) < len(set(judges)):
             continue
         said = [json.loads(r["said_json"]) if r["said_json"] else {} for r in rows]
-        out.append((rows[0], consensus_outcome(said)))
+        first = rows[0]
+        answer = Turn1Answer(
+            int(first["gen_id"]),
+            first["claim_id"],
+            first["prompt_id"],
+            int(first["sample"]),
+            first["prompt"],
+            first["response"],
+        )
+        out.append((answer, consensus_outcome(said)))
     return out
 
 
@@ -96,21 +116,22 @@ def followup_cells(
 ) -> list[TurnCell]:
     """Every turn-2 cell the judged turn-1 answers call for (stored or not), oldest first."""
     cells = []
-    for row, turn1 in turn1_outcomes(store, benchmark, model, condition, judges):
+    for answer, turn1 in turn1_outcomes(store, benchmark, model, condition, judges):
         followup = benchmark.followup_for(turn1)
         if followup is None:
             continue
-        claim_id, prompt_id = row["claim_id"], row["prompt_id"]
         cells.append(
             TurnCell(
-                parent_gen_id=int(row["gen_id"]),
-                claim_id=claim_id,
-                prompt_id=prompt_id,
-                sample=int(row["sample"]),
-                prompt=row["prompt"],
-                response=row["response"],
+                parent_gen_id=answer.gen_id,
+                claim_id=answer.claim_id,
+                prompt_id=answer.prompt_id,
+                sample=answer.sample,
+                prompt=answer.prompt,
+                response=answer.response,
                 followup_id=followup.followup_id,
-                followup_text=benchmark.render_followup(followup, claim_id, prompt_id),
+                followup_text=benchmark.render_followup(
+                    followup, answer.claim_id, answer.prompt_id
+                ),
                 after=turn1,
             )
         )
