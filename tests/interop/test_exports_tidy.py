@@ -17,7 +17,7 @@ from deflectbench.interop.tables import CONSENSUS_COLUMNS, LEAD_COLUMNS, judge_p
 from deflectbench.records import GenerationRecord
 from deflectbench.store import Store
 from deflectbench.vocab import FIELDS, LEVEL_NAMES
-from support.fixtures import JUDGES, MODELS, write_release_fixture
+from support.fixtures import JUDGES, MODELS, copy_of_release_fixture
 
 READ = {
     "jsonl": lambda p: pd.read_json(p, lines=True, dtype=False),
@@ -32,7 +32,7 @@ FORMULA = '=HYPERLINK("http://evil.example","click")'
 def store(tmp_path, benchmark):
     """A small imported release (2 models, 2 judges, failed requests and unparsed replies) plus
     one reply a spreadsheet would run as a formula, judged by nobody."""
-    write_release_fixture(
+    copy_of_release_fixture(
         tmp_path / "rel",
         models=MODELS[:2],
         judges=JUDGES,

@@ -21,13 +21,13 @@ from deflectbench.analysis import analyze  # noqa: E402
 from deflectbench.interop import InteropError, export, import_paths  # noqa: E402
 from deflectbench.interop.hf import export_benchmark, import_any, import_hf  # noqa: E402
 from deflectbench.store import Store  # noqa: E402
-from support.fixtures import JUDGES, MODELS, write_release_fixture  # noqa: E402
+from support.fixtures import JUDGES, MODELS, copy_of_release_fixture  # noqa: E402
 from support.in_process import run_cli  # noqa: E402
 
 
 @pytest.fixture
 def store(tmp_path, benchmark):
-    write_release_fixture(
+    copy_of_release_fixture(
         tmp_path / "rel",
         models=MODELS[:2],
         judges=JUDGES,

@@ -17,14 +17,14 @@ import pytest
 
 from deflectbench.interop import export, import_paths
 from deflectbench.store import Store
-from support.fixtures import write_release_fixture
+from support.fixtures import copy_of_release_fixture, write_release_fixture
 
 MODELS = ("gpt-5.5",)
 JUDGES = ("claude-haiku-4-5-20251001", "gpt-5.4-mini")
 
 
 def release(root: Path, benchmark) -> Path:
-    write_release_fixture(
+    copy_of_release_fixture(
         root,
         models=MODELS,
         judges=JUDGES,

@@ -30,7 +30,7 @@ from support.servers import FakeLLMServer, RecordedRequest
 JUDGE = TURN_JUDGE
 CLAIMS = TURN_CLAIMS
 #: The entry point, its tables wide enough not to wrap.
-cli = Cli(env={"COLUMNS": "120"}, timeout=120)
+cli = Cli(env={"COLUMNS": "120"}, timeout=120, in_process=True)
 
 
 @pytest.fixture(scope="module")

@@ -27,7 +27,7 @@ from support.servers import FakeLLMServer, RecordedRequest
 OPENAI_KEY = "sk-test-OPENAI-5ecr3t-0000111122223333"
 ANTHROPIC_KEY = "sk-ant-test-ANTHROPIC-5ecr3t-4444555566667777"
 KEYS = {"OPENAI_API_KEY": OPENAI_KEY, "ANTHROPIC_API_KEY": ANTHROPIC_KEY}
-cli = Cli(env=KEYS)
+cli = Cli(env=KEYS, in_process=True)
 
 
 def answer(req: RecordedRequest) -> str:
