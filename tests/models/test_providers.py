@@ -7,7 +7,7 @@ import json
 import logging
 import time
 import traceback
-from collections.abc import Coroutine, Iterator
+from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 import pytest
@@ -51,9 +51,8 @@ def run(coro: Coroutine[Any, Any, R]) -> R:
 
 
 @pytest.fixture
-def server() -> Iterator[FakeLLMServer]:
-    with FakeLLMServer() as srv:
-        yield srv
+def server(llm_server: FakeLLMServer) -> FakeLLMServer:
+    return llm_server  # one per session, reset for each test
 
 
 def openai_model(srv: FakeLLMServer, timeout_s: float = 5.0, **kw: Any) -> OpenAICompatModel:

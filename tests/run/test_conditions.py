@@ -15,9 +15,8 @@ from support.servers import FakeLLMServer
 
 
 @pytest.fixture
-def server():
-    with FakeLLMServer(reply=reply) as s:
-        yield s
+def server(llm_server):
+    return llm_server.reset(reply=reply)  # one per session, reset for each test
 
 
 def generation_requests(server: FakeLLMServer) -> list:

@@ -58,9 +58,8 @@ def write_config(path: Path, server: FakeLLMServer, **run: object) -> Path:
 
 
 @pytest.fixture
-def server():
-    with FakeLLMServer(reply=reply) as s:
-        yield s
+def server(llm_server):
+    return llm_server.reset(reply=reply)  # one per session, reset for each test
 
 
 def test_full_run_with_two_blind_judges_and_no_key_leak(tmp_path, server):
