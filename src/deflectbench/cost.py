@@ -137,6 +137,8 @@ class CostMeter:
         self.budget_usd = check_max_cost(budget_usd)
         self.overrides = dict(overrides or {})
         self.batch = batch
+        #: Each name's price, looked up once (the tables do not change during a meter's life).
+        self._prices: dict[str, Price | None] = {}
         self.spent_before = spent_before
         self.spent_usd = 0.0
         self.reserved_usd = 0.0
@@ -145,13 +147,18 @@ class CostMeter:
         self._released: asyncio.Event | None = None
 
     def price(self, model: str) -> Price | None:
-        price = price_for(model, self.overrides)
-        return price.in_batch() if self.batch and price is not None else price
+        if model not in self._prices:
+            price = price_for(model, self.overrides)
+            self._prices[model] = price.in_batch() if self.batch and price else price
+        return self._prices[model]
 
     def for_batches(self, spent_before: float) -> CostMeter:
         """A meter of the same budget and prices for requests sent in provider batches,
         counting from ``spent_before`` (what the store spent, and what open batches hold)."""
-        return CostMeter(self.budget_usd, self.overrides, spent_before=spent_before, batch=True)
+        meter = CostMeter(self.budget_usd, self.overrides, spent_before=spent_before, batch=True)
+        if self.batch:
+            meter._prices = self._prices  # the same prices: share what was looked up
+        return meter
 
     def unpriced(self, names: list[str] | tuple[str, ...]) -> list[str]:
         """The names among ``names`` with no known price."""
