@@ -3,9 +3,17 @@
 ``app`` (the typer app, :func:`main`, one-line errors and exit codes), ``options`` (the shared
 flags), ``progress`` (bars and the graceful Ctrl-C), one module per command group (``spec``;
 ``run``: run, judge, status; ``results``: analyze, report, import, export) and ``tables``
-(every table the terminal shows).
+(every table the terminal shows). Each command imports what it uses inside its function, so
+``--version`` and ``--help`` load none of the analysis, the report or the model SDKs
+(``tests/cli/test_startup.py``, ``bench/startup.py``).
 """
 
-from deflectbench.cli.app import main
-
 __all__ = ["main"]
+
+
+def main() -> None:
+    """The ``deflectbench`` command (the app is built here, not when a module of this package,
+    e.g. ``tables``, is imported on its own)."""
+    from deflectbench.cli.app import main as run_app
+
+    run_app()
