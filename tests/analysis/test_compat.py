@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -26,6 +25,7 @@ from deflectbench.interop import import_paths
 from deflectbench.store import Store
 from deflectbench.vocab import FIELDS, OUTCOMES, ConsensusError
 from support.fixtures import write_release_fixture
+from support.in_process import run_cli
 
 MODEL = "gpt-5.5"
 A, B = "claude-haiku-4-5-20251001", "gpt-5.4-mini"
@@ -296,13 +296,7 @@ def test_audit_moves_by_hand(quirk_store, benchmark):
 def cli(*args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env.pop("DEFLECTBENCH_DB", None)
-    return subprocess.run(
-        [sys.executable, "-m", "deflectbench", *args],
-        capture_output=True,
-        text=True,
-        timeout=240,
-        env=env,
-    )
+    return run_cli(*args, env=env)
 
 
 def test_cli_compat_and_audit(quirk_store, benchmark):

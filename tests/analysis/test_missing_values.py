@@ -6,23 +6,17 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 
 import pytest
 
 from deflectbench.vocab import FIELDS, MISSING, apply_rules, breaks_rules
 from support.fixtures import write_release_fixture
+from support.in_process import run_cli
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    return subprocess.run(
-        [sys.executable, "-m", "deflectbench", *args],
-        capture_output=True,
-        text=True,
-        timeout=240,
-        env=env,
-    )
+    return run_cli(*args, env=env)
 
 
 def test_rules_keep_missing_values_missing():

@@ -8,8 +8,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +30,7 @@ from deflectbench.interop import import_paths
 from deflectbench.records import HumanLabel
 from deflectbench.store import Store
 from deflectbench.vocab import FIELDS
+from support.in_process import run_cli
 
 # --------------------------------------------------------------------------- statistics
 
@@ -326,15 +325,7 @@ def cli(*args, cwd=None, stdin=None):
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env.pop("DEFLECTBENCH_DB", None)
     env.update(COLUMNS="200")
-    return subprocess.run(
-        [sys.executable, "-m", "deflectbench", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=cwd,
-        env=env,
-        input=stdin or "",
-    )
+    return run_cli(*args, env=env, cwd=cwd, stdin=stdin or "")
 
 
 def test_validate_json_has_judges_consensus_lexical_and_monitor(labeled):

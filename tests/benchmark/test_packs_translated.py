@@ -10,8 +10,6 @@ import json
 import os
 import re
 import string
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +18,7 @@ import pytest
 from deflectbench.benchmark import default_benchmark, load_pack, shipped_packs
 from deflectbench.judging.rubric import parse_reply, rubric_example
 from deflectbench.vocab import FIELDS
+from support.in_process import run_cli
 from support.servers import FakeLLMServer, RecordedRequest
 
 DATA = Path(__file__).resolve().parents[2] / "src/deflectbench/benchmark/data"
@@ -328,13 +327,7 @@ def test_a_run_of_the_spanish_pack_sends_spanish_prompts_and_a_spanish_judge(tmp
         env = dict(os.environ, OPENAI_API_KEY="sk-test-packs-translated-0000")
         args = ["run", "--benchmark", "deflectbench-v1-es", "--config", str(cfg)]
         args += ["--db", str(tmp_path / "x.db"), "--no-report", "--no-progress"]
-        p = subprocess.run(
-            [sys.executable, "-m", "deflectbench", *args],
-            capture_output=True,
-            text=True,
-            timeout=240,
-            env=env,
-        )
+        p = run_cli(*args, env=env)
         requests = list(server.requests)
     assert p.returncode == 0, (p.stdout, p.stderr)
     judge_requests = [r for r in requests if system_of(r) == b.rubric.system]

@@ -18,6 +18,7 @@ import pytest
 from deflectbench.interop import export, import_paths
 from deflectbench.store import Store
 from support.fixtures import copy_of_release_fixture, write_release_fixture
+from support.in_process import run_cli
 
 MODELS = ("gpt-5.5",)
 JUDGES = ("claude-haiku-4-5-20251001", "gpt-5.4-mini")
@@ -200,8 +201,7 @@ def test_release_export_refuses_to_mix_conditions(tmp_path, benchmark):
 def import_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env.pop("DEFLECTBENCH_DB", None)
-    cmd = [sys.executable, "-m", "deflectbench", "import", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120, cwd=cwd)
+    return run_cli("import", *args, env=env, cwd=cwd)
 
 
 def assert_refused(p: subprocess.CompletedProcess) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,7 @@ import pytest
 from deflectbench.errors import ConfigError
 from deflectbench.models.endpoints import MultiEndpointModel
 from deflectbench.models.providers import build_api_model
+from support.in_process import run_cli
 from support.servers import FakeLLMServer
 
 CLAIMS = "L1_US_01,L2_US_01,L3_US_01,L4_US_01"
@@ -58,24 +58,16 @@ def _run(tmp_path: Path, urls: list[tuple[str, int]], db: Path) -> subprocess.Co
         f"endpoints = [{lines}]\n"
         "max_retries = 4\n"
     )
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "deflectbench",
-            "run",
-            "--config",
-            str(config),
-            "--claims",
-            CLAIMS,
-            "--db",
-            str(db),
-            "--no-report",
-            "--no-progress",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
+    return run_cli(
+        "run",
+        "--config",
+        str(config),
+        "--claims",
+        CLAIMS,
+        "--db",
+        str(db),
+        "--no-report",
+        "--no-progress",
     )
 
 
