@@ -290,7 +290,7 @@ def _read(folder: Path, config: str) -> tuple[list[dict[str, Any]], int]:
         except (OSError, ValueError) as exc:
             raise InteropError(f"{f}: not a readable Parquet file ({exc})") from None
         missing = [c for c in REQUIRED[config] if c not in table.column_names]
-        if missing:
+        if missing and table.num_rows:  # an empty table (no judgments yet) may have no columns
             raise InteropError(
                 f"{f}: no column {missing[0]!r}, so it is not a {config} table written by "
                 "export --format hf; export it again"
