@@ -518,8 +518,43 @@ def _small_sample(j, m) -> None:
     assert all(j["models"][r["model"]]["ci_few_claims"] for r in small["flagged"])
 
 
+def _label_budget(j, m) -> None:
+    """Without labels, the labels a corrected CI would need: recomputed from the JSON's
+    judged outcome rates by the budget the report uses."""
+    import math
+
+    import pandas as pd
+
+    from deflectbench.analysis.calibration.review import DEFAULT_TARGET, budget_without_labels
+
+    def value(x):
+        return math.nan if x is None else float(x)
+
+    rows = [
+        {
+            "model": model,
+            "kind": "outcome",
+            "measure": o,
+            "rate": value(e["rate"]),
+            "ci_lo": value(e["ci95"][0]),
+            "ci_hi": value(e["ci95"][1]),
+            "n": e["n"],
+        }
+        for model, sec in j["models"].items()
+        for o, e in sec["outcomes"].items()
+    ]
+    need = budget_without_labels(pd.DataFrame(rows), DEFAULT_TARGET)
+    assert "calibration" not in j and int(m[1]) == round(100 * DEFAULT_TARGET)
+    assert m[2] == ", ".join(f"{model} about {r['labels']:,}" for model, r in need.items())
+
+
 #: Sentences with numbers outside the tables: a pattern, and what checks its numbers.
 SENTENCES = [
+    (
+        r"within ±(\d+) points, the label budget asks for at most \(labels alone, before any "
+        r"credit for the judges\): (.+)\.$",
+        _label_budget,
+    ),
     (
         r"swing \(outlined\): (.+?), (\S+) under (\w+) to (\S+) under (\w+), (\S+) percentage "
         r"points",
