@@ -108,3 +108,37 @@ def test_ids_differing_by_an_invisible_character_are_refused(where):
     key = "claim_id" if where == "claims" else "prompt_id"
     d[where][1][key] = d[where][0][key] + "\u200b"
     refused(d, f"{where}[1]", "invisible", "U+200B")
+
+
+# -- an edited pack under the same id ---------------------------------------------------------
+
+
+def test_answers_made_with_other_content_of_the_pack_are_refused_or_flagged(tmp_path):
+    from dataclasses import replace
+
+    from deflectbench.analysis import AnalysisOptions
+    from deflectbench.analysis.summary.build import summarize
+    from deflectbench.benchmark import default_benchmark
+    from deflectbench.conditions import Settings
+    from deflectbench.errors import ConfigError
+    from deflectbench.store import Store
+    from support.report_store import make_store
+
+    b = default_benchmark()
+    db = make_store(tmp_path / "s.db", b)
+    with Store.open(db) as store:  # the answers' conditions, made with this content
+        made = Settings(1.0, 256, 0, b.sha256)
+        for model in {r["model"] for r in store.generation_rows(columns=["model"])}:
+            store.register_condition(model, made, "made-with-v1")
+        store.conn.execute("UPDATE generations SET condition = 'made-with-v1'")
+    edited = copy.deepcopy(PAPER)
+    edited["claims"][0]["level"] = 4 if edited["claims"][0]["level"] != 4 else 1
+    other = parse_benchmark(edited, sha256="e" * 64, pack=b.pack)
+    assert other.key == b.key and other.sha256 != b.sha256
+    options = AnalysisOptions(n_resamples=50)
+    with Store.open(db) as store:
+        assert summarize(store, b, options).notes == ()
+        with pytest.raises(ConfigError, match="other content of pack deflectbench-v1"):
+            summarize(store, other, options)
+        flagged = summarize(store, other, replace(options, allow_pack_change=True))
+    assert any("other content of pack" in n for n in flagged.notes)

@@ -68,6 +68,8 @@ class AnalysisOptions:
     correction: str = "ppi"
     #: Calibrate with every model's labels together (default: each model's own).
     pool_models: bool = False
+    #: Analyse answers made with other content of the pack (flagged) instead of refusing them.
+    allow_pack_change: bool = False
 
     def __post_init__(self) -> None:
         rule = Consensus.parse(self.consensus)

@@ -49,6 +49,16 @@ CompatOption = Annotated[
 ]
 
 
+AllowPackChangeOption = Annotated[
+    bool,
+    typer.Option(
+        "--allow-pack-change",
+        help="Analyse answers made with other content of the same pack id (an edited pack "
+        "file) with this file's claims and templates, flagged, instead of refusing them.",
+    ),
+]
+
+
 def _options(
     consensus: str,
     judge: list[str] | None,
@@ -58,16 +68,21 @@ def _options(
     compat: str,
     correction: str = "ppi",
     pool_models: bool = False,
+    allow_pack_change: bool = False,
 ) -> AnalysisOptions:
-    """The analysis flags as options (the shared ones, plus --compat, --correction and
-    --pool-models)."""
+    """The analysis flags as options (the shared ones, plus --compat, --correction,
+    --pool-models and --allow-pack-change)."""
     from dataclasses import replace
 
     from deflectbench.analysis.compat.quirks import check_compat
 
     options = analysis_options(consensus, judge, values, resamples, seed)
     return replace(
-        options, compat=check_compat(compat), correction=correction, pool_models=pool_models
+        options,
+        compat=check_compat(compat),
+        correction=correction,
+        pool_models=pool_models,
+        allow_pack_change=allow_pack_change,
     )
 
 
@@ -105,6 +120,7 @@ def analyze(
     ] = 0,
     benchmark: BenchmarkOption = None,
     db: DbOption = DEFAULT_DB,
+    allow_pack_change: AllowPackChangeOption = False,
 ) -> None:
     """The paper's analysis of a results file: each model's signature with 95% CIs, judge
     agreement (kappa beside AC1), refusal by framing, level and context, the fallacy-type
@@ -132,17 +148,30 @@ def analyze(
         deflectbench analyze --db paper.db --compat release  # the release script's numbers
     """
     from deflectbench.analysis.summary.build import analyze as analyze_store
+    from deflectbench.analysis.summary.pack_change import check_pack_content
     from deflectbench.cli.options import stored_benchmark
     from deflectbench.cli.tables import render_terminal
 
     store = open_store(db, must_exist=True)
     try:
         options = _options(
-            consensus, judge, judge_values, resamples, seed, compat, correction, pool_models
+            consensus,
+            judge,
+            judge_values,
+            resamples,
+            seed,
+            compat,
+            correction,
+            pool_models,
+            allow_pack_change,
         )
-        summary = analyze_store(store, stored_benchmark(store, benchmark), options)
+        pack = stored_benchmark(store, benchmark)
+        summary = analyze_store(store, pack, options)
+        changed = check_pack_content(store, pack, allow=True) if allow_pack_change else None
     finally:
         store.close()
+    if changed is not None:
+        err.print(f"flagged: {changed}", style="yellow", highlight=False, markup=False)
     c = summary["counts"]
     if c["scored"] == 0:
         raise UserError(
@@ -197,6 +226,7 @@ def report(
     ] = 0,
     benchmark: BenchmarkOption = None,
     db: DbOption = DEFAULT_DB,
+    allow_pack_change: AllowPackChangeOption = False,
 ) -> None:
     """The paper's figures and tables for a results file, as one self-contained web page.
 
@@ -220,7 +250,15 @@ def report(
     store = open_store(db, must_exist=True)
     try:
         options = _options(
-            consensus, judge, judge_values, resamples, seed, compat, correction, pool_models
+            consensus,
+            judge,
+            judge_values,
+            resamples,
+            seed,
+            compat,
+            correction,
+            pool_models,
+            allow_pack_change,
         )
         b = stored_benchmark(store, benchmark)
         with err.status("building the report…"):

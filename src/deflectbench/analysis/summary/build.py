@@ -29,6 +29,7 @@ from deflectbench.analysis.options import CI_LEVEL, MIN_CI_CLAIMS, AnalysisOptio
 from deflectbench.analysis.summary.counts import Cost, StepCounts, cost, step_counts
 from deflectbench.analysis.summary.examples import Example, pick_examples
 from deflectbench.analysis.summary.metadata import RunMetadata, run_metadata
+from deflectbench.analysis.summary.pack_change import check_pack_content
 from deflectbench.analysis.summary.packs import PackComparison, compare_packs, packs_note
 from deflectbench.analysis.summary.to_json import summary_json
 from deflectbench.analysis.summary.turns import TurnAnalysis, turn_analysis
@@ -213,8 +214,11 @@ def summarize(
     release script's numbers, :mod:`.compat`). ``detail`` also reads the texts, for example
     responses and run metadata. Raises ConsensusError for an unknown rule or judge.
     """
+    changed = check_pack_content(store, benchmark, options.allow_pack_change)
     frames = read_store(store, values=options.values, detail=detail)
     summary = _summary(frames, benchmark, options)
+    if changed is not None:
+        summary = replace(summary, notes=(*summary.notes, changed))
     if options.correction == "none" or summary.empty or not has_labels(store):
         return summary  # nothing to correct with: the summary (and its JSON) as without labels
     inputs = read_calibration_inputs(
