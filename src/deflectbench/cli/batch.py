@@ -267,6 +267,7 @@ def _setup(
     from deflectbench.cost import CostMeter
     from deflectbench.pipeline.batches import BatchMode
     from deflectbench.pipeline.batches.engine_judges import EngineJudges
+    from deflectbench.pipeline.batches.follow import answers_await_judges
     from deflectbench.pipeline.context import RunContext
 
     every = store.batch_list()
@@ -278,7 +279,7 @@ def _setup(
     stored = (run or {}).get("config", {})
     stored = stored if isinstance(stored, dict) else {}
     key = (rows[0] if rows else every[-1]).benchmark if every else stored.get("benchmark")
-    if not rows and not (engine and _awaiting(store, key, judges)):
+    if not rows and not (engine and answers_await_judges(store, key)):
         return None
     file = dict(stored.get("file", {}))
     sections: dict[str, Any] = dict(file.get("providers") or {})
@@ -305,19 +306,6 @@ def _setup(
         unreachable=unreachable,
     )
     return BatchMode(ctx, models), judging
-
-
-def _awaiting(store: Store, benchmark: str | None, judges: Mapping[str, set[str]]) -> bool:
-    """Whether answers of batch models await a model judge their run named (failed
-    verdicts included: the next status sends them again; a batch judge's too, such as turn-2
-    replies a later run generated: status sends them as a judge batch)."""
-    from deflectbench.judging.judges import is_rule_based
-
-    return any(
-        store.pending_judgments(j, benchmark=benchmark, models=sorted(m), retry_errors=True)
-        for j, m in judges.items()
-        if not is_rule_based(j)
-    )
 
 
 def _providers(

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
+from deflectbench.judging.judges import is_rule_based
 from deflectbench.pipeline.batches.engine_judges import EngineJudges, Standing
 from deflectbench.pipeline.batches.mode import BatchMode
 from deflectbench.pipeline.batches.submit import BatchSummary
@@ -69,4 +70,15 @@ def leftovers(store: Store, engine: EngineJudges | None) -> Leftovers:
         failing=list(store.batch_failures()),
         judges=engine.standing() if engine is not None else [],
         turns=not_sent_by_model(turns_due(store)),
+    )
+
+
+def answers_await_judges(store: Store, benchmark: str | None) -> bool:
+    """Whether answers of batch models await a model judge their run named (failed
+    verdicts included: the next status sends them again; a batch judge's too, such as turn-2
+    replies a later run generated: status sends them as a judge batch)."""
+    return any(
+        store.pending_judgments(j, benchmark=benchmark, models=sorted(m), retry_errors=True)
+        for j, m in store.batch_judges().items()
+        if not is_rule_based(j)
     )
