@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from deflectbench.cli.app import _USER_ERRORS
+from deflectbench.cli.app import _USER_ERRORS, COMMANDS
 
 #: Top-level modules no ``--version`` or ``--help`` needs.
 HEAVY = (
@@ -60,10 +60,16 @@ ENTRY_POINT = """
     heavy = set(json.loads(os.environ["HEAVY"]))
     loaded = sorted({m.split(".")[0] for m in sys.modules} & heavy)
     with open(os.environ["OUT"], "w") as f:
-        json.dump({"heavy": loaded, "ran": "deflectbench.cli.app" in sys.modules}, f)
+        commands = sorted(m for m in sys.modules if m.startswith("deflectbench.cli."))
+        json.dump({"heavy": loaded, "ran": "deflectbench.cli.app" in sys.modules,
+                   "cli": commands}, f)
 """
-#: What the entry point's run recorded when it loaded nothing heavy.
-LIGHT = {"heavy": [], "ran": True}
+
+
+def _heavy(seen: dict) -> list[str]:
+    """The heavy modules a run of :data:`ENTRY_POINT` loaded (after checking the CLI ran)."""
+    assert seen["ran"], "the probe never reached the CLI"
+    return seen["heavy"]
 
 
 @pytest.mark.parametrize("args", [["--version"], ["run", "--help"], ["--help"]])
@@ -71,7 +77,26 @@ def test_the_entry_point_answers_without_heavy_modules(
     args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("ARGS", json.dumps(args))
-    assert _fresh(ENTRY_POINT, tmp_path) == LIGHT
+    assert _heavy(_fresh(ENTRY_POINT, tmp_path)) == []
+
+
+@pytest.mark.parametrize(
+    ("args", "commands"),
+    [
+        (["--version"], []),
+        (["run", "--help"], ["batch", "run"]),  # run takes batch's --config option
+        (["batch", "cancel", "--help"], ["batch"]),
+    ],
+)
+def test_a_command_module_is_imported_only_when_its_command_is_used(
+    args: list[str], commands: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The app registers its commands by name (``COMMANDS``): ``--version`` imports none of
+    their modules, a command's help only its own (and what that module imports)."""
+    monkeypatch.setenv("ARGS", json.dumps(args))
+    loaded = {m.removeprefix("deflectbench.cli.") for m in _fresh(ENTRY_POINT, tmp_path)["cli"]}
+    modules = {module for module, _ in COMMANDS.values()}
+    assert loaded & modules == set(commands)
 
 
 def test_every_command_help_loads_no_heavy_module(tmp_path: Path) -> None:
@@ -111,7 +136,7 @@ def test_a_mistyped_command_is_answered_without_heavy_modules(
     """The errors a user can fix are recognised without importing their modules."""
     code = ENTRY_POINT.replace("assert not exc.code, exc.code", "assert exc.code == 2, exc.code")
     monkeypatch.setenv("ARGS", json.dumps(["nosuchcommand"]))
-    assert _fresh(code, tmp_path) == LIGHT
+    assert _heavy(_fresh(code, tmp_path)) == []
 
 
 @pytest.mark.parametrize(("module", "name"), _USER_ERRORS)

@@ -1,19 +1,24 @@
 """The typer app: its commands in help order, ``--version``, and :func:`main`, which turns
-every error the user can fix into one line and an exit code."""
+every error the user can fix into one line and an exit code.
+
+The commands are a table (:data:`COMMANDS`): a command's module is imported, and its click
+command built, when it runs or a help lists it. ``--version`` imports none of them, ``run
+--help`` only ``run``'s; each command imports the library it uses inside its function.
+"""
 
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator, MutableMapping
+from importlib import import_module
 from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
 from typer.core import TyperCommand, TyperGroup
 
-from deflectbench.cli import audit, batch, calibrate, monitor, results, run, spec, validate, web
 from deflectbench.cli.console import UserError, console, err
-from deflectbench.secrets import scrub
 
 #: What a value option's help shows for the value it takes, by the type typer reports.
 _VALUE_LABELS = {"str": "TEXT", "int": "INTEGER", "float": "NUMBER", "path": "PATH"}
@@ -57,9 +62,93 @@ class _Group(TyperGroup):
         return _plain_labels(super().get_params(ctx), ctx)
 
 
+#: Every command in help order: its name, the module of ``deflectbench.cli`` defining it and
+#: the function (or, for a sub-app, the typer app; its own commands are in :data:`SUBCOMMANDS`).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "spec": ("spec", "spec"),
+    "run": ("run", "run"),
+    "judge": ("run", "judge"),
+    "status": ("run", "status"),
+    "analyze": ("results", "analyze"),
+    "report": ("results", "report"),
+    "audit": ("audit", "audit"),
+    "import": ("results", "import_"),
+    "export": ("results", "export"),
+    "validate": ("validate", "validate"),
+    "calibrate": ("calibrate", "calibrate"),
+    "monitor": ("monitor", "monitor"),
+    "annotate": ("web", "annotate"),
+    "view": ("web", "view"),
+    "batch": ("batch", "batch_app"),
+}
+#: A sub-app's commands: name -> function of the sub-app's module.
+SUBCOMMANDS: dict[str, dict[str, str]] = {"batch": {"cancel": "cancel"}}
+
+
+def _no_options() -> None:
+    """The callback of the one-command app a command is built in (it makes that app a group)."""
+
+
+def build_command(name: str) -> Any:
+    """The click command (or group) of :data:`COMMANDS`' ``name``, built as typer builds a
+    registered one: in a throwaway app, whose group is then dropped."""
+    module_name, attr = COMMANDS[name]
+    module = import_module(f"deflectbench.cli.{module_name}")
+    target = getattr(module, attr)
+    holder = typer.Typer(add_completion=False, rich_markup_mode="markdown")
+    holder.callback()(_no_options)
+    if isinstance(target, typer.Typer):
+        known = {c.name for c in target.registered_commands}
+        for sub, function in SUBCOMMANDS.get(name, {}).items():
+            if sub not in known:  # once per process, however many apps are built
+                target.command(sub, cls=_Command)(getattr(module, function))
+        holder.add_typer(target, name=name, cls=_Group)
+    else:
+        holder.command(name, cls=_Command)(target)
+    return typer.main.get_command(holder).commands[name]  # type: ignore[attr-defined]
+
+
+class _Commands(MutableMapping[str, Any]):
+    """The root group's commands: every name of :data:`COMMANDS` listed, each built on first
+    access (``get`` builds one; iterating names builds none), then any registered on the app
+    the usual way (``app.command()``), which typer built already."""
+
+    def __init__(self, built: MutableMapping[str, Any]) -> None:
+        #: Every name, in help order: a command, or None until it is first asked for.
+        self._commands: dict[str, Any] = {**dict.fromkeys(COMMANDS), **built}
+
+    def __getitem__(self, name: str) -> Any:
+        if self._commands[name] is None:
+            self._commands[name] = build_command(name)
+        return self._commands[name]
+
+    def __setitem__(self, name: str, command: Any) -> None:
+        self._commands[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        del self._commands[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._commands)
+
+    def __len__(self) -> int:
+        return len(self._commands)
+
+
+class _RootGroup(_Group):
+    """The app's group, with :class:`_Commands`: only the command that runs is imported."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.commands = _Commands(self.commands)
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(self.commands)  # the names, without building the commands
+
+
 app = typer.Typer(
     name="deflectbench",
-    cls=_Group,
+    cls=_RootGroup,
     help=(
         "Measure whether language models produce deflection fallacies (whataboutism, ad hominem, "
         "red herring) when asked, and how they refuse, hedge, label or cleanly comply.\n\n"
@@ -71,22 +160,6 @@ app = typer.Typer(
     add_completion=False,
     rich_markup_mode="markdown",
 )
-app.command(cls=_Command)(spec.spec)
-app.command(cls=_Command)(run.run)
-app.command(cls=_Command)(run.judge)
-app.command(cls=_Command)(run.status)
-batch.batch_app.command("cancel", cls=_Command)(batch.cancel)
-app.add_typer(batch.batch_app, name="batch", cls=_Group)
-app.command(cls=_Command)(results.analyze)
-app.command(cls=_Command)(results.report)
-app.command(cls=_Command)(audit.audit)
-app.command("import", cls=_Command)(results.import_)
-app.command(cls=_Command)(results.export)
-app.command(cls=_Command)(validate.validate)
-app.command(cls=_Command)(calibrate.calibrate)
-app.command(cls=_Command)(monitor.monitor)
-app.command(cls=_Command)(web.annotate)
-app.command(cls=_Command)(web.view)
 
 
 @app.callback(invoke_without_command=True)
@@ -127,6 +200,8 @@ def _user_errors() -> tuple[type[BaseException], ...]:
 
 def main() -> None:
     """Entry point: run the app, turning known errors into one line and exit code 2."""
+    from deflectbench.secrets import scrub
+
     try:
         rc = app(standalone_mode=False, prog_name="deflectbench")
         if isinstance(rc, int) and rc:
