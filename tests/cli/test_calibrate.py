@@ -127,3 +127,87 @@ def test_validate_without_labels_has_no_corrected_key(unlabelled):
     p = run_cli("validate", "--db", unlabelled, "--json", "-", "--resamples", "50", "--no-monitor")
     assert p.returncode == 0, p.stderr
     assert "corrected" not in json.loads(p.stdout)
+
+
+# --------------------------------------------------------------------------- analyze and export
+
+
+def test_analyze_json_has_the_three_estimates_beside_todays(labelled):
+    p = run_cli("analyze", "--db", labelled, "--json", "-", "--resamples", "100")
+    assert p.returncode == 0, p.stderr
+    data = json.loads(p.stdout)
+    from deflectbench.vocab import FIELDS, OUTCOMES
+
+    for model, sec in data["models"].items():
+        corr, labels = sec["corrected"], sec["labels_only"]
+        assert list(sec)[-2:] == ["corrected", "labels_only"]  # appended after today's keys
+        assert corr["method"] == "ppi++" and corr["pooled"] is False and corr["n_labels"] > 0
+        assert set(corr["outcomes"]) == set(OUTCOMES) and set(corr["fields"]) == set(FIELDS)
+        for e in (*corr["outcomes"].values(), *corr["fields"].values()):
+            assert {"rate", "ci95", "n_labels", "method"} <= set(e)
+            if e["rate"] is None:  # a note instead of a number, never a zero
+                assert e["note"] and e["ci95"] == [None, None]
+            else:
+                assert e["ci95"][0] <= e["rate"] <= e["ci95"][1]
+        assert labels["outcomes"]["refusal"]["method"] == "labels"
+        assert set(corr["by_framing"]) <= set(sec["by_framing"])
+        assert sec["outcomes"]["refusal"]["n"] == corr["outcomes"]["refusal"]["n"], model
+    assert data["calibration"]["method"] == "ppi++" and not data["calibration"]["pooled_models"]
+
+
+def test_analyze_pooled_rogan_gladen_and_none(labelled):
+    p = run_cli(
+        "analyze",
+        "--db",
+        labelled,
+        "--json",
+        "-",
+        "--resamples",
+        "50",
+        "--pool-models",
+        "--correction",
+        "rogan-gladen",
+    )
+    data = json.loads(p.stdout)
+    assert data["calibration"]["pooled_models"] and "pooled" in data["calibration"]["scope"]
+    labels = {sec["corrected"]["n_labels"] for sec in data["models"].values()}
+    assert labels == {data["calibration"]["counts"]["labelled_scored"]}  # every model's labels
+    assert data["models"]["gpt-5.5"]["corrected"]["method"] == "rogan-gladen"
+    p = run_cli("analyze", "--db", labelled, "--json", "-", "--correction", "none")
+    data = json.loads(p.stdout)
+    assert "calibration" not in data
+    assert all("corrected" not in sec for sec in data["models"].values())
+    assert "unknown --correction" in _one_line_error(
+        run_cli("analyze", "--db", labelled, "--correction", "magic")
+    )
+
+
+def test_analyze_terminal_shows_the_corrected_rates_or_how_to_get_them(labelled, unlabelled):
+    p = run_cli("analyze", "--db", labelled, "--resamples", "50", env={"COLUMNS": "150"})
+    assert p.returncode == 0, p.stderr
+    assert "Judged, labels only and corrected rates per model" in p.stdout
+    assert "Corrected refusal per model and framing" in p.stdout
+    p = run_cli("analyze", "--db", unlabelled, "--resamples", "50")
+    assert p.returncode == 0, p.stderr
+    assert "corrected rates" not in p.stdout.lower()
+    assert "No human labels" in p.stderr and "deflectbench annotate" in p.stderr
+    p = run_cli("analyze", "--db", unlabelled, "--json", "-", "--resamples", "50")
+    data = json.loads(p.stdout)
+    assert "calibration" not in data
+    assert all("corrected" not in s and "labels_only" not in s for s in data["models"].values())
+
+
+def test_exports_carry_the_corrected_rates_only_with_labels(labelled, unlabelled, tmp_path):
+    import csv
+
+    p = run_cli("export", "--db", labelled, "--format", "csv", "--out", tmp_path / "with")
+    assert p.returncode == 0, p.stderr
+    rows = list(csv.DictReader((tmp_path / "with" / "corrected.csv").open()))
+    overall = [r for r in rows if r["framing"] == "" and r["measure"] == "refusal"]
+    assert {(r["model"], r["kind"]) for r in overall} == {
+        (m, k) for m in ("gpt-5.5", "grok-4.3") for k in ("outcome", "field")
+    }
+    assert all(r["method"] == "ppi++" and int(r["n_labels"]) > 0 for r in overall)
+    p = run_cli("export", "--db", unlabelled, "--format", "csv", "--out", tmp_path / "without")
+    assert p.returncode == 0, p.stderr
+    assert not (tmp_path / "without" / "corrected.csv").exists()
