@@ -12,6 +12,14 @@ def benchmark():
     return default_benchmark()
 
 
+@pytest.fixture(autouse=True)
+def _each_test_in_its_own_folder(tmp_path_factory, monkeypatch):
+    """Every test runs in a fresh empty folder: a command that writes where it stands (``run``
+    puts its report in ``./deflectbench-report``) then writes there, not into the repository,
+    where tests running at once (pytest-xdist) would build and remove each other's files."""
+    monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
+
+
 @pytest.fixture(scope="session")
 def _shared_llm_server():
     from support.servers import FakeLLMServer
