@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
+
+from support.in_process import run_cli
 
 
 def dry_run(tmp_path, toml: str) -> subprocess.CompletedProcess:
@@ -14,22 +15,8 @@ def dry_run(tmp_path, toml: str) -> subprocess.CompletedProcess:
     cfg.write_text(toml)
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env["COLUMNS"] = "200"
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "deflectbench",
-            "run",
-            "--dry-run",
-            "--config",
-            str(cfg),
-            "--db",
-            str(tmp_path / "x.db"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
+    return run_cli(
+        "run", "--dry-run", "--config", str(cfg), "--db", str(tmp_path / "x.db"), env=env
     )
 
 

@@ -18,19 +18,13 @@ import pytest
 
 from deflectbench.benchmark import default_benchmark
 from deflectbench.store import GenerationRecord, Store
+from support.in_process import run_cli
 
 
 def cli(*args: str, env_extra: dict | None = None, **kw) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env.update(env_extra or {})
-    return subprocess.run(
-        [sys.executable, "-m", "deflectbench", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-        **kw,
-    )
+    return run_cli(*args, env=env, **kw)
 
 
 def one_line(p: subprocess.CompletedProcess, code: int = 2) -> str:
