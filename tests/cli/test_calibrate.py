@@ -49,7 +49,8 @@ def test_calibrate_json_has_the_calibration_the_budget_and_dawid_skene(labelled,
     data = json.loads(out.read_text())
     assert data["settings"]["method"] == "ppi++" and not data["settings"]["pooled_models"]
     raters = {r["rater"] for r in data["judges"]}
-    assert "consensus (mean)" in raters and len(raters) == 3  # two judges and the consensus
+    assert "consensus (mean)" in raters and "lexical" in raters  # scored now: none stored
+    assert len(raters) == 4  # the two model judges, the rule-based judge, the consensus
     ref = next(
         r for r in data["judges"] if r["rater"] == "consensus (mean)" and r["field"] == "refusal"
     )

@@ -104,7 +104,7 @@ def render_calibration(data: Mapping[str, Any]) -> list[Table | Text]:
             "from a bootstrap over claims."
         )
     ]
-    for note in s.get("notes", []):
+    for note in [*s.get("notes", []), *([s["left_out"]] if s.get("left_out") else [])]:
         out.append(Text(f"note: {note}", style="yellow"))
     acc = data["judges"]
     if acc:
@@ -200,6 +200,8 @@ def calibration_json(
     )
     from deflectbench.analysis.frames.scored import verdict_table
     from deflectbench.analysis.summary.to_json import jsonable
+    from deflectbench.analysis.validity.load import LEXICAL
+    from deflectbench.cli.validate import english_only
 
     inputs = read_calibration_inputs(
         store, benchmark, options, include_unsure=include_unsure, annotators=annotators
@@ -222,7 +224,20 @@ def calibration_json(
     assert corr is not None
     verdicts = verdict_table(store, benchmark, values=options.values)
     judges = sorted(verdicts["judge"].unique().tolist()) if len(verdicts) else []
-    settings = {**corr.settings_json(), "target": target, "benchmark": benchmark.key}
+    left_out = english_only(benchmark)
+    if left_out is None and LEXICAL not in judges:  # the rule-based judge, scored now
+        import pandas as pd
+
+        ids = inputs.scored["gen_id"].astype(int).tolist()
+        lexical = _lexical_fields(store, benchmark, ids).assign(judge=LEXICAL)
+        verdicts = pd.concat([verdicts, lexical], ignore_index=True)
+        judges.append(LEXICAL)
+    settings = {
+        **corr.settings_json(),
+        "target": target,
+        "benchmark": benchmark.key,
+        **({"left_out": left_out.removeprefix("note: ")} if left_out else {}),
+    }
     data = {
         "settings": settings,
         "counts": dict(inputs.counts),
