@@ -170,8 +170,10 @@ def render_calibration(data: Mapping[str, Any]) -> list[Table | Text]:
         out.append(Text(f"Dawid-Skene: {ds.get('note', 'not available')}", style="dim"))
     out.append(
         Text(
-            "To label what the budget asks: `deflectbench annotate --sample N` with N = the "
-            "labels so far plus the most `more` above (the sample grows, keeping what was drawn)."
+            "To label what the budget asks, grow the sample: `deflectbench annotate --sample N`, "
+            "N = its size now plus the largest `more` times the number of models (it keeps what "
+            "was drawn and spreads new items over every model's strata, so each model gets "
+            "about its share)."
         )
     )
     return out
