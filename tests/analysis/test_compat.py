@@ -266,7 +266,7 @@ def test_audit_moves_by_hand(quirk_store, benchmark):
         data = audit(store, benchmark).to_json()
     assert data["paper_scored"] == 5 and data["judges"] == [A, B]
     by = {q["quirk"]: q for q in data["quirks"]}
-    assert [q["label"] for q in data["quirks"]] == ["(a)", "(b)", "(c)"]
+    assert [q["label"] for q in data["quirks"]] == ["(a)", "(b)", "(c)", "(d)", "(e)"]
     paper = {"refusal": 3 / 5, "soft_refusal": 1 / 5, "labeled_compliance": 1 / 5}
     paper |= {"clean_compliance": 0.0, "any_fallacy_present": 4 / 5}
     expected = {
@@ -327,5 +327,5 @@ def test_options_refuse_what_the_release_never_computed():
         AnalysisOptions(compat="papers")
     assert AnalysisOptions().values == "said" and AnalysisOptions().compat == "paper"
     assert not AnalysisOptions().quirks.any and AnalysisOptions(compat="release").quirks == (
-        ReleaseQuirks(True, True, True)
+        ReleaseQuirks(True, True, True, True, True)
     )

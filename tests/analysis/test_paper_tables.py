@@ -201,7 +201,14 @@ def test_fallacy_density_by_model_and_outcome(built):
 
 def test_no_small_sample_flag_with_twenty_claims(built):
     _, j = built
-    assert j["small_sample"] == {"min_claims": 10, "any": False, "flagged": [], "note": None}
+    assert j["small_sample"] == {
+        "min_claims": 10,
+        "any": False,
+        "flagged": [],
+        "note": None,
+        "elsewhere": [],
+        "elsewhere_note": None,
+    }
     assert not any(m["ci_few_claims"] for m in j["models"].values())
 
 

@@ -308,8 +308,9 @@ def test_bootstrap_edge_cases():
     assert all(math.isnan(x) for x in block_bootstrap_ci([], []))
     many = block_bootstrap_many(np.zeros((0, 3)), [])
     assert many.rate.shape == (3,) and np.isnan(many.lo).all()
-    # One cluster: every resample is the data itself.
-    assert block_bootstrap_ci([1, 0, 0, 1], ["c"] * 4) == (0.5, 0.5, 0.5)
+    # One cluster: every resample is the data itself, so there is no interval (issue 23).
+    one = block_bootstrap_ci([1, 0, 0, 1], ["c"] * 4)
+    assert one.rate == 0.5 and math.isnan(one.lo) and math.isnan(one.hi)
     # A column with no observed value anywhere.
     res = block_bootstrap_many(np.array([[1.0, np.nan], [0.0, np.nan]]), ["a", "b"])
     assert res.rate[0] == 0.5 and math.isnan(res.rate[1]) and math.isnan(res.hi[1])
@@ -356,6 +357,9 @@ def test_bootstrap_interval_contains_estimate(rows, seed, level):
     clusters = [c for c, _ in rows]
     values = [v for _, v in rows]
     rate, lo, hi = block_bootstrap_ci(values, clusters, n_resamples=200, seed=seed, level=level)
+    if len(set(clusters)) < 2:  # one claim: a rate, no interval (issue 23)
+        assert 0.0 <= rate <= 1.0 and math.isnan(lo) and math.isnan(hi)
+        return
     assert 0.0 <= lo <= rate <= hi <= 1.0
 
 

@@ -149,11 +149,16 @@ def test_claim_bootstrap_matches_a_plain_loop(metric):
 
 
 def test_the_bootstrap_resamples_claims_not_items():
-    # one claim holding every item: each resample draws that claim, so the CI has no width
+    # two claims holding the same items: every resample of claims has the same mix, so the CI
+    # has no width (resampling items would give it one)
     rater, ref = _items()
+    twice = compare([*rater, *rater], [*ref, *ref], ["a"] * 20 + ["b"] * 20, n_resamples=50)
+    assert twice.claims == 2
+    assert twice["accuracy"].lo == twice["accuracy"].hi == twice["accuracy"].value
+    # one claim holding every item: there is no interval at all (issue 23), only the value
     c = compare(rater, ref, ["only"] * 20, n_resamples=50)
-    assert c.claims == 1
-    assert c["accuracy"].lo == c["accuracy"].hi == c["accuracy"].value
+    assert c.claims == 1 and c["accuracy"].value == twice["accuracy"].value
+    assert np.isnan(c["accuracy"].lo) and np.isnan(c["accuracy"].hi)
 
 
 # --------------------------------------------------------------------------- human labels

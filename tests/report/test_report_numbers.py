@@ -512,7 +512,10 @@ def _cost(j, m) -> None:
 def _small_sample(j, m) -> None:
     small = j["small_sample"]
     assert small["any"] and m[0] == small["note"].removesuffix(" these intervals are rough.")
-    flagged = [f"{r['model']} ({r['n_claims']} claims)" for r in small["flagged"]]
+    flagged = [
+        f"{r['model']} ({r['n_claims']} claim{'' if r['n_claims'] == 1 else 's'})"
+        for r in small["flagged"]
+    ]
     assert m[1] == ", ".join(flagged) and int(m[2]) == small["min_claims"]
     assert all(r["n_claims"] < small["min_claims"] for r in small["flagged"])
     assert all(j["models"][r["model"]]["ci_few_claims"] for r in small["flagged"])

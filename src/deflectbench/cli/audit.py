@@ -69,6 +69,7 @@ def render_audit(data: Mapping[str, Any]) -> list[Table | Text]:
     for q in data["quirks"]:
         touched = (
             f"{q['generations_added']:,} generations added, {q['generations_changed']:,} changed"
+            f", agreement on {q['agreement_n']:,}"
         )
         out.append(
             _moves_table(f"{q['label']} {escape(q['title'])}: {touched}", q, measures, totals=False)
@@ -77,9 +78,10 @@ def render_audit(data: Mapping[str, Any]) -> list[Table | Text]:
     total = data["release_vs_paper"]
     out.append(
         _moves_table(
-            "All three (--compat release): paper → release, "
+            "All five (--compat release): paper → release, "
             f"{total['scored']:,} scored ({total['generations_added']:,} added, "
-            f"{total['generations_changed']:,} changed)",
+            f"{total['generations_changed']:,} changed), agreement on "
+            f"{total['agreement_n']:,} generations",
             total,
             measures,
             totals=True,
@@ -105,10 +107,12 @@ def audit(
     """How far each quirk of the release's analysis script moves the headline numbers.
 
     The paper's definition (what `analyze` computes by default) against the release script,
-    one quirk at a time and all three together (`analyze --compat release`): (a) it keeps
+    one quirk at a time and all five together (`analyze --compat release`): (a) it keeps
     generations that only one judge parsed, (b) it assigns outcomes by overwriting in the order
     other -> refusal -> clean -> labeled -> soft refusal, so soft refusal, labeled and clean all
-    beat refusal, (c) it averages missing values (-1) as numbers. Per model: refusal, soft
+    beat refusal, (c) it averages missing values (-1) as numbers, (d) it keeps valid
+    generations no judge parsed, every field 0 (other), (e) its agreement counts the judge
+    records of failed requests. Per model: refusal, soft
     refusal, labeled and clean compliance (outcome shares) and any fallacy (field rate), in
     points.
 

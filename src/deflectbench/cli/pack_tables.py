@@ -56,6 +56,13 @@ def _pct(x: Any) -> str:
     return "-" if x is None or x != x else f"{100 * float(x):.1f}%"
 
 
+def _ci(lo: Any, hi: Any) -> str:
+    """``lo to hi``, or ``-`` where the interval is undefined (e.g. one claim)."""
+    if lo is None or hi is None or lo != lo or hi != hi:
+        return "-"
+    return f"{_pct(lo)} to {_pct(hi)}"
+
+
 def pack_comparison_tables(packs: Mapping[str, Any]) -> list[Table]:
     """``analyze``'s view of the ``packs`` JSON: refusal per pack and model (with its CI),
     and per template the pack against the pack it is based on."""
@@ -71,9 +78,19 @@ def pack_comparison_tables(packs: Mapping[str, Any]) -> list[Table]:
             escape(str(r["model"])),
             f"{r['n']:,}",
             _pct(r["refusal"]),
-            f"{_pct(r['refusal_lo'])} to {_pct(r['refusal_hi'])}",
+            _ci(r["refusal_lo"], r["refusal_hi"]),
             _pct(r["clean_compliance"]),
         )
+    judges = packs.get("judges") or {}
+    lines = []
+    if len({tuple(j) for j in judges.values()}) > 1:
+        lines.append(
+            "Each pack scored with the judges that judged it: "
+            + "; ".join(f"{p}: {', '.join(j) or 'none'}" for p, j in judges.items())
+        )
+    lines += list(packs.get("notes") or [])
+    if lines:
+        t.caption = escape("\n".join(lines))
     out.append(t)
     if packs["by_template"]:
         t = Table(title="Template by template: each pack against the pack it is based on")

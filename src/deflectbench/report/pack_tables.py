@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from deflectbench.analysis.summary.build import Summary
+from deflectbench.analysis.summary.small_sample import PACKS
 from deflectbench.report.chart import (
     FALLACY_LABELS,
     INK,
@@ -21,7 +22,7 @@ from deflectbench.report.chart import (
     pct_label,
 )
 from deflectbench.report.format import ci, count, num, pct
-from deflectbench.report.tables import Table, make_table
+from deflectbench.report.tables import Table, few_claims_line, make_table
 
 __all__ = ["PACK_FIGURES", "PACK_TABLES", "language_chart", "pack_tables"]
 
@@ -44,21 +45,39 @@ def pack_tables(s: Summary) -> list[Table]:
         "packs",
         "Benchmark packs in this store (each analysed alone, never pooled)",
         p.packs,
-        ["pack", "language", "turns", "based on", "attempted", "scored", "models"],
+        ["pack", "language", "turns", "based on", "judges", "attempted", "scored", "models"],
         [
             [
                 r.pack + (" (this report)" if r.analysed else ""),
                 r.language,
                 str(r.turns),
                 r.based_on if isinstance(r.based_on, str) else "-",
+                r.judges or "-",
                 count(r.attempted),
                 count(r.scored),
                 count(r.models),
             ]
             for r in p.packs.itertuples()
         ],
-        left=4,
-        note="Not compared (not a shipped pack): " + ", ".join(p.unknown) if p.unknown else "",
+        left=5,
+        note=" ".join(
+            [
+                *(
+                    [
+                        "Each pack is scored with the judges that judged it; a comparison across "
+                        "two packs uses the judges both have."
+                    ]
+                    if len(set(p.judges.values())) > 1
+                    else []
+                ),
+                *p.notes,
+                *(
+                    ["Not compared (not a shipped pack): " + ", ".join(p.unknown)]
+                    if p.unknown
+                    else []
+                ),
+            ]
+        ),
     )
     lang = p.by_language
     by_language = make_table(
@@ -82,7 +101,7 @@ def pack_tables(s: Summary) -> list[Table]:
         ],
         left=3,
         note="h: Cohen's h of refusal against the pack it translates (same model); CIs are "
-        "block-bootstrap intervals over claims.",
+        "block-bootstrap intervals over claims." + few_claims_line(s, PACKS),
         show=len(lang) > 0,
     )
     t = p.by_template

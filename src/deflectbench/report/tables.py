@@ -15,7 +15,8 @@ import pandas as pd
 
 from deflectbench.analysis.options import MIN_CI_CLAIMS
 from deflectbench.analysis.summary.build import Summary
-from deflectbench.analysis.tables.breakdowns import small_sample_note
+from deflectbench.analysis.summary.small_sample import small_sample_elsewhere
+from deflectbench.analysis.tables.breakdowns import few_claims_note, small_sample_note
 from deflectbench.report.chart import OUTCOME_LABELS
 from deflectbench.report.format import ci, count, isnan, num, pct, pval
 from deflectbench.vocab import FIELDS, LEVEL_NAMES, OUTCOMES
@@ -27,6 +28,7 @@ __all__ = [
     "agreement_tables",
     "appendix_tables",
     "fallacy_tables",
+    "few_claims_line",
     "framing_tables",
     "headline_tables",
     "make_table",
@@ -62,6 +64,15 @@ class Table:
     note: str = ""
     numeric: list[bool] = field(default_factory=list)
     show: bool = True
+
+
+def few_claims_line(s: Summary, section: str) -> str:
+    """The small-sample sentence for the CIs of one section beyond turn 1's rates
+    (:data:`~deflectbench.analysis.summary.small_sample.MULTI_TURN` or ``PACKS``), with a
+    leading space; "" when none of them rests on too few claims."""
+    flagged = small_sample_elsewhere(s.turns, s.packs, s.benchmark.pack, MIN_CI_CLAIMS)
+    note = few_claims_note(flagged[flagged["section"] == section], MIN_CI_CLAIMS)
+    return f" {note}" if note else ""
 
 
 def make_table(

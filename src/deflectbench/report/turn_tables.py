@@ -11,6 +11,7 @@ import matplotlib as mpl
 import numpy as np
 
 from deflectbench.analysis.summary.build import Summary
+from deflectbench.analysis.summary.small_sample import MULTI_TURN
 from deflectbench.report.chart import (
     OUTCOME_LABELS,
     STYLE,
@@ -21,7 +22,7 @@ from deflectbench.report.chart import (
     outcome_legend,
 )
 from deflectbench.report.format import ci, count, pct
-from deflectbench.report.tables import Table, make_table
+from deflectbench.report.tables import Table, few_claims_line, make_table
 from deflectbench.vocab import OUTCOMES
 
 __all__ = ["TURN_FIGURES", "TURN_INTRO", "TURN_TABLES", "turn_chart", "turn_tables"]
@@ -83,7 +84,8 @@ def turn_tables(s: Summary) -> list[Table]:
         left=2,
         note="Shares of the turn-2 replies after each turn-1 outcome (rows sum to 100%), with "
         "95% block-bootstrap CIs over claims. No follow-up is asked after a clean compliance "
-        "(nothing left to ask for) or an other (no deflection to push on).",
+        "(nothing left to ask for) or an other (no deflection to push on)."
+        + few_claims_line(s, MULTI_TURN),
         show=len(tr) > 0,
     )
     return [stripped, by_turn1]

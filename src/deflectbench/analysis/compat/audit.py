@@ -1,11 +1,12 @@
 """The audit: how far each of the release script's quirks moves the headline numbers.
 
 For one store, the paper's definition (the default analysis) beside each quirk of
-:mod:`.compat` switched on alone, and beside all three together (``--compat release``, the
-release's own numbers). For each: how many generations it adds or changes, and per model how
-many points it moves each headline number, so a reader of the paper can see which published
-numbers a quirk touches and by how much. Quirks interact (an added generation can also have a
--1), so the three moves need not add up to the total.
+:mod:`.compat` switched on alone, and beside all five together (``--compat release``, the
+release's own numbers). For each: how many generations it adds or changes, how many
+generations inter-judge agreement is computed on, and per model how many points it moves each
+headline number, so a reader of the paper can see which published numbers a quirk touches and
+by how much. Quirks interact (an added generation can also have a -1), so the moves need not
+add up to the total.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ import pandas as pd
 
 from deflectbench.analysis.compat.quirks import QUIRKS, Quirk, ReleaseQuirks
 from deflectbench.analysis.frames.load import StoreReader, read_store
-from deflectbench.analysis.frames.scored import scored_from_frames
+from deflectbench.analysis.frames.scored import scored_from_frames, verdicts_from_frames
 from deflectbench.analysis.summary.to_json import jsonable
+from deflectbench.analysis.tables.agreement import agreement_by_field, agreement_tables
 from deflectbench.benchmark import Benchmark
 from deflectbench.vocab import FIELDS
 
@@ -41,7 +43,7 @@ MOVE_COLUMNS = ["model", "measure", "paper", "with_quirk", "delta_pp"]
 
 @dataclass(frozen=True)
 class QuirkEffect:
-    """One quirk (or all three: ``quirk`` None) against the paper's definition."""
+    """One quirk (or all five: ``quirk`` None) against the paper's definition."""
 
     quirk: Quirk | None
     #: Generations scored with it, and how many it adds to / removes from the paper's.
@@ -53,6 +55,8 @@ class QuirkEffect:
     #: Per model and headline measure: the paper's rate, the rate with the quirk, the move in
     #: percentage points (columns :data:`MOVE_COLUMNS`).
     moves: pd.DataFrame
+    #: Generations inter-judge agreement (kappa) is computed on with it (the largest field n).
+    agreement_n: int = 0
 
     def moves_json(self) -> dict[str, dict[str, dict[str, Any]]]:
         out: dict[str, dict[str, dict[str, Any]]] = {}
@@ -86,6 +90,7 @@ class Audit:
             )
             counts = {"scored": e.scored, "generations_added": e.added}
             counts |= {"generations_removed": e.removed, "generations_changed": e.changed}
+            counts |= {"agreement_n": e.agreement_n}
             return head | counts | {"moves": e.moves_json()}
 
         return jsonable(
@@ -98,13 +103,22 @@ class Audit:
                 "quirks": [effect(e) for e in self.quirks],
                 "release_vs_paper": effect(self.release),
                 "note": (
-                    "Each quirk is switched on alone on the paper's definition; all three "
+                    "Each quirk is switched on alone on the paper's definition; all five "
                     "together give the release's numbers (--compat release). Moves are in "
                     "percentage points (with the quirk minus the paper's); quirks interact, so "
-                    "the three moves need not add up to the total."
+                    "the moves need not add up to the total."
                 ),
             }
         )
+
+
+def _agreement_n(
+    gens: pd.DataFrame, judg: pd.DataFrame, benchmark: Benchmark, quirks: ReleaseQuirks
+) -> int:
+    """The generations inter-judge agreement is computed on (its largest field n)."""
+    verdicts = verdicts_from_frames(gens, judg, benchmark, quirks=quirks)
+    per_field = agreement_by_field(agreement_tables(verdicts, by="model")[0])
+    return int(per_field["n"].max()) if len(per_field) else 0
 
 
 def _headline(scored: pd.DataFrame, models: Sequence[str]) -> dict[tuple[str, str], float]:
@@ -167,6 +181,7 @@ def _effect(
         removed=len(ids_paper - ids_other),
         changed=_changed(paper, other),
         moves=pd.DataFrame(rows, columns=MOVE_COLUMNS),
+        agreement_n=int(other.attrs.get("agreement_n", 0)),
     )
 
 
@@ -184,6 +199,7 @@ def audit_frames(
         table = scored_from_frames(gens, judg, benchmark, judges=judges, quirks=quirks)
         used[:] = table.attrs["counts"]["judges"]
         table.attrs = {}  # pandas copies attrs on every operation: drop them once read
+        table.attrs["agreement_n"] = _agreement_n(gens, judg, benchmark, quirks)
         return table
 
     paper = scored(ReleaseQuirks())

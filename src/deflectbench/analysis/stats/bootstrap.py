@@ -56,7 +56,9 @@ def block_bootstrap_many(
 
     ``matrix`` is (n_rows x k) or 1-D (k = 1); values are 0/1 or real. NaN marks a missing
     value: it is left out of that column's rate, and a resample in which a column has no
-    observed rows is left out of that column's percentiles. No rows -> all NaN.
+    observed rows is left out of that column's percentiles. No rows -> all NaN. A column
+    observed in fewer than two claims has a rate but no interval (NaN bounds): every resample
+    of one claim is that claim, so the percentiles would be a zero-width interval.
     """
     m = np.asarray(matrix, dtype=np.float64)
     if m.ndim == 1:
@@ -101,6 +103,10 @@ def block_bootstrap_many(
             q = np.nanquantile(boot, [tail, 1.0 - tail], axis=0)
     else:
         q = np.quantile(boot, [tail, 1.0 - tail], axis=0)
+    # One claim (with a value) is one distinct resample: a zero-width "interval" that says
+    # nothing about the spread, so the interval is undefined there, as other statistics are.
+    one = (counts > 0).sum(axis=0) < 2
+    q[:, one] = np.nan
     return BootstrapCIs(rate, q[0], q[1])
 
 

@@ -13,12 +13,18 @@ names them (:func:`pack_of_store`), never a silent choice. Across the packs pres
   same prompt_id), e.g. the controlled pack against v1;
 - ``by_fallacy``: refusal per requested fallacy on the explicit templates, per pack (the
   controlled pack asks for all three under the same structure, so its swing is prompt-fair).
+
+Each pack is scored with the judges that judged it (:func:`..frames.scored.judges_of`): a judge
+that sat out a pack (the rule-based judge is refused for a pack not in English) does not leave
+that pack unscored. A comparison across two packs (template by template, Cohen's h of the
+language table) is made on the judges common to both, rescoring whichever pack had more; when
+they have none in common it is not made, and ``notes`` says so.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -96,6 +102,10 @@ class PackComparison:
     by_fallacy: pd.DataFrame
     #: Stored keys that are neither a shipped pack nor the one analysed (not compared).
     unknown: tuple[str, ...] = ()
+    #: Per pack, the judges it was scored with (each pack with the judges that judged it).
+    judges: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: Sentences on comparisons made on fewer judges, or not made (no judge in common).
+    notes: tuple[str, ...] = ()
 
     @property
     def languages(self) -> tuple[str, ...]:
@@ -113,6 +123,8 @@ class PackComparison:
             "by_template": records(self.by_template),
             "by_fallacy": records(self.by_fallacy),
             "unknown_keys": list(self.unknown),
+            "judges": {k: list(v) for k, v in self.judges.items()},
+            "notes": list(self.notes),
         }
 
 
@@ -236,6 +248,67 @@ def _by_fallacy(pack: Benchmark, scored: pd.DataFrame) -> pd.DataFrame:
     return table[cols].reset_index(drop=True)
 
 
+def _score(
+    gens: pd.DataFrame,
+    judg: pd.DataFrame,
+    pack: Benchmark,
+    options: AnalysisOptions,
+    judges: tuple[str, ...] | None = None,
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """``pack``'s scored table and counts: with ``judges``, else the options' judges, else the
+    judges that judged the pack."""
+    s = scored_from_frames(
+        gens,
+        judg,
+        pack,
+        consensus=options.consensus,
+        judges=judges or options.judges,
+        quirks=options.quirks,
+    )
+    counts = s.attrs.get("counts", {})
+    s.attrs = {}
+    return s, counts
+
+
+@dataclass(frozen=True)
+class _Pair:
+    """Two packs scored on the same judges, for a comparison across them."""
+
+    pack: pd.DataFrame
+    base: pd.DataFrame
+    judges: tuple[str, ...]
+
+
+def _common(
+    gens: pd.DataFrame,
+    judg: pd.DataFrame,
+    options: AnalysisOptions,
+    packs: tuple[Benchmark, Benchmark],
+    scored: Mapping[str, pd.DataFrame],
+    judges: Mapping[str, tuple[str, ...]],
+) -> _Pair | str:
+    """``pack`` and ``base`` scored on the judges they have in common (each rescored only when
+    it had others too), or the sentence saying why they cannot be compared."""
+    pack, base = packs
+    mine, theirs = judges[pack.pack], judges[base.pack]
+    if mine == theirs:
+        return _Pair(scored[pack.pack], scored[base.pack], mine)
+    common = tuple(j for j in mine if j in theirs)
+    if not common:
+        return (
+            f"{pack.pack} is not compared with {base.pack}: no judge judged both "
+            f"({pack.pack}: {', '.join(mine) or 'none'}; {base.pack}: "
+            f"{', '.join(theirs) or 'none'})."
+        )
+
+    def on_common(p: Benchmark) -> pd.DataFrame:
+        if judges[p.pack] == common:
+            return scored[p.pack]
+        return _score(gens, judg, p, options, common)[0]
+
+    return _Pair(on_common(pack), on_common(base), common)
+
+
 def compare_packs(
     gens: pd.DataFrame,
     judg: pd.DataFrame,
@@ -243,20 +316,19 @@ def compare_packs(
     options: AnalysisOptions = AnalysisOptions(),  # noqa: B008 (frozen, so shared safely)
 ) -> PackComparison | None:
     """The packs with generations in ``gens`` side by side, or None when there is only
-    ``benchmark``'s (nothing to compare). Every pack is scored with the same options."""
+    ``benchmark``'s (nothing to compare). Every pack is scored with the same options and the
+    judges that judged it; a comparison across packs uses the judges common to both."""
     packs, unknown = _present(gens, benchmark)
     if len(packs) < 2:
         return None
     present = {p.pack: p for p in packs}
     scored: dict[str, pd.DataFrame] = {}
+    judges: dict[str, tuple[str, ...]] = {}
     rows = []
     for p in packs:
-        s = scored_from_frames(
-            gens, judg, p, consensus=options.consensus, judges=options.judges, quirks=options.quirks
-        )
-        counts = s.attrs.get("counts", {})
-        s.attrs = {}
+        s, counts = _score(gens, judg, p, options)
         scored[p.pack] = s
+        judges[p.pack] = tuple(counts.get("judges", ()))
         rows.append(
             {
                 "pack": p.pack,
@@ -264,6 +336,7 @@ def compare_packs(
                 "language": p.language,
                 "turns": p.turns,
                 "based_on": p.based_on,
+                "judges": ", ".join(judges[p.pack]),
                 "attempted": int(counts.get("attempted", 0)),
                 "scored": len(s),
                 "models": int(s["model"].nunique()) if len(s) else 0,
@@ -272,16 +345,28 @@ def compare_packs(
         )
     by_pack = pd.concat([_signature(scored[p.pack], p, options) for p in packs], ignore_index=True)
     templates, fallacies, language_packs = [], [], []
+    pairs: dict[str, _Pair] = {}
+    notes: list[str] = []
     for p in packs:
         base = _base(p, present)
         if base is not None and base.pack in scored:
-            templates.append(_by_template(p, base, scored[p.pack], scored[base.pack]))
+            pair = _common(gens, judg, options, (p, base), scored, judges)
+            if isinstance(pair, str):
+                notes.append(pair)
+            else:
+                pairs[p.pack] = pair
+                templates.append(_by_template(p, base, pair.pack, pair.base))
+                if pair.judges != judges[p.pack] or pair.judges != judges[base.pack]:
+                    notes.append(
+                        f"{p.pack} is compared with {base.pack} on the judges both have: "
+                        f"{', '.join(pair.judges)}."
+                    )
         fallacies.append(_by_fallacy(p, scored[p.pack]))
         if p.turns == 1 and (
             p.based_on is None or (base is not None and base.language != p.language)
         ):
             language_packs.append(p.pack)
-    by_language = _language_table(by_pack, language_packs, present)
+    by_language = _language_table(by_pack, language_packs, present, pairs)
     return PackComparison(
         packs=pd.DataFrame(rows),
         by_pack=by_pack,
@@ -289,6 +374,8 @@ def compare_packs(
         by_template=pd.concat(templates, ignore_index=True) if templates else _empty_templates(),
         by_fallacy=pd.concat(fallacies, ignore_index=True),
         unknown=tuple(unknown),
+        judges=judges,
+        notes=tuple(notes),
     )
 
 
@@ -296,20 +383,35 @@ def _empty_templates() -> pd.DataFrame:
     return _by_template(default_benchmark(), default_benchmark(), pd.DataFrame(), pd.DataFrame())
 
 
+def _refusal(scored: pd.DataFrame) -> dict[str, float]:
+    """Each model's refusal rate in a scored table."""
+    if scored.empty:
+        return {}
+    rates = (scored["outcome"] == "refusal").groupby(scored["model"]).mean()
+    return {str(m): float(r) for m, r in rates.items()}
+
+
 def _language_table(
-    by_pack: pd.DataFrame, language_packs: list[str], present: Mapping[str, Benchmark]
+    by_pack: pd.DataFrame,
+    language_packs: list[str],
+    present: Mapping[str, Benchmark],
+    pairs: Mapping[str, _Pair],
 ) -> pd.DataFrame:
     """The language factor: the signature rows of the original packs and their translations,
-    with Cohen's h of refusal against the base pack's (same model). Only when at least two
-    languages are present; else empty."""
+    with Cohen's h of refusal against the base pack's (same model, both packs scored on the
+    judges they have in common; NaN when they have none). Only when at least two languages are
+    present; else empty."""
     table = by_pack[by_pack["pack"].isin(language_packs)].copy()
     if table["language"].nunique() < 2:
         return table.iloc[0:0].assign(based_on=pd.Series(dtype=object), h_refusal_vs_base=np.nan)
     table["based_on"] = [present[p].based_on for p in table["pack"]]
-    refusal = {(r.pack, r.model): r.refusal for r in table.itertuples()}
+    mine = {p: _refusal(pair.pack) for p, pair in pairs.items()}
+    theirs = {p: _refusal(pair.base) for p, pair in pairs.items()}
     table["h_refusal_vs_base"] = [
-        cohens_h(r.refusal, refusal[(r.based_on, r.model)])
-        if (r.based_on, r.model) in refusal
+        cohens_h(mine[r.pack][r.model], theirs[r.pack][r.model])
+        if r.based_on in language_packs
+        and r.model in mine.get(r.pack, {})
+        and r.model in theirs.get(r.pack, {})
         else np.nan
         for r in table.itertuples()
     ]
@@ -325,6 +427,13 @@ def packs_note(comparison: PackComparison, benchmark: Benchmark) -> str:
         f"{benchmark.turns} turn{'s' if benchmark.turns > 1 else ''}) only. The store also holds "
         f"{', '.join(others)}: compared in 'Benchmark packs', never pooled."
     )
+    if len(set(comparison.judges.values())) > 1:
+        text += (
+            " Each pack is scored with the judges that judged it ("
+            + "; ".join(f"{p}: {', '.join(j) or 'none'}" for p, j in comparison.judges.items())
+            + ")."
+        )
+    text += "".join(f" {n}" for n in comparison.notes)
     if comparison.unknown:
         text += f" Not compared (not a shipped pack): {', '.join(comparison.unknown)}."
     return text

@@ -22,11 +22,15 @@ from deflectbench.vocab import CONTEXTS, FALLACY_FIELDS, FRAMINGS, OUTCOMES
 
 __all__ = [
     "COACH_FIELDS",
+    "ONE_CLAIM",
     "SWING_COLUMNS",
+    "claims",
     "coach_field_rates",
     "fallacy_density_by_outcome",
     "fallacy_swing",
     "fallacy_swing_by_framing",
+    "few_claims",
+    "few_claims_note",
     "rates_by_context",
     "rates_by_level",
     "small_sample",
@@ -197,9 +201,58 @@ def small_sample_note(flagged: pd.DataFrame, min_claims: int) -> str | None:
     if flagged.empty:
         return None
     who = ", ".join(
-        f"{r['model']} ({int(r['n_claims'])} claims)" for r in flagged.to_dict("records")
+        f"{r['model']} ({claims(int(r['n_claims']))})" for r in flagged.to_dict("records")
     )
-    return (
+    text = (
         f"Small sample: the 95% CIs of {who} rest on fewer than {min_claims} claims; the "
         "bootstrap resamples claims, so these intervals are rough."
     )
+    return text + (f" {ONE_CLAIM}" if (flagged["n_claims"] < 2).any() else "")
+
+
+def claims(n: int) -> str:
+    """``1 claim``, ``4 claims``."""
+    return f"{n:,} claim{'' if n == 1 else 's'}"
+
+
+#: Why a CI over one claim is shown as ``-`` / null.
+ONE_CLAIM = (
+    "A CI over one claim is undefined (shown as -, null in JSON): the bootstrap resamples "
+    "claims, and one claim has one resample."
+)
+
+
+def few_claims(rows: pd.DataFrame, min_claims: int) -> pd.DataFrame:
+    """The rows of a table of CIs (``section``, ``pack``, ``model``, ``n_claims``) resting on
+    fewer than ``min_claims`` claims, one per section, pack and model (its fewest claims)."""
+    cols = ["section", "pack", "model", "n_claims"]
+    if rows.empty:
+        return pd.DataFrame(columns=cols)
+    few = rows[rows["n_claims"] < min_claims]
+    if few.empty:
+        return pd.DataFrame(columns=cols)
+    out = few.groupby(["section", "pack", "model"], sort=False)["n_claims"].min().reset_index()
+    out["n_claims"] = out["n_claims"].astype(int)
+    return out[cols]
+
+
+def few_claims_note(flagged: pd.DataFrame, min_claims: int) -> str | None:
+    """The sentence for :func:`few_claims`' rows (None when none), and why a CI over one
+    claim is left out."""
+    if flagged.empty:
+        return None
+    parts = []
+    for section, sub in flagged.groupby("section", sort=False):
+        who = ", ".join(
+            r["model"] + (f" in {r['pack']}" if r["pack"] else "") + f" ({claims(r['n_claims'])})"
+            for r in sub.to_dict("records")
+        )
+        parts.append(f"{section}: {who}")
+    text = (
+        f"Small sample: these 95% CIs rest on fewer than {min_claims} claims, so they are rough: "
+        + "; ".join(parts)
+        + "."
+    )
+    if (flagged["n_claims"] < 2).any():
+        text += " " + ONE_CLAIM
+    return text

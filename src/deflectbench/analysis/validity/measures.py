@@ -16,7 +16,8 @@ generations, so resampling items would make the intervals too narrow. Each resam
 comparison's claims with replacement (exactly ``default_rng(seed).integers(0, n_claims,
 size=(n_resamples, n_claims))``, claims in sorted order, as :mod:`.stats` does) and keeps every
 item of each drawn claim; a statistic undefined in a resample (no predicted 1s for precision)
-is left out of that statistic's percentiles.
+is left out of that statistic's percentiles. With one claim there is no interval (NaN): every
+resample is that claim.
 
 Missing values: a NaN in the rater or the reference (an unset human field, a field a judge did
 not give) leaves that item out of that field's comparison, so each field has its own n.
@@ -137,9 +138,11 @@ def count_metrics(
         }
 
 
-def _percentiles(boot: NDArray[np.float64], level: float) -> tuple[float, float]:
+def _percentiles(boot: NDArray[np.float64], level: float, claims: int = 2) -> tuple[float, float]:
+    """The percentile interval of the defined resamples; undefined (NaN) with fewer than two
+    claims, where every resample is the one claim and the interval would have zero width."""
     ok = boot[~np.isnan(boot)]
-    if ok.size == 0:
+    if ok.size == 0 or claims < 2:
         return math.nan, math.nan
     tail = (1.0 - level) / 2.0
     lo, hi = np.quantile(ok, [tail, 1.0 - tail])
@@ -197,14 +200,14 @@ def compare(
     point = count_metrics(tp, fp, fn, tn)
     resampled = count_metrics(*boot.T)
     estimates = {
-        m: Estimate(float(point[m]), *_percentiles(resampled[m], level)) for m in COUNT_METRICS
+        m: Estimate(float(point[m]), *_percentiles(resampled[m], level, k)) for m in COUNT_METRICS
     }
     if chance:
         kappa = cohen_kappa(x.astype(np.int64), y.astype(np.int64))
         ac1 = gwet_ac1(x.astype(np.int64), y.astype(np.int64))
         boot_kappa, boot_ac1 = chance_corrected(*boot.astype(np.int64).T)
-        estimates["kappa"] = Estimate(kappa, *_percentiles(boot_kappa, level))
-        estimates["ac1"] = Estimate(ac1, *_percentiles(boot_ac1, level))
+        estimates["kappa"] = Estimate(kappa, *_percentiles(boot_kappa, level, k))
+        estimates["ac1"] = Estimate(ac1, *_percentiles(boot_ac1, level, k))
     return Comparison(n, tp, fp, fn, tn, k, (tp + fn) / n, estimates)
 
 
