@@ -108,6 +108,15 @@ def tokens(value: Any, name: str = "token usage") -> int:
     return 0 if value is None else whole_number(value, name, 0, MAX_TOKENS)
 
 
+def reply_usage(input_tokens: Any, output_tokens: Any) -> tuple[int, int]:
+    """A reply's usage as a provider reported it: both whole numbers from 0 to
+    :data:`MAX_TOKENS`; the message says it is the reply's usage."""
+    try:
+        return tokens(input_tokens, "input_tokens"), tokens(output_tokens, "output_tokens")
+    except GateError as exc:
+        raise GateError(f"the reply's usage is out of range: {exc}") from None
+
+
 def cost(value: Any, name: str = "cost_usd") -> float | None:
     """A cost in USD: None (unpriced) or a finite number from 0 to :data:`MAX_COST_USD`."""
     if value is None:

@@ -172,7 +172,10 @@ def read_outcomes(
     for raw in data.splitlines():
         if not raw.strip():
             continue
-        read = outcome(raw)
+        try:
+            read = outcome(raw)
+        except (AttributeError, TypeError, ValueError, KeyError, OverflowError):
+            read = None  # e.g. an ``error`` or ``response`` that is a string: that item's only
         if read is None:
             garbled += 1
         else:

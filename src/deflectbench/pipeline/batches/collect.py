@@ -16,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
 
+from deflectbench import gate
+from deflectbench.gate import GateError
 from deflectbench.judging.judges import is_rule_based, lexical_judgment
 from deflectbench.models.base import ModelError
 from deflectbench.models.batch_api import CANCELED, SUCCEEDED, BatchAPI, Outcome, Remote
@@ -24,6 +26,8 @@ from deflectbench.pipeline.batches.submit import Result, Submitter
 from deflectbench.pipeline.results import store_errors_stop_the_run
 from deflectbench.store.batches import BatchItem, BatchRow
 
+#: An item whose result the gate refused (usage out of range): sent again within the limit.
+REFUSED = "refused"
 #: What ``deflectbench batch cancel`` notes on a batch (its unfinished items are not resent).
 CANCELLED_BY_USER = "cancelled by deflectbench batch cancel"
 #: Called with (batches looked at, batches in all) while collecting.
@@ -117,11 +121,18 @@ class Collector:
             seen.add(o.custom_id)
             if o.kind == SUCCEEDED and o.completion is not None:
                 c = o.completion
-                cost = (
-                    None
-                    if price is None
-                    else price.cost(c.usage.input_tokens, c.usage.output_tokens)
-                )
+                try:  # the gate's rule, before anything is stored or priced
+                    gate.reply_usage(c.usage.input_tokens, c.usage.output_tokens)
+                    cost = (
+                        None
+                        if price is None
+                        else gate.cost(price.cost(c.usage.input_tokens, c.usage.output_tokens))
+                    )
+                except GateError as exc:  # this item's error, sent again within the limit
+                    failed[REFUSED] = failed.get(REFUSED, 0) + 1
+                    refused = Outcome(o.custom_id, REFUSED, error=str(exc))
+                    states.append(self._failed(job, item, refused, user_cancelled, results))
+                    continue
                 results.append((item, replace(c, cost_usd=cost), None))
                 states.append(("done", None, item.custom_id))
                 continue

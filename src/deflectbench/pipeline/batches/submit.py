@@ -17,7 +17,9 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from deflectbench import gate
 from deflectbench.cost import BudgetReached, CostMeter, Price, max_input_tokens
+from deflectbench.gate import GateError
 from deflectbench.judging.judges import ModelJudge, is_rule_based
 from deflectbench.models.base import Completion, Model, ModelError
 from deflectbench.models.batch_api import BatchAPI, Limits, Lines
@@ -27,6 +29,7 @@ from deflectbench.pipeline.context import RunContext
 from deflectbench.pipeline.results import store_errors_stop_the_run
 from deflectbench.records import Cell, PendingGeneration
 from deflectbench.store.batches import BatchItem, BatchRow, NewBatch
+from deflectbench.vocab import FIELDS
 
 #: An item's result as stored: the item, its completion (None: failed), why it failed.
 Result = tuple[BatchItem, Completion | None, str | None]
@@ -127,6 +130,14 @@ class Submitter:
     ) -> None:
         for item, completion, error in results:
             rec = job.record(item, completion, error, self.ctx)
+            try:  # the store refuses what the gate refuses: the item's error row instead
+                if isinstance(job, GenerationJob):
+                    gate.generation(rec)
+                else:
+                    gate.judgment(rec, FIELDS)
+            except GateError as exc:
+                completion = None
+                rec = job.record(item, None, f"refused: {exc}", self.ctx)
             if isinstance(job, GenerationJob):
                 self.store.add_generation(rec)  # type: ignore[arg-type]
             else:
@@ -247,6 +258,18 @@ class Submitter:
             if exc.status is not None:  # refused: nothing was sent
                 self.store.batch_discard(key, str(exc))
             raise  # unreachable: left `submitting`, found (or sent) by the next collect
+        taken = {r.remote_id: r.batch_key for r in self.store.batch_list() if r.remote_id}
+        if taken.get(remote.id, key) != key:  # another batch's id: its results are not these
+            self.store.batch_discard(
+                key,
+                f"the provider answered with batch id {remote.id}, which is this store's "
+                f"batch {taken[remote.id]}: not adopted",
+            )
+            self.summary.problems.append(
+                f"batch {key}: the provider answered with the id of another batch "
+                f"({remote.id}); not adopted, its items go again"
+            )
+            return
         with store_errors_stop_the_run():
             self.store.batch_submitted(key, remote.id, remote.status, file_id)
 
