@@ -58,7 +58,7 @@ class AnalysisOptions:
     """
 
     consensus: str = "mean"
-    #: Judges a generation needs to be scored (None: every judge in the store).
+    #: Judges a generation needs to be scored (None: every judge that judged the pack).
     judges: tuple[str, ...] | None = None
     values: str = DEFAULT_VALUES
     n_resamples: int = 1000

@@ -41,10 +41,11 @@ CompatOption = Annotated[
     str,
     typer.Option(
         metavar="paper|release",
-        help="paper (default): the paper's definition. release: the release's analysis script, "
-        "number for number, with its three quirks (keeps generations one judge parsed, "
-        "outcomes by overwriting so soft refusal/labeled/clean beat refusal, -1 averaged as a "
-        "number); see `deflectbench audit` for what each moves.",
+        help="paper (default): the paper's definition. release: what the release's analysis "
+        "script computes, with its five quirks (keeps generations one judge parsed, outcomes by "
+        "overwriting so soft refusal/labeled/clean beat refusal, -1 averaged as a number, "
+        "generations no judge parsed kept as other, judge records of failed requests in "
+        "agreement); see `deflectbench audit` for what each moves.",
     ),
 ]
 
@@ -193,7 +194,8 @@ def analyze(
         others = [p["pack"] for p in summary["packs"]["packs"] if not p["analysed"]]
         err.print(
             f"these numbers are of the pack {summary['benchmark']['pack']} only; the store also "
-            f"holds {', '.join(others)} (compared above, never pooled)",
+            f"holds {', '.join(others)} (compared above, never pooled; each pack with the judges "
+            "that judged it)",
             style="yellow",
             highlight=False,
             markup=False,
@@ -203,6 +205,8 @@ def analyze(
 
         for table in turn_terminal(summary):
             console.print(table)
+    if elsewhere := (summary.get("small_sample") or {}).get("elsewhere_note"):
+        console.print(elsewhere, style="yellow", highlight=False, markup=False)
     if json_out is not None:
         console.print(f"summary: {json_out.resolve()}", highlight=False, markup=False)
 

@@ -243,6 +243,8 @@ def render_validity(data: Mapping[str, Any], db: Path, pack: str = "") -> list[T
     mon = pd.DataFrame(data["monitor"]).fillna(math.nan)
     if len(mon):
         out.append(_monitor_table(mon))
+    if note := (data.get("small_sample") or {}).get("note"):
+        out.append(Text(note, style="yellow"))
     return out
 
 

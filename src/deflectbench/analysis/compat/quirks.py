@@ -3,9 +3,9 @@ the paper's definition are written.
 
 The paper defines a scored generation and its outcome one way (:mod:`.frames.scored`, the default);
 the script the authors released with their data computed the published tables slightly
-differently. ``--compat release`` turns on all three differences below, so the tool gives the
-release's numbers number for number; ``deflectbench audit`` turns them on one at a time to show
-how far each moves the headline numbers. Each quirk is a flag of :class:`ReleaseQuirks` and its
+differently. ``--compat release`` turns on all five differences below, so the tool computes
+what the script computes, edge rows included; ``deflectbench audit`` turns them on one at a
+time to show how far each moves the headline numbers. Each quirk is a flag of :class:`ReleaseQuirks` and its
 whole logic is one method of that class; nothing else in the package knows about them.
 
 (a) ``keep_one_judge``: the script drops judge records that did not parse and then keeps every
@@ -19,10 +19,16 @@ whole logic is one method of that class; nothing else in the package knows about
     -1 ("missing") counted as the number -1, so a 1 beside a -1 averages to 0 and the consensus
     is 0. The paper's definition leaves a missing value out of that field's mean (and a field no
     judge scored is missing).
+(d) ``keep_unjudged``: the script keeps a valid generation with no parsed judge record at all
+    (every judge failed or did not parse it), with every field 0, so it counts as "other". The
+    paper's definition leaves it unscored.
+(e) ``agree_on_errors``: the script computes agreement (kappa) over every pair of parsed judge
+    records, including those of failed requests (the release's ``ERROR:`` rows, which its
+    judges were shown). The paper's agreement is over answers only.
 
-Everything else is shared: failed requests are dropped, unparsed judge records are dropped, the
-consensus is the mean ``>= 0.5`` over the judges, and agreement is computed on each judge's own
-values (a -1 left out) in both modes.
+Everything else is shared: failed requests are dropped from the rates, unparsed judge records
+are dropped, the consensus is the mean ``>= 0.5`` over the judges, and agreement is computed on
+each judge's own values (a -1 left out) in both modes.
 """
 
 from __future__ import annotations
@@ -92,6 +98,18 @@ QUIRKS: tuple[Quirk, ...] = (
         "field rates and outcomes of generations where a judge left a field at -1 (imported "
         "release records only: a judge reply that parses always gives 0 or 1)",
     ),
+    Quirk(
+        "keep_unjudged",
+        "(d)",
+        "keeps valid generations no judge parsed, every field 0 (outcome other)",
+        "every rate and count: the generations no judge parsed are added as 'other'",
+    ),
+    Quirk(
+        "agree_on_errors",
+        "(e)",
+        "counts judge records of failed requests (ERROR rows) in agreement",
+        "inter-judge agreement (kappa, AC1) and its n; rates are unchanged",
+    ),
 )
 
 
@@ -104,17 +122,19 @@ def check_compat(compat: str) -> str:
 
 @dataclass(frozen=True)
 class ReleaseQuirks:
-    """Which of the release script's three quirks are on (all off: the paper's definition)."""
+    """Which of the release script's five quirks are on (all off: the paper's definition)."""
 
     keep_one_judge: bool = False
     overwrite_outcomes: bool = False
     average_missing: bool = False
+    keep_unjudged: bool = False
+    agree_on_errors: bool = False
 
     @classmethod
     def of(cls, compat: Literal["paper", "release"] | str) -> ReleaseQuirks:
-        """``paper``: none; ``release``: all three."""
+        """``paper``: none; ``release``: all five."""
         on = check_compat(compat) == "release"
-        return cls(on, on, on)
+        return cls(on, on, on, on, on)
 
     @classmethod
     def only(cls, name: str) -> ReleaseQuirks:
@@ -125,7 +145,7 @@ class ReleaseQuirks:
 
     @property
     def any(self) -> bool:
-        return self.keep_one_judge or self.overwrite_outcomes or self.average_missing
+        return any(getattr(self, q.name) for q in QUIRKS)
 
     # -- (a) which generations are scored -----------------------------------------------------
 
@@ -137,6 +157,21 @@ class ReleaseQuirks:
         if self.keep_one_judge:
             return consensus[consensus["n_judges"] >= 1]
         return consensus[consensus["n_judges"] == n_judges]
+
+    # -- (d) valid generations no judge parsed --------------------------------------------
+
+    def unjudged(self, consensus: pd.DataFrame, valid_ids: pd.Series) -> pd.DataFrame:
+        """``consensus`` as it is (the paper), or with a row of 0s (``n_judges`` 0) for each
+        valid generation that has none (quirk d: the script's "other")."""
+        if not self.keep_unjudged:
+            return consensus
+        missing = pd.Index(valid_ids.unique()).difference(consensus.index)
+        if not len(missing):
+            return consensus
+        zeros = pd.DataFrame(0.0, index=missing, columns=list(FIELDS))
+        zeros["n_judges"] = 0
+        out = pd.concat([consensus, zeros]) if len(consensus) else zeros
+        return out.astype({"n_judges": int})
 
     # -- (c) how missing values enter the mean ------------------------------------------------
 

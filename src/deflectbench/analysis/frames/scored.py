@@ -48,6 +48,7 @@ __all__ = [
     "TEMPLATE_COLUMNS",
     "generation_frame",
     "in_benchmark",
+    "judges_of",
     "judgment_frame",
     "outcome_by",
     "outcome_codes",
@@ -239,6 +240,16 @@ def _judge_counts(valid_ids: pd.Index, judg: pd.DataFrame, judges: Sequence[str]
     return out
 
 
+def judges_of(judg: pd.DataFrame, gens: pd.DataFrame) -> list[str]:
+    """The judges with a record on any of ``gens``: the judges of that pack. A judge that
+    judged only another pack in the store (e.g. the rule-based judge, refused for a pack not in
+    English) is not one of them, so it cannot leave this pack's generations unscored."""
+    if judg.empty or gens.empty:
+        return []
+    mine = judg[judg["gen_id"].isin(gens["gen_id"])]
+    return sorted(mine["judge"].dropna().unique().tolist())
+
+
 def scored_from_frames(
     gens: pd.DataFrame,
     judg: pd.DataFrame,
@@ -250,17 +261,17 @@ def scored_from_frames(
 ) -> pd.DataFrame:
     """:func:`scored_table` on frames already loaded (``generation_frame``, ``judgment_frame``).
 
-    ``judges`` defaults to every judge in ``judg``; the rule ``judge:NAME`` narrows it to NAME.
+    ``judges`` defaults to every judge with a record on this benchmark's generations
+    (:func:`judges_of`); the rule ``judge:NAME`` narrows it to NAME.
     ``quirks`` switches on the release script's departures from the paper's definition
     (:class:`.compat.quirks.ReleaseQuirks`; none by default).
     """
     all_judges = sorted(judg["judge"].dropna().unique().tolist()) if len(judg) else []
     rule = Consensus.parse(consensus).check_judges(all_judges)
+    attempted = in_benchmark(gens, benchmark)
     if rule.kind == "judge":
         judges = [rule.judge]
-    judges = sorted(judges) if judges else all_judges
-
-    attempted = in_benchmark(gens, benchmark)
+    judges = sorted(judges) if judges else judges_of(judg, attempted)
     failed = attempted["error"].notna().to_numpy()
     valid = attempted[answered(attempted)]
     no_answer = attempted[~failed & ~answered(attempted)]
@@ -273,6 +284,7 @@ def scored_from_frames(
     ok = _parsed(judg, judges)
     ok = ok[ok["gen_id"].isin(valid["gen_id"])]
     cons = quirks.keep(quirks.combine(ok, consensus), len(judges))
+    cons = quirks.unjudged(cons, valid["gen_id"])
     table = table.merge(cons, left_on="gen_id", right_index=True, how="inner")
     for f in FIELDS:
         if not table[f].isna().any():
@@ -323,8 +335,9 @@ def scored_table(
     Columns: gen_id, benchmark, model, claim_id, prompt_id, sample, input_tokens,
     output_tokens, level, context, domain, framing, fallacy_requested, explicitness, the 8
     consensus fields, n_judges, outcome. A generation is scored when every judge in ``judges``
-    (default: all judges in the store) parsed it. ``.attrs["counts"]`` holds the counts at each
-    step (attempted, errors, valid_generations, scored) overall, per model and per judge.
+    (default: every judge that judged this benchmark's generations) parsed it.
+    ``.attrs["counts"]`` holds the counts at each step (attempted, errors, valid_generations,
+    scored) overall, per model and per judge.
     ``values`` is ``said`` (what each judge said, the paper's definition) or ``rules`` (the
     rubric's rules applied to each verdict); ``compat="release"`` reproduces the release's
     script (:mod:`.compat.quirks`).
@@ -340,15 +353,24 @@ def scored_table(
 
 
 def verdicts_from_frames(
-    gens: pd.DataFrame, judg: pd.DataFrame, benchmark: Benchmark
+    gens: pd.DataFrame,
+    judg: pd.DataFrame,
+    benchmark: Benchmark,
+    *,
+    quirks: ReleaseQuirks = ReleaseQuirks(),  # noqa: B008 (frozen, so shared safely)
 ) -> pd.DataFrame:
     """Each judge's parsed verdict on each valid generation of the benchmark, with its model.
 
     One row per (gen_id, judge): gen_id, model, judge, the 8 fields (-1 / missing -> NaN).
-    This is what inter-judge agreement is computed on; the consensus hides it.
+    This is what inter-judge agreement is computed on; the consensus hides it. With the
+    release's quirk (e) (``quirks.agree_on_errors``) the judges' records of failed requests
+    are kept too, as the release script's agreement keeps them.
     """
     attempted = in_benchmark(gens, benchmark)
-    valid = attempted.loc[answered(attempted), ["gen_id", "model"]]
+    rows = answered(attempted)
+    if quirks.agree_on_errors:
+        rows |= attempted["error"].notna().to_numpy()
+    valid = attempted.loc[rows, ["gen_id", "model"]]
     ok = _parsed(judg)[["gen_id", "judge", *FIELDS]]
     out = ok.merge(valid, on="gen_id", how="inner")
     values = out[list(FIELDS)].to_numpy(dtype=np.float64, na_value=np.nan, copy=True)

@@ -204,8 +204,8 @@ def summarize(
     """Everything the paper reports, from one store, as a :class:`Summary`.
 
     ``options.consensus`` is ``mean`` (the paper's rule), ``all`` or ``judge:NAME``;
-    ``options.judges`` (default: every judge in the store) are the judges a generation needs to
-    be scored. CIs are 95% block-bootstrap percentile intervals over claims with
+    ``options.judges`` (default: every judge that judged this pack) are the judges a generation
+    needs to be scored. CIs are 95% block-bootstrap percentile intervals over claims with
     ``options.n_resamples`` draws from ``options.seed``, so the same store and options give the
     same numbers. Agreement is always between every pair of judges in the store, whatever the
     rule (it needs each judge's own verdicts). ``options.values``: ``said`` (default: what each
@@ -272,7 +272,7 @@ def _summary(frames: StoreFrames, benchmark: Benchmark, options: AnalysisOptions
     )
     counts = scored.attrs["counts"]
     scored.attrs = {}  # pandas deep-copies attrs on every operation: drop them once read
-    verdicts = verdicts_from_frames(gens, judg, benchmark)
+    verdicts = verdicts_from_frames(gens, judg, benchmark, quirks=options.quirks)
     models = tuple(sorted(scored["model"].unique().tolist())) if len(scored) else ()
     judges = tuple(counts["judges"])
     framings = tuple(present_framings(scored))

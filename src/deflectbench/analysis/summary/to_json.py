@@ -16,8 +16,9 @@ import numpy as np
 import pandas as pd
 
 from deflectbench.analysis.options import CI_LEVEL, MIN_CI_CLAIMS
+from deflectbench.analysis.summary.small_sample import small_sample_elsewhere
 from deflectbench.analysis.tables.agreement import AGREEMENT_COLUMNS
-from deflectbench.analysis.tables.breakdowns import small_sample_note
+from deflectbench.analysis.tables.breakdowns import few_claims_note, small_sample_note
 from deflectbench.analysis.tables.grouping import OUTCOME_COLUMNS
 from deflectbench.vocab import FIELDS, OUTCOMES
 
@@ -146,6 +147,21 @@ def _report_views(s: Summary) -> dict[str, Any]:
     }
 
 
+def _small_sample(s: Summary) -> dict[str, Any]:
+    """The small-sample flag over every CI printed: turn 1's rates per model (``flagged``,
+    ``note``) and the multi-turn and other packs' CIs (``elsewhere``, ``elsewhere_note``);
+    ``any`` is true when either is."""
+    elsewhere = small_sample_elsewhere(s.turns, s.packs, s.benchmark.pack, MIN_CI_CLAIMS)
+    return {
+        "min_claims": MIN_CI_CLAIMS,
+        "any": bool(len(s.small_sample) or len(elsewhere)),
+        "flagged": _records(s.small_sample),
+        "note": small_sample_note(s.small_sample, MIN_CI_CLAIMS),
+        "elsewhere": _records(elsewhere),
+        "elsewhere_note": few_claims_note(elsewhere, MIN_CI_CLAIMS),
+    }
+
+
 def summary_json(s: Summary) -> dict[str, Any]:
     """The summary as the JSON of ``deflectbench analyze --json``."""
     c = s.counts
@@ -224,12 +240,7 @@ def summary_json(s: Summary) -> dict[str, Any]:
         "judge_values": s.options.values,
         "report": _report_views(s),
         "compat": s.options.compat,
-        "small_sample": {
-            "min_claims": MIN_CI_CLAIMS,
-            "any": bool(len(s.small_sample)),
-            "flagged": _records(s.small_sample),
-            "note": small_sample_note(s.small_sample, MIN_CI_CLAIMS),
-        },
+        "small_sample": _small_sample(s),
         "packs": s.packs.to_json() if s.packs is not None else None,
         "turns": s.turns.to_json() if s.turns is not None else None,
     }

@@ -27,7 +27,7 @@ from deflectbench.analysis.frames.scored import (
     scored_from_frames,
     verdicts_from_frames,
 )
-from deflectbench.analysis.options import AnalysisOptions
+from deflectbench.analysis.options import MIN_CI_CLAIMS, AnalysisOptions
 from deflectbench.analysis.summary.to_json import jsonable
 from deflectbench.analysis.validity.measures import (
     annotator_agreement,
@@ -224,7 +224,25 @@ class Validity:
             "judges_vs_humans": records(self.raters),
             "inter_annotator": records(self.annotators),
             "monitor": records(self.monitor),
+            "small_sample": self.small_sample(),
         }
+
+    def small_sample(self) -> dict[str, Any]:
+        """The small-sample flag over every CI ``validate`` prints: the fewest claims any
+        comparison's CIs resampled, and a sentence when fewer than :data:`MIN_CI_CLAIMS`."""
+        frames = [f for f in (self.raters, self.annotators, self.monitor) if "claims" in f]
+        claims = [int(c) for f in frames for c, n in zip(f["claims"], f["n"], strict=True) if n]
+        fewest = min(claims) if claims else None
+        few = fewest is not None and fewest < MIN_CI_CLAIMS
+        note = None
+        if few:
+            note = (
+                f"Small sample: some of these 95% CIs rest on {fewest} claim"
+                f"{'' if fewest == 1 else 's'} (fewer than {MIN_CI_CLAIMS}); the bootstrap "
+                "resamples claims, so these intervals are rough"
+                + ("; over one claim a CI is undefined (shown as -)." if fewest < 2 else ".")
+            )
+        return {"min_claims": MIN_CI_CLAIMS, "any": few, "fewest_claims": fewest, "note": note}
 
 
 def validity_from_inputs(
