@@ -155,12 +155,12 @@ def excluded_sentences(c: Corrected) -> list[str]:
         for o in OUTCOMES:
             j, cor = cell.get("judged", "outcome", o), cell.get("corrected", "outcome", o)
             if judged_excludes(j, cor):
-                moved.append(f"{OUTCOME_LABELS.get(o, o).lower()} {pct(j.rate)} -> {pct(cor.rate)}")
+                moved.append(f"{OUTCOME_LABELS.get(o, o).lower()} {pct(j.rate)} → {pct(cor.rate)}")
         if moved:
             out.append(
                 f"For {model}, the judged 95% CI leaves out the corrected rate: "
                 + "; ".join(moved)
-                + " (judged -> corrected)."
+                + " (judged → corrected)."
             )
     return out
 
