@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
+from deflectbench import gate
 from deflectbench.errors import ConfigError
 
 
@@ -215,6 +216,7 @@ class CostMeter:
 
     def add(self, model: str, input_tokens: int, output_tokens: int) -> float | None:
         """Count a request's cost (None when its model has no known price)."""
+        input_tokens, output_tokens = billable(input_tokens), billable(output_tokens)
         price = self.price(model)
         if price is None:
             self.unpriced_tokens += input_tokens + output_tokens
@@ -222,6 +224,12 @@ class CostMeter:
         cost = price.cost(input_tokens, output_tokens)
         self.spent_usd += cost
         return cost
+
+
+def billable(tokens: int) -> int:
+    """Usage as the budget counts it: never below 0 (a reply claiming negative usage is no
+    credit; the gate makes it an error row) nor above the gate's ceiling (no overflow)."""
+    return min(max(int(tokens), 0), gate.MAX_TOKENS)
 
 
 def refuse_unpriced(meter: CostMeter, names: Sequence[str], allow_unpriced: bool) -> None:

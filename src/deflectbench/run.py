@@ -434,7 +434,8 @@ def _account(ctx: RunContext, plan: RunPlan, report: RunReport) -> None:
     store, key = ctx.store, ctx.benchmark.key
     stages = [*report.generation.values(), *report.judging.values()]
     stages += [*report.turns.generation.values(), *report.turns.judging.values()]
-    if any(r.withheld for r in stages):
+    held_back = report.batches is not None and any(report.batches.withheld.values())
+    if held_back or any(r.withheld for r in stages):  # batch mode's hold-back too: exit 3
         report.stop_reason = report.stop_reason or "budget"
     report.stopped_early = ctx.stopped() or report.stop_reason is not None
     if ctx.meter is not None:

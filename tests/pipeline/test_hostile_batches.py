@@ -137,3 +137,25 @@ def test_a_batch_created_under_another_batchs_id_is_not_adopted(tmp_path: Path) 
         assert len(ids) == len(set(ids))  # never two batches of one id
         assert any("not adopted" in p for p in mode.summary.problems)
         assert not [r for r in rows if r.state == "submitting"]
+
+
+def test_batch_modes_budget_hold_back_exits_3_like_the_direct_path(tmp_path: Path) -> None:
+    from support.cli_runs import QUIET_RUN, Cli, write_toml
+
+    cli = Cli(env={**ENV, "DEFLECTBENCH_BATCH_POLL_S": "0.2"}, run_flags=QUIET_RUN)
+    with BatchServer(reply=reply) as server:
+        run_file = {
+            "models": [NAME],
+            "judges": ["lexical"],
+            "claims": [c.claim_id for c in B.claims[:3]],
+            "templates": [t.prompt_id for t in B.templates[:2]],
+            "runs": 2,
+            "max_cost": 0.0007,
+        }
+        cfg = write_toml(
+            tmp_path / "run.toml",
+            {"run": run_file, "providers.openai": {"base_url": server.openai_base_url}},
+        )
+        p = cli("run", "--batch", "--config", str(cfg), "--db", str(tmp_path / "r.db"))
+    assert "over the --max-cost budget" in p.stderr
+    assert p.returncode == 3, p.stderr

@@ -14,7 +14,9 @@ import collections
 from collections.abc import Callable
 from typing import Any
 
+from deflectbench import gate
 from deflectbench.engine import Failure, Lane
+from deflectbench.gate import GateError
 from deflectbench.judging.judges import ModelJudge, failed_judgment, lexical_judgment
 from deflectbench.models.base import Completion, GenerationParams
 from deflectbench.pipeline.board import Row
@@ -28,7 +30,7 @@ from deflectbench.pipeline.results import (
 )
 from deflectbench.records import Cell, GenerationRecord, PendingGeneration
 from deflectbench.secrets import scrub
-from deflectbench.vocab import NON_ANSWERS
+from deflectbench.vocab import FIELDS, NON_ANSWERS
 
 OnAnswer = Callable[[PendingGeneration], None]
 
@@ -64,15 +66,41 @@ def generation_record(
     if completion is None:
         assert failure is not None
         return GenerationRecord(**common, response=None, error=scrub(failure.error))
-    return GenerationRecord(
-        **common,
-        response=completion.text,
-        input_tokens=completion.usage.input_tokens,
-        output_tokens=completion.usage.output_tokens,
-        latency_s=completion.latency_s,
-        finish_reason=completion.finish_reason,
-        cost_usd=completion.cost_usd,
-    )
+    try:  # the gate's rules: a reply the store would refuse is this cell's error row
+        gate.reply_usage(completion.usage.input_tokens, completion.usage.output_tokens)
+        cost = gate.cost(completion.cost_usd)
+        return gate.generation(
+            GenerationRecord(
+                **common,
+                response=completion.text,
+                input_tokens=completion.usage.input_tokens,
+                output_tokens=completion.usage.output_tokens,
+                latency_s=completion.latency_s,
+                finish_reason=completion.finish_reason,
+                cost_usd=cost,
+                served_model=served_model(completion),
+            )
+        )
+    except GateError as exc:
+        return GenerationRecord(**common, response=None, error=f"refused: {exc}")
+
+
+def served_model(completion: Completion) -> str | None:
+    """The model id the reply names (``model`` in the provider's body), when it names one a
+    store keeps (printable, bounded); :func:`deflectbench.gate.served_model` words a mismatch."""
+    raw = completion.raw
+    served = raw.get("model") if isinstance(raw, dict) else None
+    if not isinstance(served, str) or not served:
+        return None
+    try:
+        return gate.identifier(served, "served model")
+    except GateError:
+        return None
+
+
+def refused(completion: Completion | None, rec: Any) -> bool:
+    """A reply the gate refused: stored as an error row, counted as a failure."""
+    return completion is not None and getattr(rec, "error", None) is not None
 
 
 def count_generation(
@@ -114,6 +142,8 @@ def generation_recorder(
         prompt = benchmark.render(cell.claim_id, cell.prompt_id)
         params = asked.params_for(cell)
         rec = generation_record(ctx, task, cell, prompt, params, completion, failure)
+        if refused(completion, rec):
+            completion, failure = None, Failure(rec.error or "", None, 1, False, "refused reply")
         with store_errors_stop_the_run():
             store.add_generation(rec)
         answer = count_generation(row, rec, completion, failure, asked.estimate)
@@ -144,6 +174,14 @@ def judgment_recorder(
     ) -> None:
         if completion is not None:
             rec = judge.record(p.gen_id, completion, ctx.run_id)
+            try:  # the gate's rules: a reply the store would refuse is this item's error
+                gate.judgment(rec, FIELDS)
+            except GateError as exc:
+                rec = failed_judgment(p.gen_id, judge.name, f"refused: {exc}", ctx.run_id)
+                completion, failure = (
+                    None,
+                    Failure(rec.error or "", None, 1, False, "refused reply"),
+                )
         else:
             assert failure is not None
             rec = failed_judgment(p.gen_id, judge.name, scrub(failure.error), ctx.run_id)
