@@ -19,7 +19,7 @@ DeflectBench runs without the ``inspect`` extra.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -158,6 +158,8 @@ class LogRecords:
     repeats: int = 0
     #: How many sample epochs the log's header lists, when it does.
     declared: int | None = None
+    #: What to know that skipped nothing (the run stopped early: what it holds is imported).
+    notes: list[str] = field(default_factory=list)
 
 
 def condition_of(log: EvalLog, benchmark: Benchmark) -> tuple[Settings, str]:
@@ -179,9 +181,14 @@ def condition_of(log: EvalLog, benchmark: Benchmark) -> tuple[Settings, str]:
 
 
 def _served(sample: EvalSample) -> str | None:
-    """The model id the reply names (``output.model``), when it names one."""
+    """The model id the reply names (``output.model``), when it names one a store keeps."""
     served = getattr(sample.output, "model", None)
-    return served if isinstance(served, str) and served else None
+    if not isinstance(served, str) or not served:
+        return None
+    try:
+        return gate.identifier(served, "served model")
+    except GateError:
+        return None
 
 
 def _prompt(sample: EvalSample) -> str:
@@ -351,10 +358,11 @@ def decode_log(log: EvalLog, path: Path, samples: Iterable[EvalSample] | None = 
             judged[(gen.claim_id, gen.prompt_id, gen.sample)] = _judgments(
                 score, benchmark, created, where, problems
             )
+    notes = []
     if log.status != "success":
-        problems.append(
-            f"{path}: the Inspect run ended with status {log.status!r} and holds {read} sample "
-            "epochs; imported those (re-run or retry the log in Inspect for the rest)"
+        notes.append(
+            f"{path}: the Inspect run ended with status {log.status!r}: its {read} sample "
+            "epochs are imported (re-run or retry the log in Inspect for the rest)"
         )
     declared = _declared(log)
     if declared is not None and declared != read:
@@ -363,7 +371,18 @@ def decode_log(log: EvalLog, path: Path, samples: Iterable[EvalSample] | None = 
             f"{abs(declared - read)} {'missing' if declared > read else 'more than listed'}"
         )
     return LogRecords(
-        model, label, settings, benchmark, gens, judged, problems, read, skipped, repeats, declared
+        model,
+        label,
+        settings,
+        benchmark,
+        gens,
+        judged,
+        problems,
+        read,
+        skipped,
+        repeats,
+        declared,
+        notes,
     )
 
 
@@ -388,6 +407,7 @@ def _store_log(store: Store, path: Path, recs: LogRecords, report: ImportReport)
     judge_report = FileReport(path=path, kind="evals")
     report.files += [gen_report, judge_report]
     report.problems += recs.problems
+    report.notes += recs.notes
     gen_report.skipped = recs.skipped
     key = recs.benchmark.key
     with store.transaction():
