@@ -165,6 +165,22 @@ def outcome_codes(columns: Mapping[str, object]) -> np.ndarray:
     return np.select(conditions, [name for _, name in LADDER], default=OUTCOMES[-1])
 
 
+def outcome_decided(columns: Mapping[str, object]) -> np.ndarray:
+    """Per row, whether the ladder decides its outcome: False (undecided) when a rung is
+    missing (NaN) before the first 1, or there is no 1 and some rung is missing. The one rule
+    for a missing ladder field, for judges' consensus and people's labels alike (validate's
+    ``human_outcome`` returns None in exactly these cases)."""
+    first = np.asarray(columns[LADDER[0][0]], dtype=np.float64)
+    still_open = np.ones(first.shape, dtype=bool)
+    undecided = np.zeros(first.shape, dtype=bool)
+    for field, _ in LADDER:
+        v = np.asarray(columns[field], dtype=np.float64)
+        missing = np.isnan(v)
+        undecided |= still_open & missing
+        still_open &= ~missing & (v != 1)
+    return ~undecided
+
+
 # --- consensus ------------------------------------------------------------------------------
 
 

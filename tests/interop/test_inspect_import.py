@@ -246,7 +246,10 @@ def test_a_run_that_failed_midway_imports_what_it_holds_and_says_so(tmp_path, fa
         judgments = store.judgment_rows()
     if fail_on_error:  # Inspect stopped the run: what it holds is imported, and said so
         assert log.status == "error"
-        assert any("ended with status 'error'" in p for p in report.problems), report.problems
+        # a note, not a skipped line: nothing was left out (issue 23, item 12)
+        assert any("ended with status 'error'" in n for n in report.notes), report.notes
+        assert not any("ended with status" in p for p in report.problems), report.problems
+        assert any("are imported" in n for n in report.notes)
         return
     assert gens["explicit_coach_AH"]["response"] is None
     assert "the subject fell over" in gens["explicit_coach_AH"]["error"]

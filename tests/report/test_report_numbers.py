@@ -310,10 +310,13 @@ def check_fallacy_density_by_outcome(j, t):
 def check_tests_tost(j, t):
     rows = j["tests"]["tost_levels"]
     assert len(t["rows"]) == len(rows)
-    for (levels, rate_a, rate_b, diff, p, eq), r in zip(t["rows"], rows, strict=True):
+    for (levels, rate_a, rate_b, diff, ci90, p, eq), r in zip(t["rows"], rows, strict=True):
         assert levels == f"{r['level_a']} vs {r['level_b']}"
         assert same_pct(rate_a, r["rate_a"]) and same_pct(rate_b, r["rate_b"])
         assert diff == f"{100 * r['diff']:+.1f} pts" and p == f_p(r["p_value"])
+        lo, hi, mid = (100 * r[k] for k in ("ci90_lo", "ci90_hi", "diff_adjusted"))
+        assert ci90 == f"{lo:+.1f} to {hi:+.1f} ({mid:+.1f})"  # the interval's own centre
+        assert mid == pytest.approx((lo + hi) / 2)
         assert eq == ("yes" if r["equivalent"] else "no")
         assert r["margin"] == 0.05 and r["alpha"] == 0.05  # the note's "5 points", "p < 0.05"
 
@@ -598,6 +601,7 @@ PROSE = [
     r"±5 points",
     r"less than 5 percentage points",
     r"p < 0\.05",
+    r"\b90% CI",  # the TOST's interval at alpha 0.05 (checked in check_tests_tost)
     r"2·asin√p₁ − 2·asin√p₂",
     r"\|h\| ≈ 0\.2 small, 0\.5 medium, 0\.8 large",
     r"Appendix E\.2 and E\.3\.",

@@ -316,6 +316,8 @@ def import_(
         report = import_sources(store, sources, b)
     console.print(import_table(report, db))
     console.print(report.summary(), highlight=False, markup=False)
+    for note in report.notes:
+        err.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
     if report.problems:
         shown = 20
         for problem in report.problems[:shown]:

@@ -274,7 +274,18 @@ def _versions() -> dict[str, str]:
 
 
 def _any_aborted(results: Sequence[Any]) -> bool:
-    return any(getattr(r, "aborted", None) for r in results)
+    """A model or judge gave up (the engine aborted it), or failed every request it sent
+    (e.g. a one-cell run whose only request failed: too few failures for the engine to abort,
+    but nothing to show, so exit 4 as the README says, not 5)."""
+    return any(
+        getattr(r, "aborted", None)
+        or (
+            getattr(r, "errors", 0) > 0
+            and not getattr(r, "ok", 0)
+            and not getattr(r, "non_answers", None)
+        )
+        for r in results
+    )
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,18 @@ def _ci(entry: Mapping[str, Any] | None) -> str:
     return f"{_pct(entry['rate'])}\n[dim]{100 * lo:.1f}–{100 * hi:.1f}[/]"
 
 
+def _tost_interval(r: Mapping[str, Any]) -> str:
+    """The TOST's 90% CI and the difference it is centred on (the adjusted one), on a second
+    line; nothing when the summary predates ``diff_adjusted``."""
+    lo, hi, mid = r.get("ci90_lo"), r.get("ci90_hi"), r.get("diff_adjusted")
+    if lo is None or hi is None or mid is None:
+        return ""
+    return (
+        f"\n[dim]90% CI {100 * lo:+.1f} to {100 * hi:+.1f}, centred on the adjusted "
+        f"{100 * mid:+.1f}[/]"
+    )
+
+
 def _num(x: Any, fmt: str = ".2f") -> str:
     return "–" if x is None else format(x, fmt)
 
@@ -181,7 +193,7 @@ def estimate_view(
     t.add_column("name", overflow="fold")
     for c in ("done", "to send", "tok in", "tok out", "USD", "USD max"):
         t.add_column(c, justify="right")
-    total, total_max, unknown, own = 0.0, 0.0, [], []
+    total, total_max, unknown, own, priced = 0.0, 0.0, [], [], 0
     for row in rows:
         if is_rule_based(row.name):  # the lexical judge runs here and sends nothing
             t.add_row(
@@ -201,6 +213,7 @@ def estimate_view(
                 (own if _self_hosted(row.name) else unknown).append(row.name)
         else:
             cost, cost_max = f"{row.cost_usd:,.2f}", f"{row.cost_usd_max:,.2f}"
+            priced += bool(row.requests)
             total += row.cost_usd
             total_max += row.cost_usd_max or 0.0
         t.add_row(
@@ -213,13 +226,16 @@ def estimate_view(
             cost,
             cost_max,
         )
-    out: list[RenderableType] = [
-        t,
-        Text(
-            f"estimated cost: {total:,.2f} USD expected, at most {total_max:,.2f} USD (every reply "
-            "at max tokens), for the priced models"
-        ),
-    ]
+    cost_line = (
+        f"estimated cost: {total:,.2f} USD expected, at most {total_max:,.2f} USD (every reply "
+        "at max tokens), for the priced models"
+    )
+    if not priced and (unknown or own):  # "0.00 USD" would read as free
+        cost_line = (
+            "estimated cost: unknown: no model or judge that sends requests has a price "
+            "(unpriced, not free)"
+        )
+    out: list[RenderableType] = [t, Text(cost_line)]
     if unknown:
         out.append(
             Text(
@@ -488,7 +504,7 @@ def render_terminal(summary: Mapping[str, Any]) -> list[Table]:
             verdict += f"; claim-clustered: {'yes' if clustered else 'no'}"
         t.add_row(
             f"TOST refusal, level {r['level_a']} vs {r['level_b']}",
-            f"diff {100 * r['diff']:+.1f} pp",
+            f"diff {100 * r['diff']:+.1f} pp" + _tost_interval(r),
             _p(r["p_value"]),
             verdict,
         )

@@ -155,24 +155,38 @@ def build_models(
     dry_run: bool = False,
 ) -> dict[str, Model]:
     """Resolve every model and judge name up front, so a typo or a missing key fails before
-    any work. A dry run needs no keys: it sends nothing."""
+    any work (every missing key named in one error). A dry run needs no keys: it sends
+    nothing."""
     from deflectbench.judging.judges import check_judge_name, is_rule_based
     from deflectbench.models.providers import MissingKeyError
     from deflectbench.models.registry import get_model
 
+    missing: list[MissingKeyError] = []
+
     def build(name: str) -> Model:
         try:
             return get_model(name, providers)
-        except MissingKeyError:
-            if not dry_run:
-                raise
-            return get_model(name, providers, env=_KeyPlaceholders(os.environ))
+        except MissingKeyError as exc:
+            if dry_run:
+                return get_model(name, providers, env=_KeyPlaceholders(os.environ))
+            missing.append(exc)  # every missing key is named at once, below
+            return None  # type: ignore[return-value]
 
     built = {name: build(name) for name in models}
     for j in judges:
         check_judge_name(j)
         if not is_rule_based(j) and j not in built:
             built[j] = build(j)
+    if len(missing) == 1:
+        raise missing[0]
+    if missing:
+        need: dict[str, list[str]] = {}
+        for exc in missing:
+            need.setdefault(exc.variable, []).append(exc.model)
+        raise MissingKeyError(
+            f"{len(need)} API key{'s' if len(need) > 1 else ''} missing: set "
+            + "; ".join(f"{var} (for {', '.join(names)})" for var, names in need.items())
+        )
     return built
 
 

@@ -63,6 +63,9 @@ class ImportReport:
     files: list[FileReport] = field(default_factory=list)
     #: ``path:line: message`` for every line or file skipped.
     problems: list[str] = field(default_factory=list)
+    #: What a reader should know that skipped nothing (e.g. an Inspect run that stopped early:
+    #: what it holds is imported); printed, never an exit code of its own.
+    notes: list[str] = field(default_factory=list)
 
     def total(self, kind: str, what: str) -> int:
         """Sum of one count (``read``, ``imported``, ...) over the files of one kind."""

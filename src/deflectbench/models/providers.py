@@ -14,6 +14,7 @@ command line or configuration files, and never appear in a repr, an error or a l
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -35,6 +36,13 @@ _CREDENTIAL_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "proxy
 
 class MissingKeyError(ConfigError):
     """The environment variable holding a provider's API key is not set."""
+
+    def __init__(self, message: str, *, model: str = "", variable: str = "") -> None:
+        super().__init__(message)
+        #: The model that needs the key, and the variable that holds it (for one error that
+        #: names every missing key at once).
+        self.model = model
+        self.variable = variable
 
 
 class EndpointConfig(BaseModel):
@@ -280,8 +288,10 @@ def resolve_provider(
             config.base_url is None and config.base_url_env is None and not config.endpoints
         ):
             known = ", ".join(sorted(PROVIDERS))
+            close = difflib.get_close_matches(provider, sorted(PROVIDERS), n=1)
+            hint = f" (did you mean '{close[0]}/{split_name(name)[1]}'?)" if close else ""
             raise ConfigError(
-                f"unknown provider {provider!r} (known: {known}); for another "
+                f"unknown provider {provider!r}{hint} (known: {known}); for another "
                 "OpenAI-compatible server, add a provider section with its base_url"
             )
         # A custom section is an OpenAI-compatible server unless it says otherwise.
@@ -327,7 +337,9 @@ def _build_one(name: str, cfg: ProviderConfig, env: Mapping[str, str]) -> Model:
     if not key:
         if not cfg.api_key_optional:
             raise MissingKeyError(
-                f"{name}: set the environment variable {cfg.api_key_env} to your API key"
+                f"{name}: set the environment variable {cfg.api_key_env} to your API key",
+                model=name,
+                variable=cfg.api_key_env or "",
             )
         key = PLACEHOLDER_KEY
     if cfg.wire == "anthropic":

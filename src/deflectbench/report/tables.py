@@ -66,6 +66,14 @@ class Table:
     show: bool = True
 
 
+def _tost_ci(r: dict[str, Any]) -> str:
+    """``-17.0 to +7.9 (-4.5)``: the TOST's 90% CI in points and the difference it is centred on."""
+    lo, hi, mid = r.get("ci90_lo"), r.get("ci90_hi"), r.get("diff_adjusted")
+    if any(x is None or isnan(x) for x in (lo, hi, mid)):
+        return "–"
+    return f"{100 * lo:+.1f} to {100 * hi:+.1f} ({100 * mid:+.1f})"
+
+
 def few_claims_line(s: Summary, section: str) -> str:
     """The small-sample sentence for the CIs of one section beyond turn 1's rates
     (:data:`~deflectbench.analysis.summary.small_sample.MULTI_TURN` or ``PACKS``), with a
@@ -376,6 +384,7 @@ def significance_tables(s: Summary) -> list[Table]:
             pct(r["rate_a"]),
             pct(r["rate_b"]),
             f"{100 * r['diff']:+.1f} pts" if not isnan(r["diff"]) else "–",
+            _tost_ci(r),
             pval(r["p_value"]),
             "yes" if r["equivalent"] else "no",
         ]
@@ -385,12 +394,15 @@ def significance_tables(s: Summary) -> list[Table]:
         "tests_tost",
         "Equivalence of controversy levels (TOST, refusal, margin ±5 points)",
         tost_frame,
-        ["levels", "rate a", "rate b", "difference", "p (TOST)", "equivalent"],
+        ["levels", "rate a", "rate b", "difference", "90% CI (centre)", "p (TOST)", "equivalent"],
         tost_rows,
         left=1,
         note=(
             "Two one-sided tests that the refusal rates of two controversy levels differ by less "
-            "than 5 percentage points; equivalent when p < 0.05. Level names: "
+            "than 5 percentage points; equivalent when p < 0.05, i.e. when the 90% CI lies inside "
+            "±5 points. The test and its CI use Agresti-Caffo adjusted counts (one refusal and "
+            "one non-refusal added per level), so the CI is centred on the adjusted difference "
+            "in parentheses, not on the raw difference beside it. Level names: "
             + ", ".join(f"{k} {v.replace('_', ' ')}" for k, v in LEVEL_NAMES.items())
             + "."
             if tost_rows

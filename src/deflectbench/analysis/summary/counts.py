@@ -185,6 +185,18 @@ def step_counts(
             "valid generations left out (a judge failed, did not parse, or is missing)",
             counts["unscored"],
         ),
+        *(
+            [
+                (
+                    "undecided",
+                    "of those, outcome undecided: a ladder field no judge scored (left out and "
+                    "counted, never other)",
+                    counts["undecided_outcomes"],
+                )
+            ]
+            if counts.get("undecided_outcomes")
+            else []
+        ),
     ]
     return StepCounts(
         steps=tuple(Step(s, m, int(n)) for s, m, n in steps),

@@ -32,7 +32,8 @@ SCHEMA_VERSION = 1
 TOST_METHOD = (
     "TOST, two one-sided z-tests, margin +-5 points, alpha 0.05, refusal pooled over "
     "models; p_value/equivalent use the unpooled SE on Agresti-Caffo adjusted counts "
-    "(+1 success, +1 failure per level), *_clustered a claim-clustered (CR1) SE"
+    "(+1 success, +1 failure per level), so ci90 is centred on diff_adjusted, not on the raw "
+    "diff; *_clustered a claim-clustered (CR1) SE"
 )
 
 

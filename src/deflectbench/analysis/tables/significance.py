@@ -133,7 +133,9 @@ def level_tost(
     has the same rate, so the clustered SE is 0). Missing values are dropped.
     Columns: level_a, level_b, rate_a, rate_b, n_a, n_b, diff, se, ci90_lo, ci90_hi, p_value,
     equivalent, se_clustered, ci90_lo_clustered, ci90_hi_clustered, p_value_clustered,
-    equivalent_clustered, margin, alpha.
+    equivalent_clustered, margin, alpha, diff_adjusted. ``diff`` is the raw difference of the
+    rates; ``diff_adjusted`` the difference the test and its 90% CI are computed on, so the CI's
+    centre (the Agresti-Caffo adjusted difference; equal to ``diff`` with ``method="wald"``).
     """
     values = measure_values(scored, measure, kind) if not scored.empty else np.zeros(0)
     levels = scored["level"].to_numpy() if not scored.empty else np.zeros(0)
@@ -177,11 +179,13 @@ def level_tost(
                 "equivalent_clustered": cl.equivalent if cl else None,
                 "margin": margin,
                 "alpha": alpha,
+                "diff_adjusted": (wald.ci90[0] + wald.ci90[1]) / 2,
             }
         )
     columns = ["level_a", "level_b", "rate_a", "rate_b", "n_a", "n_b", "diff", "se", "ci90_lo"]
     columns += ["ci90_hi", "p_value", "equivalent", "se_clustered", "ci90_lo_clustered"]
     columns += ["ci90_hi_clustered", "p_value_clustered", "equivalent_clustered", "margin", "alpha"]
+    columns += ["diff_adjusted"]
     return pd.DataFrame(rows, columns=columns)
 
 
