@@ -45,8 +45,13 @@ def test_a_one_cell_run_whose_only_request_failed_exits_4(tmp_path):
         cfg = write_toml(
             tmp_path / "run.toml",
             {
-                "run": {"models": ["vllm/m"], "judges": ["lexical"], "claims": ["L1_US_01"],
-                        "templates": ["explicit_direct_WA"], "runs": 1},  # fmt: skip
+                "run": {
+                    "models": ["vllm/m"],
+                    "judges": ["lexical"],
+                    "claims": ["L1_US_01"],
+                    "templates": ["explicit_direct_WA"],
+                    "runs": 1,
+                },
                 "providers.vllm": {"base_url": server.openai_base_url, "max_retries": 0},
             },
         )
