@@ -83,4 +83,23 @@ def test_the_interval_is_no_wider_than_labels_only_on_average(config, share):
         for method, column in widths.items():
             lo, hi = out[method][0].ci95
             column.append(hi - lo)
-    assert np.mean(widths["ppi++"]) <= np.mean(widths["labels"])
+    # In theory never wider (var(lam f + (1 - lam) h) <= var(h) when var(f) <= var(h)); equal
+    # when the claims' spread dominates both, and then 200 resamples x 12 label samples leave a
+    # Monte Carlo error of a few percent in the widths: 5% is that error, not a licence.
+    assert np.mean(widths["ppi++"]) <= 1.05 * np.mean(widths["labels"])
+
+
+def test_with_many_claims_and_few_labels_the_interval_is_clearly_narrower():
+    """Where the judged set carries real information (25 claims, 10% labelled), PPI++ with
+    perfect judges is markedly narrower than labels only: the average above is not vacuous."""
+    rng, claim, judged = _population(25, 400, 0.3, 7)
+    widths = {"ppi++": [], "labels": []}
+    for rep in range(8):
+        pick = rng.choice(judged.shape[0], judged.shape[0] // 10, replace=False)
+        out = estimate_rates(
+            judged, claim, judged[pick], judged[pick], claim[pick], None, resamples=200, seed=rep
+        )
+        for method, column in widths.items():
+            lo, hi = out[method][0].ci95
+            column.append(hi - lo)
+    assert np.mean(widths["ppi++"]) < 0.9 * np.mean(widths["labels"])
