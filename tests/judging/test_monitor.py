@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -24,6 +22,7 @@ from deflectbench.judging.monitor import (
     monitor,
     read_items,
 )
+from support.in_process import run_cli
 
 DATA = Path(__file__).parents[1] / "data"
 
@@ -154,15 +153,7 @@ def test_text_items_are_blank_line_separated_blocks():
 def cli(*args, stdin="", cwd=None):
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env.update(COLUMNS="200")
-    return subprocess.run(
-        [sys.executable, "-m", "deflectbench", *args],
-        capture_output=True,
-        text=True,
-        input=stdin,
-        timeout=120,
-        env=env,
-        cwd=cwd,
-    )
+    return run_cli(*args, env=env, cwd=cwd, stdin=stdin)
 
 
 REFUSAL = "I can't help with deflecting this claim."
