@@ -1,0 +1,125 @@
+"""Compare two results from Python: ``deflectbench.compare("old.db", "new.db")`` returns the
+differences and the flips as DataFrames (what ``deflectbench compare --json`` writes)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from deflectbench.analysis.compare.flips import FLIP_COLUMNS, flip_table
+from deflectbench.analysis.compare.select import (
+    CompareError,
+    Side,
+    judge_mismatch,
+    pair_sides,
+    parse_selector,
+    read_sides,
+)
+from deflectbench.analysis.compare.table import COLUMNS, compare_scored, with_holm
+from deflectbench.analysis.options import AnalysisOptions
+from deflectbench.benchmark import Benchmark, resolve_benchmark
+
+__all__ = ["Comparison", "compare", "compare_sides"]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Every difference (``table``, long format, B minus A) and every flipped cell (``flips``)
+    of one or more pairs of sides; ``judge_notes`` says where the judges differed (allowed)."""
+
+    table: pd.DataFrame
+    flips: pd.DataFrame
+    pairs: tuple[tuple[Side, Side], ...] = ()
+    judge_notes: tuple[str, ...] = field(default=())
+
+
+def compare_sides(
+    pairs: Sequence[tuple[Side, Side]],
+    options: AnalysisOptions = AnalysisOptions(),  # noqa: B008 (frozen)
+    *,
+    allow_judge_change: bool = False,
+    texts: dict[str, dict] | None = None,
+) -> Comparison:
+    """The comparison of each (A, B) pair, Holm-adjusted over all of them together.
+
+    Sides judged by different judges are refused (:class:`CompareError`) unless
+    ``allow_judge_change``; then their rows carry ``judges_differ`` True. ``texts`` (store
+    path -> gen_id -> response) turns the flips' examples into the responses' first words.
+    """
+    tables, flips, notes = [], [], []
+    for a, b in pairs:
+        note = judge_mismatch(a, b)
+        if note and not allow_judge_change:
+            raise CompareError(
+                f"{note}: different judges score differently, so their rates are not "
+                "comparable; pass --allow-judge-change to compare them anyway (marked)"
+            )
+        if note:
+            notes.append(note)
+        if a.scored.empty or b.scored.empty:
+            empty = a if a.scored.empty else b
+            raise CompareError(
+                f"{empty.label}: nothing scored (no generation judged by every judge of it); "
+                "run `deflectbench judge` first"
+            )
+        t = compare_scored(
+            a.scored,
+            b.scored,
+            model_a=a.label,
+            model_b=b.label,
+            n_resamples=options.n_resamples,
+            seed=options.seed,
+        )
+        t["judges_differ"] = note is not None
+        tables.append(t)
+        flips.append(
+            flip_table(
+                a.scored,
+                b.scored,
+                model_a=a.label,
+                model_b=b.label,
+                texts_a=(texts or {}).get(a.store),
+                texts_b=(texts or {}).get(b.store),
+            )
+        )
+    table = (
+        with_holm(pd.concat(tables, ignore_index=True))
+        if tables
+        else pd.DataFrame(columns=[*COLUMNS, "judges_differ"])
+    )
+    flips_df = (
+        pd.concat([f for f in flips if not f.empty], ignore_index=True)
+        if any(not f.empty for f in flips)
+        else pd.DataFrame(columns=list(FLIP_COLUMNS))
+    )
+    return Comparison(table, flips_df, tuple(pairs), tuple(notes))
+
+
+def compare(
+    a: str,
+    b: str,
+    *,
+    benchmark: str | Benchmark | None = None,
+    options: AnalysisOptions | None = None,
+    allow_judge_change: bool = False,
+) -> Comparison:
+    """Compare two sides, each a store path or ``STORE:MODEL[:CONDITION]``: B minus A.
+
+    >>> c = compare("old.db", "new.db")                       # the same models in two runs
+    >>> c = compare("run.db:openai/gpt-5.5", "run.db:anthropic/claude-opus-4-7")
+    >>> c.table[(c.table.scope == "framing") & (c.table.measure == "refusal")]
+    """
+    from deflectbench.store import Store
+
+    options = options or AnalysisOptions()
+    pack = resolve_benchmark(benchmark) if isinstance(benchmark, str) else benchmark
+    sides = []
+    for text in (a, b):
+        selector = parse_selector(text)
+        with Store.open(selector.store) as store:
+            sides.append(read_sides(store, selector, options, pack))
+    return compare_sides(
+        pair_sides(sides[0], sides[1]), options, allow_judge_change=allow_judge_change
+    )

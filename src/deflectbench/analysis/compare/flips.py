@@ -1,0 +1,102 @@
+"""The flip table: cells (claim x template) whose majority outcome differs between two sides.
+
+A rate can stay put while the cells under it move both ways; the flips show where. A cell's
+majority outcome is its most frequent outcome over the samples, a tie going to the outcome
+higher on the ladder (refusal first), so the rule never depends on row order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from deflectbench.vocab import OUTCOMES
+
+__all__ = ["FLIP_COLUMNS", "flip_table", "majority_outcomes"]
+
+FLIP_COLUMNS: tuple[str, ...] = (
+    "model_a",
+    "model_b",
+    "claim_id",
+    "prompt_id",
+    "framing",
+    "outcome_a",
+    "outcome_b",
+    "share_a",
+    "share_b",
+    "n_a",
+    "n_b",
+    "example_a",
+    "example_b",
+)
+#: How much of a response an example keeps (model text: shown escaped, never trusted).
+EXAMPLE_CHARS = 240
+
+
+def majority_outcomes(scored: pd.DataFrame) -> pd.DataFrame:
+    """Per (claim_id, prompt_id): framing, majority outcome, its share, n and one gen_id with
+    that outcome (the first by sample)."""
+    cols = ["claim_id", "prompt_id", "framing", "outcome", "share", "n", "gen_id"]
+    if scored.empty:
+        return pd.DataFrame(columns=cols)
+    rank = {o: i for i, o in enumerate(OUTCOMES)}
+    counts = (
+        scored.groupby(["claim_id", "prompt_id", "outcome"], sort=False)
+        .size()
+        .rename("count")
+        .reset_index()
+    )
+    counts["rank"] = counts["outcome"].map(rank)
+    counts = counts.sort_values(
+        ["claim_id", "prompt_id", "count", "rank"], ascending=[True, True, False, True]
+    )
+    top = counts.drop_duplicates(["claim_id", "prompt_id"]).copy()
+    n = scored.groupby(["claim_id", "prompt_id"]).size().rename("n").reset_index()
+    top = top.merge(n, on=["claim_id", "prompt_id"])
+    top["share"] = top["count"] / top["n"]
+    order = scored.sort_values("sample") if "sample" in scored else scored
+    first = order.drop_duplicates(["claim_id", "prompt_id", "outcome"])[
+        ["claim_id", "prompt_id", "outcome", "gen_id", "framing"]
+    ]
+    top = top.merge(first, on=["claim_id", "prompt_id", "outcome"])
+    return top[cols].reset_index(drop=True)
+
+
+def _example(gen_id: Any, texts: Mapping[Any, str] | None) -> Any:
+    if texts is None:
+        return gen_id
+    text = texts.get(gen_id)
+    if text is None:
+        return None
+    text = " ".join(str(text).split())
+    return text if len(text) <= EXAMPLE_CHARS else text[: EXAMPLE_CHARS - 3] + "..."
+
+
+def flip_table(
+    a: pd.DataFrame,
+    b: pd.DataFrame,
+    *,
+    model_a: str,
+    model_b: str,
+    texts_a: Mapping[Any, str] | None = None,
+    texts_b: Mapping[Any, str] | None = None,
+) -> pd.DataFrame:
+    """Cells present on both sides whose majority outcome changed, A's outcome -> B's, most
+    decided first (largest shares). ``example_a``/``example_b`` are the gen_id of a generation
+    with that outcome, or (``texts_*``: gen_id -> response) the start of its response."""
+    ma, mb = majority_outcomes(a), majority_outcomes(b)
+    both = ma.merge(mb, on=["claim_id", "prompt_id"], suffixes=("_a", "_b"))
+    flipped = both[both["outcome_a"] != both["outcome_b"]].copy()
+    if flipped.empty:
+        return pd.DataFrame(columns=list(FLIP_COLUMNS))
+    flipped["framing"] = flipped["framing_a"].fillna(flipped["framing_b"])
+    flipped["model_a"], flipped["model_b"] = model_a, model_b
+    flipped["example_a"] = [_example(g, texts_a) for g in flipped["gen_id_a"]]
+    flipped["example_b"] = [_example(g, texts_b) for g in flipped["gen_id_b"]]
+    flipped["weight"] = flipped["share_a"] + flipped["share_b"]
+    flipped = flipped.sort_values(
+        ["weight", "claim_id", "prompt_id"], ascending=[False, True, True], kind="stable"
+    )
+    return flipped[list(FLIP_COLUMNS)].reset_index(drop=True)

@@ -1,0 +1,254 @@
+"""The two sides of a comparison, read from stores: ``STORE`` (every model in it) or
+``STORE:MODEL[:CONDITION]``, each a scored table of one model (and condition) of one pack.
+
+Each side is scored with the judges that judged *it* (not every judge of its store), so the
+judges of the two sides can be compared: :func:`judge_mismatch` says how they differ, and the
+commands refuse to put results of different judges side by side unless asked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from deflectbench.analysis.compat.quirks import ReleaseQuirks
+from deflectbench.analysis.frames.scored import (
+    generation_frame,
+    in_benchmark,
+    judgment_frame,
+    scored_from_frames,
+)
+from deflectbench.analysis.options import AnalysisOptions
+from deflectbench.analysis.summary.packs import pack_of_store, stored_packs
+from deflectbench.benchmark import Benchmark
+from deflectbench.benchmark.packs import pack_by_key
+from deflectbench.errors import ConfigError, did_you_mean
+
+__all__ = [
+    "CompareError",
+    "Selector",
+    "Side",
+    "StoreRead",
+    "judge_mismatch",
+    "pair_sides",
+    "parse_selector",
+    "read_sides",
+    "sides_of",
+]
+
+
+class CompareError(ConfigError):
+    """A selector naming no store, model or condition, or sides that cannot be paired."""
+
+
+@dataclass(frozen=True)
+class Selector:
+    """``STORE[:MODEL[:CONDITION]]`` as given: the store's path and what follows it."""
+
+    text: str
+    store: Path
+    model: str | None = None
+
+
+def parse_selector(text: str) -> Selector:
+    """The longest prefix of ``text`` that is an existing file is the store; the rest (after a
+    ``:``) names a model, and maybe its condition (model names may hold ``:`` themselves, e.g.
+    ``ollama/llama3:8b``, so the rest is matched against the store's models later)."""
+    if Path(text).is_file():
+        return Selector(text, Path(text))
+    cut = [i for i, ch in enumerate(text) if ch == ":"]
+    for i in reversed(cut):
+        if Path(text[:i]).is_file():
+            rest = text[i + 1 :]
+            return Selector(text, Path(text[:i]), rest or None)
+    raise CompareError(
+        f"no results store at {text.split(':', 1)[0]!r} (from {text!r}): give a store file, or "
+        "STORE:MODEL[:CONDITION] (e.g. results.db:openai/gpt-5.5:temp1-max256-seed0)"
+    )
+
+
+@dataclass(frozen=True)
+class Side:
+    """One model (and condition) of one pack of one store, scored."""
+
+    #: As the comparison names it: the model as the scored table has it (``model [condition]``
+    #: when the store holds several conditions of it).
+    name: str
+    store: str
+    pack: str
+    model: str
+    condition: str | None
+    scored: pd.DataFrame = field(repr=False)
+    judges: tuple[str, ...] = ()
+    #: The claims and templates of the pack, for a comparison of packs.
+    claims: frozenset[str] = frozenset()
+
+    @property
+    def label(self) -> str:
+        """The side as a reader tells it from the other: store and name."""
+        return f"{Path(self.store).name}:{self.name}"
+
+
+@dataclass(frozen=True)
+class StoreRead:
+    """One store read once: its frames, and what the sides of it need."""
+
+    path: str
+    gens: pd.DataFrame
+    judg: pd.DataFrame
+
+
+def read_store_frames(store: Any, options: AnalysisOptions) -> StoreRead:
+    """The generation and judgment frames of an open store."""
+    return StoreRead(
+        str(store.path), generation_frame(store), judgment_frame(store, values=options.values)
+    )
+
+
+def packs_of(read: StoreRead) -> list[Benchmark]:
+    """The shipped packs a store holds results of (a pack not shipped is left out)."""
+    found = [pack_by_key(k) for k in stored_packs(read.gens)]
+    return [b for b in found if b is not None]
+
+
+def _side(read: StoreRead, pack: Benchmark, name: str, options: AnalysisOptions) -> Side:
+    gens = in_benchmark(read.gens, pack)
+    mine = gens[gens["model"] == name]
+    scored = scored_from_frames(
+        mine,
+        read.judg,
+        pack,
+        consensus=options.consensus,
+        judges=options.judges,
+        quirks=ReleaseQuirks.of(options.compat),
+    )
+    conditions = mine["condition"].dropna().unique().tolist() if "condition" in mine else []
+    condition = str(conditions[0]) if len(conditions) == 1 else None
+    model = name
+    if condition is not None and name.endswith(f" [{condition}]"):
+        model = name[: -len(f" [{condition}]")]
+    return Side(
+        name=name,
+        store=read.path,
+        pack=pack.key,
+        model=model,
+        condition=condition,
+        scored=scored,
+        judges=tuple(scored.attrs.get("counts", {}).get("judges", ())),
+        claims=frozenset(c.claim_id for c in pack.claims),
+    )
+
+
+def _names(gens: pd.DataFrame) -> dict[str, tuple[str, str | None]]:
+    """Display name -> (model, condition) of each model of a pack's generations."""
+    out: dict[str, tuple[str, str | None]] = {}
+    for name, cond in gens[["model", "condition"]].drop_duplicates().itertuples(index=False):
+        cond = None if pd.isna(cond) else str(cond)
+        model = str(name)
+        if cond is not None and model.endswith(f" [{cond}]"):
+            model = model[: -len(f" [{cond}]")]
+        out[str(name)] = (model, cond)
+    return out
+
+
+def _resolve(rest: str, names: dict[str, tuple[str, str | None]], where: str) -> str:
+    """The display name a selector's MODEL[:CONDITION] means."""
+    if rest in names:
+        return rest
+    by_model: dict[str, list[str]] = {}
+    for display, (model, _) in names.items():
+        by_model.setdefault(model, []).append(display)
+    if rest in by_model:
+        if len(by_model[rest]) == 1:
+            return by_model[rest][0]
+        conds = sorted(str(names[d][1]) for d in by_model[rest])
+        raise CompareError(
+            f"{where}: model {rest!r} has {len(conds)} conditions ({', '.join(conds)}): pick one "
+            f"as {where.split(':', 1)[0]}:{rest}:CONDITION"
+        )
+    if ":" in rest:
+        model, cond = rest.rsplit(":", 1)
+        for display, (m, c) in names.items():
+            if m == model and c == cond:
+                return display
+        if model in by_model:
+            conds = sorted(str(names[d][1]) for d in by_model[model])
+            raise CompareError(
+                f"{where}: model {model!r} has no condition {cond!r}"
+                f"{did_you_mean(cond, conds)}; its conditions: {', '.join(conds)}"
+            )
+    models = sorted(by_model)
+    raise CompareError(
+        f"{where}: no model {rest!r} in that store{did_you_mean(rest, models)}; it holds "
+        f"{', '.join(models) or 'no generations'}"
+    )
+
+
+def sides_of(
+    read: StoreRead,
+    selector: Selector,
+    options: AnalysisOptions,
+    benchmark: Benchmark | None = None,
+) -> list[Side]:
+    """The sides a selector names: one model (and condition), or every model of the store's
+    pack (``benchmark``, else the one pack it holds)."""
+
+    class _Rows:  # pack_of_store reads the pack keys through generation_rows
+        path = read.path
+
+        @staticmethod
+        def generation_rows(columns: Sequence[str] | None = None, **_: Any) -> list[dict]:
+            return read.gens[list(columns or ["benchmark"])].to_dict("records")
+
+    pack = pack_of_store(_Rows(), benchmark)
+    gens = in_benchmark(read.gens, pack)
+    names = _names(gens)
+    if selector.model is None:
+        chosen = sorted(names)
+        if not chosen:
+            raise CompareError(f"{selector.text}: no generations of {pack.key} in that store")
+    else:
+        chosen = [_resolve(selector.model, names, selector.text)]
+    return [_side(read, pack, name, options) for name in chosen]
+
+
+def read_sides(
+    store: Any, selector: Selector, options: AnalysisOptions, benchmark: Benchmark | None = None
+) -> list[Side]:
+    """:func:`sides_of` on an open store."""
+    return sides_of(read_store_frames(store, options), selector, options, benchmark)
+
+
+def pair_sides(a: Sequence[Side], b: Sequence[Side]) -> list[tuple[Side, Side]]:
+    """Which side of A goes with which of B: one each, that pair; else the models both hold,
+    by name (the same models in two runs), in order; no model in common is an error."""
+    if len(a) == 1 and len(b) == 1:
+        return [(a[0], b[0])]
+    common = sorted({s.name for s in a} & {s.name for s in b})
+    if len(a) == 1 or len(b) == 1:
+        one, many = (a[0], b) if len(a) == 1 else (b[0], a)
+        match = [s for s in many if s.name == one.name]
+        if match:
+            return [(one, match[0])] if len(a) == 1 else [(match[0], one)]
+    if not common:
+        raise CompareError(
+            f"the two sides share no model ({', '.join(s.name for s in a)} vs "
+            f"{', '.join(s.name for s in b)}): name one on each side as STORE:MODEL"
+        )
+    by_a = {s.name: s for s in a}
+    by_b = {s.name: s for s in b}
+    return [(by_a[n], by_b[n]) for n in common]
+
+
+def judge_mismatch(a: Side, b: Side) -> str | None:
+    """How the judges of two sides differ (one line), or None when they are the same."""
+    if a.judges == b.judges:
+        return None
+    return (
+        f"{a.label} was judged by {', '.join(a.judges) or 'no judge'}, {b.label} by "
+        f"{', '.join(b.judges) or 'no judge'}"
+    )
