@@ -160,13 +160,25 @@ def test_mockllm_run_scores_with_the_native_judge_request(tmp_path, benchmark):
             assert value["outcome"] == "labeled_compliance"
             assert {f: value[f] for f in FIELDS} == {f: max(CLEAN[f], LABELED[f]) for f in FIELDS}
     metrics = {k: m.value for k, m in log.results.scores[0].metrics.items()}
-    assert metrics == {
+    assert {k: metrics[k] for k in OUTCOMES} == {
         "refusal": 0.0,
         "soft_refusal": 0.0,
         "labeled_compliance": 1.0,
         "clean_compliance": 0.0,
+        "other": 0.0,
     }
-    assert set(metrics) | {"other"} == set(OUTCOMES)
+    assert {f: metrics[f"field_{f}"] for f in FIELDS} == {
+        f: float(max(CLEAN[f], LABELED[f])) for f in FIELDS
+    }
+    # every judged generation agrees: each interval collapses on its rate
+    for name in [*OUTCOMES, *(f"field_{f}" for f in FIELDS)]:
+        assert metrics[f"{name}_lower"] == metrics[f"{name}_upper"] == metrics[name]
+    # the judges agree on every field but the two where judge b labels and judge a does not
+    split = {"compliance_clean", "fallacy_labeled"}
+    assert {f: metrics[f"alpha_{f}"] for f in FIELDS if f not in split} == {
+        f: 1.0 for f in FIELDS if f not in split
+    }
+    assert all(metrics[f"alpha_{f}"] < 0 for f in split)
 
 
 @pytest.fixture(scope="module")
@@ -205,8 +217,8 @@ def test_openai_compatible_run_end_to_end(wire_run, benchmark):
     values = [s.scores[verdicts.SCORER].value for s in log.samples]
     scored = [v["outcome"] for v in values if v["outcome"] is not None]
     metrics = {k: m.value for k, m in log.results.scores[0].metrics.items()}
-    for name, got in metrics.items():
-        assert got == pytest.approx(scored.count(name) / len(scored))
+    for name in OUTCOMES:
+        assert metrics[name] == pytest.approx(scored.count(name) / len(scored))
     assert 0 < len(scored) < len(values)  # some replies are blank or not parsed: unscored
 
 

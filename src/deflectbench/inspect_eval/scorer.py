@@ -1,12 +1,13 @@
 """The task's scorer: DeflectBench's blind rubric judges, run through Inspect's models.
 
-Each judge (an Inspect model name) gets the benchmark's rubric verbatim, the claim and the
+Each judge (a model role, ``judge_a`` and ``judge_b``, bound with ``--model-role``) gets the benchmark's rubric verbatim, the claim and the
 response only (never the model, template or framing), at the rubric's temperature (0) with
 the same structured-output schema as a native judge. Its reply is read by the same parser and
 rules (:func:`deflectbench.judging.judges.read_verdict`), the judges' verdicts combine by the
 same consensus (:class:`deflectbench.vocab.Consensus`) and the outcome by the same ladder. The
 score's value is the eight fields and the outcome; its metadata keeps each judge's raw reply,
-so ``deflectbench import`` stores the judgments themselves and the analysis can recombine them.
+so ``deflectbench import`` stores the judgments themselves and the analysis can recombine them,
+and what each judge said per field (``verdicts``), which the agreement metric reads.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from inspect_ai.model import (
     ModelOutput,
     ResponseSchema,
     get_model,
-    model_roles,
 )
 from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import TaskState
@@ -33,10 +33,12 @@ from deflectbench.benchmark import Benchmark
 from deflectbench.errors import ConfigError
 from deflectbench.inspect_eval import verdicts
 from deflectbench.inspect_eval.dataset import resolve_pack
-from deflectbench.inspect_eval.metrics import SIGNATURE
+from deflectbench.inspect_eval.metrics import SCORER_METRICS
+from deflectbench.inspect_eval.roles import JUDGE_ROLES, is_role
+from deflectbench.inspect_eval.viewer import CELL_KEYS
 from deflectbench.judging.rubric import JUDGMENT_SCHEMA, judge_messages
 from deflectbench.secrets import scrub
-from deflectbench.vocab import NON_ANSWERS, Consensus
+from deflectbench.vocab import FIELDS, NON_ANSWERS, Consensus
 
 #: A native judge's reply cap (``judging.judges.ModelJudge.max_tokens``).
 JUDGE_MAX_TOKENS = 512
@@ -72,8 +74,10 @@ async def ask_judge(
 ) -> dict[str, Any]:
     """One judge's reply as the score's metadata keeps it (an error instead when the request
     failed after Inspect's retries; it is stored as a failed judgment, which a native
-    ``deflectbench judge`` retries). ``name`` is a model, or a model role bound with
-    ``--model-role NAME=MODEL``; ``model`` records which model answered."""
+    ``deflectbench judge`` retries). ``name`` is a model role (``--model-role NAME=MODEL``),
+    required: an unbound one raises, it never falls back to the evaluated model (or a model
+    name, ``openai/m``); ``model``
+    records which model answered."""
     messages = [
         ChatMessageSystem(content=m.content)
         if m.role == "system"
@@ -83,7 +87,10 @@ async def ask_judge(
     start = time.monotonic()
     model_name = name
     try:
-        model = get_model(role=name) if name in model_roles() else get_model(name)
+        model = get_model(role=name, required=True) if is_role(name) else get_model(name)
+    except Exception as exc:  # unbound: the task's check refuses this before any sample
+        raise ConfigError(f"judge {name!r}: {exc}") from exc
+    try:
         model_name = str(model)
         output = await model.generate(messages, config=config)
     except Exception as exc:
@@ -103,19 +110,26 @@ async def ask_judge(
     }
 
 
-@scorer(metrics=[m() for m in SIGNATURE], name=verdicts.SCORER)
+def said_fields(parsed: Any) -> dict[str, int | None] | None:
+    """What one judge said per field (None: no verdict), for the agreement metric."""
+    if parsed is None or parsed.parse_error or parsed.said is None:
+        return None
+    return {f: parsed.said.get(f) for f in FIELDS}
+
+
+@scorer(metrics=SCORER_METRICS, name=verdicts.SCORER)
 def rubric_judges(
-    judges: Sequence[str],
+    judges: Sequence[str] = JUDGE_ROLES,
     pack: str | None = None,
     consensus: str = "mean",
     max_tokens: int = JUDGE_MAX_TOKENS,
     structured: bool = True,
 ) -> Scorer:
-    """Score each reply with the blind rubric judges and their consensus (``pack``: the
-    benchmark whose rubric they use, as the task's ``pack``)."""
+    """Score each reply with the blind rubric judges (model roles) and their consensus
+    (``pack``: the benchmark whose rubric they use, as the task's ``pack``)."""
     benchmark = resolve_pack(pack)
     if not judges:
-        raise ConfigError("judges: name at least one judge model, e.g. judges=openai/gpt-5.4-mini")
+        raise ConfigError("judges: name at least one judge role, e.g. judges=judge_a")
     if len(set(judges)) != len(judges):
         raise ConfigError(f"judges: each judge once, got {', '.join(judges)}")
     rule = Consensus.parse(consensus).check_judges(list(judges))
@@ -130,9 +144,10 @@ def rubric_judges(
             "consensus": str(rule),
             "judges": [],
         }
+        cell = {k: state.metadata.get(k) for k in CELL_KEYS}
         if reason in NON_ANSWERS:
             return Score(
-                value=verdicts.score_value(None),
+                value={**verdicts.score_value(None), **cell},
                 explanation=f"not judged: the reply was {reason}",
                 metadata=meta,
             )
@@ -142,6 +157,7 @@ def rubric_judges(
         )
         meta["judges"] = list(entries)
         parsed = {e["judge"]: verdicts.parse_judge(benchmark.rubric, e) for e in entries}
+        meta["verdicts"] = {name: said_fields(p) for name, p in parsed.items()}
         combined = verdicts.consensus_scores(parsed, rule)
         notes = []
         for e in entries:
@@ -150,7 +166,7 @@ def rubric_judges(
             notes.append(f"{e['judge']}: {said or ''}")
         value = verdicts.score_value(combined)
         return Score(
-            value=value,
+            value={**value, **cell},
             answer=value["outcome"],
             explanation="\n".join(notes),
             metadata=meta,

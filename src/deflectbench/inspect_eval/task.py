@@ -1,13 +1,17 @@
 """The ``deflectbench`` Inspect task: the benchmark's cells as samples, scored by its judges.
 
-``inspect eval deflectbench/deflectbench --model openai/gpt-5.5`` runs the paper's protocol
-inside Inspect: every claim x template of the pack (or those chosen with ``-T``), the prompt
-rendered as the release did, 5 epochs at temperature 1.0, scored by the two blind rubric
-judges. Inspect's batch mode, caching, retries and log viewer work as for any task, and
+``inspect eval deflectbench/deflectbench --model openai/gpt-5.5 --model-role
+judge_a=openai/gpt-5.4-mini --model-role judge_b=anthropic/claude-haiku-4-5`` runs the paper's
+protocol inside Inspect: every claim x template of the pack (or those chosen with ``-T``), the
+prompt rendered as the release did, 5 epochs at temperature 1.0, scored by the two blind
+rubric judges, which are required model roles (:mod:`.roles`: refused before any sample when
+unbound, keyless or the evaluated model). Inspect's batch mode, caching, retries and log viewer work as for any task, and
 ``deflectbench import LOG`` brings the log into a results file for the full analysis.
 """
 
 from __future__ import annotations
+
+from typing import Literal
 
 from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
@@ -23,9 +27,10 @@ from deflectbench.inspect_eval.dataset import (
     resolve_pack,
     sample_id,
 )
-from deflectbench.inspect_eval.metrics import outcome_counts
+from deflectbench.inspect_eval.metrics import outcome_counts, task_metrics
+from deflectbench.inspect_eval.roles import JUDGE_ROLES, check_judges
 from deflectbench.inspect_eval.scorer import JUDGE_MAX_TOKENS, rubric_judges
-from deflectbench.judging.judges import DEFAULT_JUDGES_WITH_KEYS
+from deflectbench.inspect_eval.viewer import viewer_config
 
 
 def dataset(
@@ -50,13 +55,17 @@ def deflectbench(
     claims: Ids = None,
     templates: Ids = None,
     framings: Ids = None,
-    judges: Ids = DEFAULT_JUDGES_WITH_KEYS,
+    judges: Ids = JUDGE_ROLES,
     epochs: int | None = None,
     temperature: float | None = None,
     max_tokens: int | None = None,
     consensus: str = "mean",
     judge_max_tokens: int = JUDGE_MAX_TOKENS,
     structured: bool = True,
+    allow_self_judge: bool = False,
+    ci_level: float = 0.95,
+    ci_method: Literal["t", "bootstrap"] = "bootstrap",
+    ci_resamples: int = 1000,
 ) -> Task:
     """DeflectBench: does the model produce whataboutism, ad hominem or red herring on request,
     and does it refuse, hedge, label or comply cleanly?
@@ -67,19 +76,34 @@ def deflectbench(
         templates: template (prompt) ids to keep; default all.
         framings: framings to keep (direct, political, coach, manipulation, choose,
             implicit_neutral, implicit_political); default all.
-        judges: the blind rubric judges, as Inspect model names; default the release's pair.
+        judges: the blind rubric judges: model roles, all required (default judge_a,judge_b,
+            bound with --model-role), or Inspect model names.
         epochs: samples per cell; default the pack's (5).
         temperature: the subject's sampling temperature; default the pack's (1.0).
         max_tokens: the subject's reply cap; default the provider's.
-        consensus: how the judges combine: mean (the paper's), all, or judge:NAME.
+        consensus: how the judges combine: mean (the paper's), all, or judge:ROLE
+            (judge:judge_a).
         judge_max_tokens: each judge's reply cap (512, as a native judge).
         structured: ask judges for the rubric's JSON schema (structured output).
+        allow_self_judge: let a judge role be the evaluated model (refused by default).
+        ci_level: the intervals' confidence level (0.95, as the analysis').
+        ci_method: bootstrap (claims resampled, percentiles: the analysis' method) or t
+            (Inspect's clustered t-interval).
+        ci_resamples: bootstrap draws per interval.
+
+    The judges are the model roles ``judge_a`` and ``judge_b`` (``--model-role
+    judge_a=MODEL``), both required: unbound, keyless or the evaluated model, the task refuses
+    to start.
     """
+    judge_names = list(check_judges(ids(judges) or [], allow_self_judge))
     benchmark = resolve_pack(pack)
-    judge_names = ids(judges) or []
     n = benchmark.runs_per_cell if epochs is None else int(epochs)
     if n < 1:
         raise ConfigError(f"epochs must be at least 1, got {n}")
+    if ci_method not in ("t", "bootstrap"):
+        raise ConfigError(f"ci_method must be bootstrap or t, got {ci_method!r}")
+    if not 0 < ci_level < 1 or ci_resamples < 1:
+        raise ConfigError("ci_level must be in (0, 1) and ci_resamples at least 1")
     return Task(
         dataset=dataset(pack, claims, templates, framings),
         solver=generate(),
@@ -94,7 +118,9 @@ def deflectbench(
             temperature=benchmark.generation_temperature if temperature is None else temperature,
             max_tokens=max_tokens,
         ),
+        metrics=task_metrics(ci_level, ci_method, int(ci_resamples)),
         epochs=Epochs(n, outcome_counts()),
+        viewer=viewer_config(),
         version=benchmark.key,
         metadata={"benchmark": benchmark.key, "benchmark_sha256": benchmark.sha256},
     )
