@@ -28,6 +28,7 @@ from deflectbench.interop.inspect_logs import (
     split_paths,
 )
 from deflectbench.store import Store
+from deflectbench.vocab import OUTCOMES
 from support import inspect_runs as ir
 from support.fakes import plan_for, run_once
 
@@ -122,7 +123,10 @@ def test_the_round_trip_analyses_equal_the_native_run(runs, tmp_path, benchmark_
     # and Inspect's own metrics are the analysis' point estimates
     metrics = {k: m.value for k, m in log.results.scores[0].metrics.items()}
     outcomes = native["models"][ir.SUBJECT]["outcomes"]
-    assert metrics == pytest.approx({k: outcomes[k]["rate"] for k in metrics})
+    assert {k: metrics[k] for k in outcomes} == pytest.approx(
+        {k: outcomes[k]["rate"] for k in outcomes}
+    )
+    assert set(outcomes) == set(OUTCOMES)
 
 
 def test_cli_imports_a_folder_and_analyses_it(runs, tmp_path):
