@@ -71,3 +71,22 @@ def test_a_note_over_the_bound_is_refused(db, tmp_path):
     path = write_jsonl(tmp_path / "in.jsonl", [a_row(db) | {"note": "x" * 100_001}])
     with Store.open(db) as store, pytest.raises(InteropError, match="note is 100,001 characters"):
         import_labels(store, path)
+
+
+def test_a_monster_line_or_cell_is_one_line_not_an_internal_error(db, tmp_path):
+    import gzip
+
+    big = tmp_path / "in.jsonl.gz"
+    with gzip.open(big, "wt", encoding="utf-8") as fh:
+        fh.write(" " * 2_000_000 + "\n")
+    cell = tmp_path / "in.csv"
+    cell.write_text("annotator,note\nalice," + "x" * 200_000 + "\n")
+    broken = tmp_path / "cut.jsonl.gz"
+    broken.write_bytes(gzip.compress(b'{"annotator": "alice"}\n' * 50)[:40])
+    with Store.open(db) as store:
+        with pytest.raises(InteropError, match="over the limit"):
+            import_labels(store, big)
+        with pytest.raises(InteropError, match="not a readable CSV file"):
+            import_labels(store, cell)
+        with pytest.raises(InteropError, match="cannot read"):
+            import_labels(store, broken)

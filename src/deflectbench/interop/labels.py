@@ -72,6 +72,8 @@ BLIND_COLUMNS: tuple[str, ...] = (
     "unsure",
     "note",
 )
+#: The longest line a label file may hold (a label is a few hundred characters).
+MAX_LINE_CHARS = 1_000_000
 #: Most problems listed in one error message.
 SHOWN = 10
 
@@ -210,6 +212,11 @@ def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                     yield reader.line_num, {k: _unneutralise(k, v) for k, v in row.items()}
             else:
                 for n, line in enumerate(fh, start=1):
+                    if len(line) > MAX_LINE_CHARS:  # a label is a few hundred characters
+                        raise InteropError(
+                            f"{path}:{n}: a line of {len(line):,} characters, over the limit "
+                            f"of {MAX_LINE_CHARS:,}; not a label file"
+                        )
                     if not line.strip():
                         continue
                     try:
@@ -222,6 +229,10 @@ def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                     yield n, obj
     except UnicodeDecodeError:
         raise InteropError(f"{path}: not UTF-8 text; save it as UTF-8 and import again") from None
+    except csv.Error as exc:  # e.g. a cell over the csv module's field size limit
+        raise InteropError(f"{path}: not a readable CSV file ({exc})") from None
+    except (OSError, EOFError) as exc:  # a damaged or truncated .gz
+        raise InteropError(f"{path}: cannot read ({exc})") from None
 
 
 def _unneutralise(column: str, value: Any) -> Any:
