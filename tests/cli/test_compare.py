@@ -1,0 +1,133 @@
+"""``deflectbench compare``: the regression gate's exit codes and messages, the JSON, CSV and
+HTML files, the judge check and the selectors' one-line errors, on stores with planted rates."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+
+from support.compare_store import refusal_store
+from support.in_process import run_cli
+
+PAYLOAD = "<script>alert(1)</script>"
+
+
+def _one_line_error(p) -> str:
+    assert p.returncode == 2, (p.returncode, p.stdout[-2000:], p.stderr[-2000:])
+    lines = [x for x in p.stderr.strip().splitlines() if x.strip()]
+    assert len(lines) == 1 and "Traceback" not in p.stderr, p.stderr
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory):
+    root = tmp_path_factory.mktemp("compare")
+    old = refusal_store(root / "old.db", {"acme/m": 0.5}, seed=0)
+    again = refusal_store(root / "again.db", {"acme/m": 0.5}, seed=1)
+    new = refusal_store(root / "new.db", {"acme/m": 0.2}, seed=2, response=PAYLOAD)
+    other = refusal_store(root / "other.db", {"acme/m": 0.5}, seed=3, judges=("judge-a", "judge-c"))
+    both = refusal_store(root / "both.db", {"acme/m": 0.5}, seed=4, condition="t1")
+    refusal_store(both, {"acme/m": 0.2}, seed=5, condition="t0")
+    return {"old": old, "again": again, "new": new, "other": other, "both": both, "root": root}
+
+
+def test_the_gate_exits_6_with_one_line_per_failure(stores):
+    p = run_cli(
+        "compare", stores["new"], "--baseline", stores["old"],
+        "--fail-if", "refusal < -5pp", "--fail-if", "clean_compliance > +3pp@coach",
+        "--fail-if", "refusal < -60pp", "--resamples", "300",
+    )  # fmt: skip
+    assert p.returncode == 6, (p.stdout[-2000:], p.stderr[-2000:])
+    fails = [x for x in p.stderr.splitlines() if x.startswith("fail: ")]
+    assert len(fails) == 2, p.stderr
+    assert fails[0].startswith("fail: refusal overall, new.db:acme/m vs baseline old.db:acme/m: -")
+    assert "lies wholly below -5 pp (--fail-if 'refusal < -5pp')" in fails[0]
+    assert "clean_compliance @coach" in fails[1] and "wholly above +3 pp" in fails[1]
+
+
+def test_the_gate_passes_two_runs_of_the_same_planted_data(stores, tmp_path):
+    out = tmp_path / "cmp.json"
+    p = run_cli(
+        "compare", stores["again"], "--baseline", stores["old"], "--fail-if", "refusal < -5pp",
+        "--fail-if", "refusal > +5pp", "--json", out, "--resamples", "300",
+    )  # fmt: skip
+    assert p.returncode == 0, (p.stdout[-2000:], p.stderr[-2000:])
+    assert "gate passed" in p.stderr and "fail:" not in p.stderr
+    rows = json.loads(out.read_text())["rows"]
+    assert min(r["p_holm"] for r in rows if r["p_holm"] is not None) > 0.05
+
+
+def test_json_csv_and_html(stores, tmp_path):
+    j, c, h = tmp_path / "c.json", tmp_path / "c.csv", tmp_path / "c.html"
+    p = run_cli(
+        "compare", stores["old"], stores["new"], "--json", j, "--csv", c, "--html", h,
+        "--resamples", "200",
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    data = json.loads(j.read_text())
+    rows = data["rows"]
+    assert len(rows) == 13 * (1 + 7 + 15)
+    overall = next(r for r in rows if r["measure"] == "refusal" and r["scope"] == "overall"
+                   and r["kind"] == "outcome")  # fmt: skip
+    for key in ("model_a", "model_b", "measure", "framing", "rate_a", "rate_b", "diff", "ci95",
+                "p", "p_holm", "h", "corrected"):  # fmt: skip
+        assert key in overall
+    assert overall["framing"] is None and overall["corrected"] is False
+    assert overall["model_a"] == "old.db:acme/m" and overall["model_b"] == "new.db:acme/m"
+    assert overall["diff"] == pytest.approx(overall["rate_b"] - overall["rate_a"], abs=1e-9)
+    lo, hi = overall["ci95"]
+    assert lo <= overall["diff"] <= hi < 0
+    coach = [r for r in rows if r["scope"] == "framing" and r["framing"] == "coach"]
+    assert len(coach) == 13
+    assert data["flips"] and data["flips"][0]["example_b"].startswith(("No. <script>", "Sure. <s"))
+    with c.open(newline="") as f:
+        table = list(csv.DictReader(f))
+    assert len(table) == len(rows) and table[0]["model_a"] == "old.db:acme/m"
+    page = h.read_text()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "<script" not in page and "Content-Security-Policy" in page
+
+
+def test_different_judges_are_refused_unless_allowed(stores, tmp_path):
+    line = _one_line_error(run_cli("compare", stores["old"], stores["other"]))
+    assert "judged by judge-a, judge-b" in line and "judge-a, judge-c" in line
+    assert "--allow-judge-change" in line
+    out = tmp_path / "j.json"
+    p = run_cli(
+        "compare", stores["old"], stores["other"], "--allow-judge-change", "--json", out,
+        "--resamples", "100",
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert "flagged:" in p.stderr
+    data = json.loads(out.read_text())
+    assert all(r["judges_differ"] for r in data["rows"]) and data["judge_notes"]
+
+
+def test_two_conditions_of_one_model(stores, tmp_path):
+    both = stores["both"]
+    out = tmp_path / "c.json"
+    p = run_cli(
+        "compare", f"{both}:acme/m:t1", f"{both}:acme/m:t0", "--json", out, "--resamples", "100"
+    )
+    assert p.returncode == 0, p.stderr
+    r = json.loads(out.read_text())["rows"][0]
+    assert r["model_a"] == "both.db:acme/m [t1]" and r["model_b"] == "both.db:acme/m [t0]"
+    assert "2 conditions (t0, t1)" in _one_line_error(run_cli("compare", f"{both}:acme/m", both))
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["{old}:acme/x", "{new}"], "no model 'acme/x' in that store (did you mean 'acme/m'?)"),
+        (["{root}/nowhere.db", "{new}"], "no results store at"),
+        (["{new}", "--baseline", "{old}", "--fail-if", "refusal <= 5"], "--fail-if 'refusal <= 5'"),
+        (["{new}", "--baseline", "{old}", "--fail-if", "refusal < 5pp@nowhere"], "@nowhere"),
+        (["{new}", "{old}", "--baseline", "{old}"], "not both"),
+        (["{new}"], "needs two sides"),
+    ],
+)
+def test_bad_input_is_one_line(stores, args, message):
+    argv = [a.format(**{k: str(v) for k, v in stores.items()}) for a in args]
+    assert message in _one_line_error(run_cli("compare", *argv, "--resamples", "20"))
