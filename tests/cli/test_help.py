@@ -92,6 +92,7 @@ def test_every_command_is_covered():
         "export",
         "validate",
         "calibrate",
+        "compare",
         "monitor",
         "annotate",
         "view",

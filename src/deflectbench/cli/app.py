@@ -76,6 +76,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "export": ("results", "export"),
     "validate": ("validate", "validate"),
     "calibrate": ("calibrate", "calibrate"),
+    "compare": ("compare", "compare"),
     "monitor": ("monitor", "monitor"),
     "annotate": ("web", "annotate"),
     "view": ("web", "view"),
