@@ -17,6 +17,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from deflectbench import gate
 from deflectbench.benchmark import Benchmark
 from deflectbench.config import RunPlan
 from deflectbench.cost import CostMeter, Price, refuse_unpriced
@@ -96,6 +97,8 @@ class RunReport:
     batches: BatchSummary | None = None
     in_batches: dict[str, int] = field(default_factory=dict)
     judge_in_batches: dict[str, int] = field(default_factory=dict)
+    #: Per model, the other model ids its stored replies say served them, with how many.
+    served_by: dict[str, dict[str, int]] = field(default_factory=dict)
 
     @property
     def waiting(self) -> bool:
@@ -137,6 +140,8 @@ class RunReport:
             else:
                 text += f"{planned} cells"
             text += _counts(res.non_answers, ", no answer: ")
+            for served, n in self.served_by.get(model, {}).items():
+                text += f", warning: {n} replies say they were served by {served!r}"
             parts.append(text + _turn2(self.turns, model))
         for judge, res in self.judging.items():
             text = f"judge {judge}: "
@@ -447,6 +452,9 @@ def _account(ctx: RunContext, plan: RunPlan, report: RunReport) -> None:
         condition = report.conditions[name]
         missing = store.missing_cells(key, name, cells, retry_errors=True, condition=condition)
         report.missing[name] = len(missing)
+        served = store.served_models(key, name, condition)
+        if other := {s: n for s, n in served.items() if gate.served_model(name, s)}:
+            report.served_by[name] = other
     for name in plan.judges:
         pending = store.pending_judgments(
             name, benchmark=key, models=plan.models, retry_errors=True

@@ -56,10 +56,17 @@ def test_usage_out_of_range_is_an_error_row(tmp_path, benchmark, usage):
     assert not report.complete
 
 
-def test_the_served_model_is_kept_beside_each_reply(tmp_path, benchmark):
-    _, rows, _ = run(tmp_path, benchmark, Replies(Usage(5, 5), served="gpt-4o-evil"))
+def test_the_served_model_is_kept_beside_each_reply_and_a_mismatch_warned(tmp_path, benchmark):
+    report, rows, _ = run(tmp_path, benchmark, Replies(Usage(5, 5), served="gpt-4o-evil"))
     assert rows and {r["served_model"] for r in rows} == {"gpt-4o-evil"}
     assert all(r["response"] for r in rows)
+    assert f"warning: {len(rows)} replies say they were served by 'gpt-4o-evil'" in report.account()
+
+
+def test_a_dated_snapshot_of_the_model_asked_for_is_no_mismatch(tmp_path, benchmark):
+    report, rows, _ = run(tmp_path, benchmark, Replies(Usage(5, 5), served="hostile-2025-01-01"))
+    assert {r["served_model"] for r in rows} == {"hostile-2025-01-01"}
+    assert "warning" not in report.account()
 
 
 def test_a_reply_naming_no_model_keeps_none(tmp_path, benchmark):

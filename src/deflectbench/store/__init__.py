@@ -409,6 +409,18 @@ class Store(Reads, Conditions, Labels, Turns, Batches):
             )
         }
 
+    def served_models(self, benchmark: str, model: str, condition: str) -> dict[str, int]:
+        """The model ids ``model``'s stored replies say served them, with how many replies
+        (a proxy or replica may serve another checkpoint than the one asked for)."""
+        return {
+            str(r[0]): int(r[1])
+            for r in self.conn.execute(
+                "SELECT served_model, count(*) FROM generations WHERE benchmark = ? AND "
+                "model = ? AND condition = ? AND served_model IS NOT NULL GROUP BY served_model",
+                (benchmark, model, condition),
+            )
+        }
+
     def judgment_contents(self) -> dict[tuple[int, str], tuple[int, str | None, str | None]]:
         """(gen_id, judge) -> (judgment_id, raw reply, error), for the same comparison."""
         return {
