@@ -184,6 +184,8 @@ def identifier(value: Any, name: str) -> str:
         raise GateError(f"{name} must be a non-empty id, got {_short(value)}")
     if len(value) > MAX_ID_CHARS:
         raise GateError(f"{name} is {len(value):,} characters, over the limit of {MAX_ID_CHARS}")
+    if value.isascii() and value.isprintable():
+        return value  # the common case, at C speed: no control or invisible character
     for ch in value:
         if unicodedata.category(ch) in _INVISIBLE:
             raise GateError(
