@@ -93,6 +93,7 @@ def test_every_command_is_covered():
         "validate",
         "calibrate",
         "compare",
+        "leaderboard",
         "monitor",
         "annotate",
         "view",
