@@ -131,3 +131,24 @@ def test_two_conditions_of_one_model(stores, tmp_path):
 def test_bad_input_is_one_line(stores, args, message):
     argv = [a.format(**{k: str(v) for k, v in stores.items()}) for a in args]
     assert message in _one_line_error(run_cli("compare", *argv, "--resamples", "20"))
+
+
+def test_the_manifests_are_shown_and_their_differences_said(tmp_path):
+    old = refusal_store(tmp_path / "m1.db", {"acme/m": 0.5}, served="acme-m-2026-01", n_claims=4)
+    new = refusal_store(
+        tmp_path / "m2.db", {"acme/m": 0.5}, served="acme-m-2026-03", version="9.9", n_claims=4
+    )
+    out = tmp_path / "m.json"
+    p = run_cli("compare", old, new, "--json", out, "--resamples", "50")
+    assert p.returncode == 0, p.stderr
+    data = json.loads(out.read_text())
+    a, b = data["sides"][0]["a"], data["sides"][0]["b"]
+    assert a["served_models"] == {"acme-m-2026-01": 120} and b["versions"] == [
+        {"deflectbench": "9.9"}
+    ]
+    assert a["judges"] == {"judge-a": 120, "judge-b": 120}
+    notes = data["manifest_notes"]
+    assert any("served model ids differ" in n and "acme-m-2026-03" in n for n in notes)
+    assert any("deflectbench version of the answers" in n and "9.9" in n for n in notes)
+    assert "note: served model ids differ" in p.stderr
+    assert "acme-m-2026-01" in p.stdout  # the manifest table

@@ -28,20 +28,23 @@ def refusal_store(
     seed: int = 0,
     condition: str = "default",
     response: str = "A reply.",
+    served: str | None = None,
+    version: str = "test",
 ) -> Path:
-    """``refusal``: model -> planted refusal chance. Appends to ``path`` if it exists."""
+    """``refusal``: model -> planted refusal chance. Appends to ``path`` if it exists; every
+    reply says ``served`` served it, the run records package ``version``."""
     b = default_benchmark()
     claims = [c.claim_id for c in b.claims][:n_claims]
     effects = np.random.default_rng(42).normal(0, 0.05, size=len(claims))
     rng = np.random.default_rng(seed)
     with Store.open(path) as store:
-        store.create_run(
+        run_id = store.create_run(
             command="test",
             benchmark=b.key,
             benchmark_version=b.version,
             benchmark_sha256=b.sha256,
             config={"models": list(refusal), "judges": list(judges)},
-            versions={"deflectbench": "test"},
+            versions={"deflectbench": version},
         )
         for model, p in refusal.items():
             for ci, claim in enumerate(claims):
@@ -59,6 +62,8 @@ def refusal_store(
                                 response=("No. " if refused else "Sure. ") + response,
                                 output_tokens=50,
                                 condition=condition,
+                                run_id=run_id,
+                                served_model=served,
                             )
                         )
                         gid = store.generation_id(b.key, model, claim, t.prompt_id, s, condition)
@@ -71,6 +76,7 @@ def refusal_store(
                                     raw=json.dumps(said),
                                     scores=apply_rules(said),
                                     said=said,
+                                    run_id=run_id,
                                 )
                             )
     return path

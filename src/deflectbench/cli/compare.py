@@ -89,15 +89,38 @@ def flip_rows(flips: pd.DataFrame) -> list[dict[str, Any]]:
 
 
 def _sides_json(result: Comparison) -> list[dict[str, Any]]:
-    return [
-        {
-            "a": {"store": a.store, "pack": a.pack, "model": a.model, "condition": a.condition,
-                  "judges": list(a.judges), "scored": len(a.scored)},
-            "b": {"store": b.store, "pack": b.pack, "model": b.model, "condition": b.condition,
-                  "judges": list(b.judges), "scored": len(b.scored)},
-        }
-        for a, b in result.pairs
-    ]  # fmt: skip
+    """Each pair's two manifests (what the store records of how each side was made)."""
+    return [{"a": dict(a.manifest), "b": dict(b.manifest)} for a, b in result.pairs]
+
+
+def _manifest_table(result: Comparison) -> Table:
+    t = Table(title="What was compared (as the stores record it)")
+    for c in ("side", "condition", "served as", "deflectbench", "judges (verdicts)"):
+        t.add_column(c, overflow="fold")
+    seen = set()
+    for pair in result.pairs:
+        for s in pair:
+            if s.label in seen:
+                continue
+            seen.add(s.label)
+            m = s.manifest or {}
+            served = ", ".join(m.get("served_models") or {}) or "not recorded"
+            versions = sorted(
+                {
+                    str(v.get("deflectbench"))
+                    for v in m.get("versions") or []
+                    if v.get("deflectbench")
+                }
+            )
+            judges = ", ".join(f"{j} ({n:,})" for j, n in (m.get("judges") or {}).items())
+            t.add_row(
+                escape(s.label),
+                escape(s.condition or "-"),
+                escape(served),
+                escape(", ".join(versions) or "not recorded"),
+                escape(judges or ", ".join(s.judges)),
+            )
+    return t
 
 
 def _terminal(result: Comparison, baseline: bool) -> list[Any]:
@@ -107,6 +130,7 @@ def _terminal(result: Comparison, baseline: bool) -> list[Any]:
     out: list[Any] = []
     b_word = "B" if not baseline else "new"
     a_word = "A" if not baseline else "baseline"
+    out.append(_manifest_table(result))
     for a, b in result.pairs:
         mine = t[(t.model_a == a.label) & (t.model_b == b.label)]
         title = f"{escape(b.label)} minus {escape(a.label)} ({b_word} - {a_word}, points)"
@@ -215,12 +239,16 @@ def _html(result: Comparison, title: str) -> str:
             html_table(fheader, fbody) if flips else note("none"),
         ),
     ]
-    return html_page(title, "deflectbench compare", sections, list(result.judge_notes))
+    return html_page(
+        title, "deflectbench compare", sections, [*result.judge_notes, *result.manifest_notes]
+    )
 
 
 def _flag_pairs(result: Comparison) -> None:
     for line in result.judge_notes:
         err.print(f"flagged: {line} (--allow-judge-change)", style="yellow", markup=False)
+    for line in result.manifest_notes:
+        err.print(f"note: {line}", style="yellow", markup=False, highlight=False)
 
 
 def compare(
@@ -314,6 +342,7 @@ def compare(
     from dataclasses import replace
 
     from deflectbench.analysis.compare.api import compare_sides
+    from deflectbench.analysis.compare.manifest import with_manifest
     from deflectbench.analysis.compare.select import pair_sides, parse_selector, read_sides
     from deflectbench.analysis.compare.thresholds import check_thresholds, parse_threshold
     from deflectbench.analysis.compat.quirks import check_compat
@@ -336,7 +365,9 @@ def compare(
         selector = parse_selector(text)
         store = open_store(selector.store, must_exist=True)
         try:
-            sides.append(read_sides(store, selector, options, pack))
+            sides.append(
+                [with_manifest(store, s) for s in read_sides(store, selector, options, pack)]
+            )
             texts[str(store.path)] = {
                 r["gen_id"]: r["response"]
                 for r in store.generation_rows(include_errors=False, columns=["gen_id", "response"])
@@ -357,6 +388,7 @@ def compare(
                 "flips": flip_rows(result.flips),
                 "sides": _sides_json(result),
                 "judge_notes": list(result.judge_notes),
+                "manifest_notes": list(result.manifest_notes),
                 "gate": {
                     "rules": [t.text for t in rules],
                     "failures": [f.line() for f in failures],

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from deflectbench.analysis.compare.flips import FLIP_COLUMNS, flip_table
+from deflectbench.analysis.compare.manifest import manifest_notes, with_manifest
 from deflectbench.analysis.compare.select import (
     CompareError,
     Side,
@@ -33,6 +34,8 @@ class Comparison:
     flips: pd.DataFrame
     pairs: tuple[tuple[Side, Side], ...] = ()
     judge_notes: tuple[str, ...] = field(default=())
+    #: Where the sides' manifests differ beyond the model (served ids, settings, versions).
+    manifest_notes: tuple[str, ...] = field(default=())
 
 
 def compare_sides(
@@ -48,8 +51,9 @@ def compare_sides(
     ``allow_judge_change``; then their rows carry ``judges_differ`` True. ``texts`` (store
     path -> gen_id -> response) turns the flips' examples into the responses' first words.
     """
-    tables, flips, notes = [], [], []
+    tables, flips, notes, others = [], [], [], []
     for a, b in pairs:
+        others += manifest_notes(a, b)
         note = judge_mismatch(a, b)
         if note and not allow_judge_change:
             raise CompareError(
@@ -94,7 +98,7 @@ def compare_sides(
         if any(not f.empty for f in flips)
         else pd.DataFrame(columns=list(FLIP_COLUMNS))
     )
-    return Comparison(table, flips_df, tuple(pairs), tuple(notes))
+    return Comparison(table, flips_df, tuple(pairs), tuple(notes), tuple(others))
 
 
 def compare(
@@ -119,7 +123,9 @@ def compare(
     for text in (a, b):
         selector = parse_selector(text)
         with Store.open(selector.store) as store:
-            sides.append(read_sides(store, selector, options, pack))
+            sides.append(
+                [with_manifest(store, s) for s in read_sides(store, selector, options, pack)]
+            )
     return compare_sides(
         pair_sides(sides[0], sides[1]), options, allow_judge_change=allow_judge_change
     )

@@ -8,7 +8,7 @@ commands refuse to put results of different judges side by side unless asked.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -86,6 +86,8 @@ class Side:
     judges: tuple[str, ...] = ()
     #: The claims and templates of the pack, for a comparison of packs.
     claims: frozenset[str] = frozenset()
+    #: What the store records of how it was made (:mod:`.manifest`); empty until read.
+    manifest: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
