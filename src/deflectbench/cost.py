@@ -226,10 +226,10 @@ class CostMeter:
         return cost
 
 
-def billable(tokens: int) -> int:
+def billable(tokens: float) -> float:
     """Usage as the budget counts it: never below 0 (a reply claiming negative usage is no
     credit; the gate makes it an error row) nor above the gate's ceiling (no overflow)."""
-    return min(max(int(tokens), 0), gate.MAX_TOKENS)
+    return min(max(tokens, 0), gate.MAX_TOKENS)
 
 
 def refuse_unpriced(meter: CostMeter, names: Sequence[str], allow_unpriced: bool) -> None:
