@@ -152,3 +152,28 @@ def test_the_manifests_are_shown_and_their_differences_said(tmp_path):
     assert any("deflectbench version of the answers" in n and "9.9" in n for n in notes)
     assert "note: served model ids differ" in p.stderr
     assert "acme-m-2026-01" in p.stdout  # the manifest table
+
+
+def test_corrected_rates_are_compared_where_both_sides_have_them(tmp_path):
+    from support.calibration_store import planted_store
+
+    db, _truth, _ = planted_store(tmp_path, labels=240, judge_error=0.06)
+    out = tmp_path / "c.json"
+    p = run_cli("compare", f"{db}:gpt-5.5", f"{db}:grok-4.3", "--json", out, "--resamples", "100")
+    assert p.returncode == 0, p.stderr
+    rows = json.loads(out.read_text())["rows"]
+    fixed = [r for r in rows if r["corrected"]]
+    assert fixed and {r["scope"] for r in fixed} <= {"overall", "framing"}
+    r = next(r for r in fixed if r["measure"] == "refusal" and r["scope"] == "overall")
+    lo, hi = r["ci95"]
+    assert lo < r["diff"] < hi and r["p_holm"] is not None
+    judged = next(
+        x
+        for x in rows
+        if not x["corrected"] and x["measure"] == "refusal" and x["scope"] == "overall"
+    )
+    assert judged["rate_a"] != r["rate_a"] or judged["rate_b"] != r["rate_b"]
+    assert "Corrected for judge error" in p.stdout
+    p = run_cli("compare", f"{db}:gpt-5.5", f"{db}:grok-4.3", "--json", out, "--resamples", "50",
+                "--correction", "none")  # fmt: skip
+    assert not any(r["corrected"] for r in json.loads(out.read_text())["rows"])

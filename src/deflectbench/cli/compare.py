@@ -10,6 +10,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from deflectbench.cli.calibrate import CorrectionOption
 from deflectbench.cli.compare_page import (
     clean,
     html_page,
@@ -137,7 +138,8 @@ def _terminal(result: Comparison, baseline: bool) -> list[Any]:
         overall = Table(title=f"Overall: {title}")
         for c in ("measure", a_word, b_word, "diff [95% CI]", "p (Holm)", "h"):
             overall.add_column(c, justify="left" if c == "measure" else "right")
-        for r in mine[mine.scope == "overall"].itertuples(index=False):
+        judged = mine[~mine.corrected.astype(bool)]
+        for r in judged[judged.scope == "overall"].itertuples(index=False):
             name = r.measure if r.kind == "outcome" else f"field {r.measure}"
             overall.add_row(
                 escape(name),
@@ -148,10 +150,24 @@ def _terminal(result: Comparison, baseline: bool) -> list[Any]:
                 "-" if clean(r.h) is None else f"{r.h:+.2f}",
             )
         out.append(overall)
+        fixed = mine[(mine.scope == "overall") & mine.corrected.astype(bool)]
+        if len(fixed):
+            ct = Table(title="Corrected for judge error, overall (unpaired CI: conservative)")
+            for c in ("measure", a_word, b_word, "diff [95% CI]", "p (Holm)"):
+                ct.add_column(c, justify="left" if c == "measure" else "right")
+            for r in fixed.itertuples(index=False):
+                ct.add_row(
+                    escape(r.measure if r.kind == "outcome" else f"field {r.measure}"),
+                    pct(r.rate_a),
+                    pct(r.rate_b),
+                    _diff(r.diff, r.ci_lo, r.ci_hi),
+                    p_text(r.p_holm),
+                )
+            out.append(ct)
         framed = Table(title=f"Outcomes by framing: {title}")
         for c in ("framing", "outcome", a_word, b_word, "diff [95% CI]", "p (Holm)"):
             framed.add_column(c, justify="left" if c in ("framing", "outcome") else "right")
-        rows = mine[(mine.scope == "framing") & (mine.kind == "outcome")]
+        rows = judged[(judged.scope == "framing") & (judged.kind == "outcome")]
         for r in rows.itertuples(index=False):
             framed.add_row(
                 escape(SHORT_FRAMING.get(str(r.framing), str(r.framing))),
@@ -316,6 +332,7 @@ def compare(
     compat: Annotated[
         str, typer.Option(metavar="paper|release", help="The definition (as analyze).")
     ] = "paper",
+    correction: CorrectionOption = "ppi",
     resamples: ResamplesOption = 1000,
     seed: Annotated[int, typer.Option(help="Seed of the shared claim draws.")] = 0,
     benchmark: BenchmarkOption = None,
@@ -326,7 +343,8 @@ def compare(
     with a 95% CI from a paired claim-block bootstrap (the same claim draws for both sides), a
     p-value Holm-adjusted across the table, Cohen's h; and the cells (claim x template) whose
     majority outcome changed. Results judged by different judges are refused unless
-    `--allow-judge-change`.
+    `--allow-judge-change`. Where both sides' stores hold human labels, the rates corrected for
+    judge error are compared too (rows with `corrected` true; an unpaired, conservative CI).
 
     As a regression gate: `compare NEW --baseline OLD --fail-if "refusal < -5pp"` exits 6 when
     a difference's whole CI lies beyond a rule (one line per failure), 0 otherwise.
@@ -341,12 +359,15 @@ def compare(
     """
     from dataclasses import replace
 
+    from deflectbench.analysis.calibration.corrected import check_correction
     from deflectbench.analysis.compare.api import compare_sides
+    from deflectbench.analysis.compare.corrected import with_corrected
     from deflectbench.analysis.compare.manifest import with_manifest
     from deflectbench.analysis.compare.select import pair_sides, parse_selector, read_sides
     from deflectbench.analysis.compare.thresholds import check_thresholds, parse_threshold
     from deflectbench.analysis.compat.quirks import check_compat
     from deflectbench.benchmark import resolve_benchmark
+    from deflectbench.benchmark.packs import pack_by_key
 
     if baseline is not None and b is not None:
         raise UserError("give B or --baseline OLD, not both (with --baseline, A is the new side)")
@@ -358,6 +379,7 @@ def compare(
     options = replace(
         analysis_options(consensus, judge, judge_values, resamples, seed),
         compat=check_compat(compat),
+        correction=check_correction(correction),
     )
     pack = resolve_benchmark(benchmark) if benchmark else None
     sides, texts = [], {}
@@ -365,9 +387,9 @@ def compare(
         selector = parse_selector(text)
         store = open_store(selector.store, must_exist=True)
         try:
-            sides.append(
-                [with_manifest(store, s) for s in read_sides(store, selector, options, pack)]
-            )
+            found = [with_manifest(store, s) for s in read_sides(store, selector, options, pack)]
+            of = pack or (pack_by_key(found[0].pack) if found else None)
+            sides.append([with_corrected(store, s, of, options) if of else s for s in found])
             texts[str(store.path)] = {
                 r["gen_id"]: r["response"]
                 for r in store.generation_rows(include_errors=False, columns=["gen_id", "response"])

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from deflectbench.analysis.compare.corrected import corrected_rows, with_corrected
 from deflectbench.analysis.compare.flips import FLIP_COLUMNS, flip_table
 from deflectbench.analysis.compare.manifest import manifest_notes, with_manifest
 from deflectbench.analysis.compare.select import (
@@ -27,8 +28,9 @@ __all__ = ["Comparison", "compare", "compare_sides"]
 
 @dataclass(frozen=True)
 class Comparison:
-    """Every difference (``table``, long format, B minus A) and every flipped cell (``flips``)
-    of one or more pairs of sides; ``judge_notes`` says where the judges differed (allowed)."""
+    """Every difference (``table``, long format, B minus A; ``corrected`` rows where both sides
+    have rates corrected for judge error) and every flipped cell (``flips``) of one or more
+    pairs of sides; ``judge_notes`` says where the judges differed (allowed)."""
 
     table: pd.DataFrame
     flips: pd.DataFrame
@@ -76,6 +78,9 @@ def compare_sides(
             n_resamples=options.n_resamples,
             seed=options.seed,
         )
+        extra = corrected_rows(a, b)
+        if len(extra):
+            t = pd.concat([t, extra], ignore_index=True)
         t["judges_differ"] = note is not None
         tables.append(t)
         flips.append(
@@ -101,6 +106,15 @@ def compare_sides(
     return Comparison(table, flips_df, tuple(pairs), tuple(notes), tuple(others))
 
 
+def _pack_of(sides: Sequence[Side]) -> Benchmark:
+    from deflectbench.benchmark.packs import pack_by_key
+
+    found = pack_by_key(sides[0].pack) if sides else None
+    if found is None:
+        raise CompareError(f"pack {sides[0].pack if sides else '?'} is not shipped: pass it")
+    return found
+
+
 def compare(
     a: str,
     b: str,
@@ -123,8 +137,10 @@ def compare(
     for text in (a, b):
         selector = parse_selector(text)
         with Store.open(selector.store) as store:
+            found = read_sides(store, selector, options, pack)
+            of = pack or _pack_of(found)
             sides.append(
-                [with_manifest(store, s) for s in read_sides(store, selector, options, pack)]
+                [with_corrected(store, with_manifest(store, s), of, options) for s in found]
             )
     return compare_sides(
         pair_sides(sides[0], sides[1]), options, allow_judge_change=allow_judge_change

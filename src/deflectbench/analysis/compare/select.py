@@ -88,6 +88,9 @@ class Side:
     claims: frozenset[str] = frozenset()
     #: What the store records of how it was made (:mod:`.manifest`); empty until read.
     manifest: Mapping[str, Any] = field(default_factory=dict)
+    #: Rates corrected for judge error (None: overall, else a framing -> the calibration's
+    #: cell), when the store holds human labels (:mod:`.corrected`); None otherwise.
+    corrected: Mapping[str | None, Any] | None = None
 
     @property
     def label(self) -> str:
