@@ -5,7 +5,8 @@ The public Python API is re-exported here, loaded on first use so the CLI starts
 (``__version__`` too):
 ``load_benchmark``, ``default_benchmark``, ``resolve_benchmark`` (a pack by name or file),
 ``Store``, ``get_model``, ``analyze``,
-``scored_table``, ``import_paths``, ``export``, ``build_report``.
+``scored_table``, ``import_paths``, ``export``, ``build_report``, ``compare`` and
+``leaderboard`` (results side by side, as DataFrames).
 """
 
 from importlib import import_module
@@ -22,6 +23,8 @@ _EXPORTS = {
     "import_paths": "deflectbench.interop",
     "export": "deflectbench.interop",
     "build_report": "deflectbench.report",
+    "compare": "deflectbench.analysis.compare.api",
+    "leaderboard": "deflectbench.analysis.compare.api",
 }
 
 __all__ = ["__version__", *_EXPORTS]

@@ -1,5 +1,6 @@
-"""Compare two results from Python: ``deflectbench.compare("old.db", "new.db")`` returns the
-differences and the flips as DataFrames (what ``deflectbench compare --json`` writes)."""
+"""Compare results from Python: ``deflectbench.compare("old.db", "new.db")`` returns the
+differences and the flips as DataFrames (what ``deflectbench compare --json`` writes), and
+``deflectbench.leaderboard([...])`` the board (what ``deflectbench leaderboard`` shows)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from deflectbench.analysis.compare.table import COLUMNS, compare_scored, with_ho
 from deflectbench.analysis.options import AnalysisOptions
 from deflectbench.benchmark import Benchmark, resolve_benchmark
 
-__all__ = ["Comparison", "compare", "compare_sides"]
+__all__ = ["Comparison", "compare", "compare_sides", "leaderboard"]
 
 
 @dataclass(frozen=True)
@@ -144,4 +145,49 @@ def compare(
             )
     return compare_sides(
         pair_sides(sides[0], sides[1]), options, allow_judge_change=allow_judge_change
+    )
+
+
+def leaderboard(
+    stores: Sequence[str],
+    *,
+    by: str = "refusal",
+    ascending: bool = False,
+    benchmark: str | Benchmark | None = None,
+    options: AnalysisOptions | None = None,
+    allow_judge_change: bool = False,
+) -> pd.DataFrame:
+    """Every model x condition x pack of the stores ranked by one rate (``by``: an outcome, a
+    field or ``field:NAME``), with CIs and letter groups (:mod:`.board`), as a DataFrame.
+
+    >>> deflectbench.leaderboard(["run1.db", "run2.db"], by="clean_compliance")
+    """
+    from deflectbench.analysis.compare.board import leaderboard as board_of
+    from deflectbench.analysis.compare.board import parse_measure
+    from deflectbench.analysis.compare.select import (
+        Selector,
+        packs_of,
+        read_store_frames,
+        sides_of,
+    )
+    from deflectbench.store import Store
+
+    options = options or AnalysisOptions()
+    kind, measure = parse_measure(by)
+    pack = resolve_benchmark(benchmark) if isinstance(benchmark, str) else benchmark
+    sides: list[Side] = []
+    for path in stores:
+        selector = parse_selector(str(path))
+        with Store.open(selector.store) as store:
+            read = read_store_frames(store, options)
+        for p in [pack] if pack else packs_of(read):
+            sides += sides_of(read, Selector(str(path), selector.store), options, p)
+    return board_of(
+        sides,
+        measure=measure,
+        kind=kind,
+        descending=not ascending,
+        allow_judge_change=allow_judge_change,
+        n_resamples=options.n_resamples,
+        seed=options.seed,
     )
