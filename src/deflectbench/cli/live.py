@@ -48,6 +48,20 @@ def row_figures(board: Board, row: Row) -> tuple[int, int, float, float | None]:
     return row.done, total, rate, eta
 
 
+def tokens_per_second(board: Board, row: Row) -> float | None:
+    """A model's output tokens per second so far (None before its first reply): on a busy
+    machine an in-process model slows down, and this says by how much."""
+    tokens = getattr(row.result, "output_tokens", 0)
+    if row.role != "model" or not tokens:
+        return None
+    return tokens / max(board.elapsed(), 1e-6)
+
+
+def _rate(board: Board, row: Row, rate: float) -> str:
+    tps = tokens_per_second(board, row)
+    return f"{rate:,.0f}/min" + (f" {tps:,.0f} tok/s" if tps is not None else "")
+
+
 def _name(row: Row) -> str:
     return row.name if row.role == "model" else f"judge {row.name}"
 
@@ -74,7 +88,7 @@ def render(board: Board) -> Group:
             _name(row),
             ProgressBar(total=max(total, 1), completed=min(done, max(total, 1)), width=16),
             f"{done:,} / {total:,}",
-            f"{rate:,.0f}/min" if done else "",
+            _rate(board, row, rate) if done else "",
             errors,
             "done" if row.finished and not eta else _clock(eta),
         )
@@ -103,7 +117,9 @@ def log_line(board: Board) -> str:
         if row.errors:
             text += f" ({row.errors} errors)"
         if done and not row.finished:
-            text += f" {rate:.0f}/min ETA {_clock(eta)}"
+            tps = tokens_per_second(board, row)
+            text += f" {rate:.0f}/min" + (f" {tps:.0f} tok/s" if tps is not None else "")
+            text += f" ETA {_clock(eta)}"
         parts.append(text)
     for p in board.providers():
         text = f"{p.name} {p.in_flight}/{p.limit} in flight {p.requests_last_minute} rpm"

@@ -15,16 +15,20 @@ if TYPE_CHECKING:
 
 def packs_table(infos: Sequence[PackInfo]) -> Table:
     """One row per shipped pack; a broken one shows its problem."""
-    t = Table(title="Benchmark packs shipped (--benchmark NAME)")
-    for name, justify in (
-        ("pack", "left"),
-        ("language", "left"),
-        ("turns", "right"),
-        ("claims", "right"),
-        ("templates", "right"),
-        ("based on", "left"),
-    ):
-        t.add_column(name, justify=justify)  # type: ignore[arg-type]
+    # A pack's name is typed after --benchmark: never cut, at 80 columns too (no vertical
+    # rules, so the names fit; "based on" names a pack too, so it folds rather than truncates).
+    t = Table(
+        title="Benchmark packs shipped (--benchmark NAME)",
+        box=None,
+        pad_edge=False,
+        header_style="bold underline",
+    )
+    widest = max((len(i.name) for i in infos), default=4)
+    t.add_column("pack", no_wrap=True, min_width=widest)
+    t.add_column("language", no_wrap=True)
+    for name in ("turns", "claims", "templates"):
+        t.add_column(name, justify="right")
+    t.add_column("based on", overflow="fold")
     for i in infos:
         if i.problem:
             t.add_row(escape(i.name), f"[red]broken: {escape(i.problem)}[/]", "", "", "", "")

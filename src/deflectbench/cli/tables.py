@@ -286,25 +286,47 @@ def framing_tables(
     return out
 
 
-def status_tables(st: Mapping[str, Any], db: Any) -> list[Table]:
-    """What a results file holds: generations per model, judgments per judge."""
+def status_tables(st: Mapping[str, Any], db: Any) -> list[RenderableType]:
+    """What a results file holds, as the README says: per model and condition cells planned /
+    generated / errors / no answer / missing; per judge judged / parse errors / errors; spent."""
     t = Table(title=f"Generations in {db}")
-    for c in ("model", "planned", "ok", "errors", "missing"):
-        t.add_column(c, justify="left" if c == "model" else "right")
-    for m, s in st["models"].items():
+    t.add_column("model", overflow="fold")
+    t.add_column("condition", overflow="fold")
+    for c in ("planned", "ok", "errors", "no answer", "missing"):
+        t.add_column(c, justify="right")
+
+    def row(name: str, condition: str, s: Mapping[str, Any]) -> None:
+        no_answer = sum((s.get("non_answers") or {}).values())
+        missing = max(0, s["planned"] - s["ok"] - s["errors"] - no_answer)
         t.add_row(
-            m,
-            str(s["planned"]),
-            str(s["ok"]),
-            str(s["errors"]),
-            str(max(0, s["planned"] - s["ok"] - s["errors"])),
+            escape(name),
+            escape(condition),
+            f"{s['planned']:,}",
+            f"{s['ok']:,}",
+            f"{s['errors']:,}",
+            f"{no_answer:,}",
+            f"{missing:,}",
         )
+
+    for m, s in st["models"].items():
+        conditions = s.get("conditions") or {}
+        if len(conditions) <= 1:
+            row(m, next(iter(conditions), "-"), s)
+            continue
+        for cond, c in conditions.items():
+            row(m, cond, c)
     judgments = Table(title="Judgments")
-    for c in ("judge", "judged", "parse errors", "errors"):
-        judgments.add_column(c, justify="left" if c == "judge" else "right")
+    judgments.add_column("judge", overflow="fold")
+    for c in ("judged", "parse errors", "errors"):
+        judgments.add_column(c, justify="right")
     for j, s in st["judges"].items():
-        judgments.add_row(j, str(s["judged"]), str(s["parse_errors"]), str(s.get("errors", 0)))
-    return [t, judgments]
+        judgments.add_row(
+            escape(j), f"{s['judged']:,}", f"{s['parse_errors']:,}", f"{s.get('errors', 0):,}"
+        )
+    out: list[RenderableType] = [t, judgments]
+    if st.get("spent_usd") is not None:
+        out.append(Text(f"spent: {st['spent_usd']:,.2f} USD (priced requests of every run)"))
+    return out
 
 
 # -- import ---------------------------------------------------------------------------------

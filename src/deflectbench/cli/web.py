@@ -20,6 +20,9 @@ from deflectbench.cli.options import (
 if TYPE_CHECKING:
     from deflectbench.web import WebServer
 
+#: The size of a first annotation sample when --sample is not given.
+DEFAULT_SAMPLE = 200
+
 HostOption = Annotated[
     str | None,
     typer.Option(
@@ -33,13 +36,16 @@ HostOption = Annotated[
 
 def annotate(
     sample: Annotated[
-        int,
+        int | None,
         typer.Option(
             min=0,
-            help="Size of the annotation sample, stratified by model x outcome x framing. A "
-            "stored sample is reused and only ever grown (labels already made stay in it).",
+            help="Size of the annotation sample, stratified by model x outcome x framing "
+            f"(default: {DEFAULT_SAMPLE} for a first sample). A stored sample is reused as it is "
+            "unless a larger --sample is asked for; it is never shrunk (labels already made stay "
+            "in it).",
+            show_default=False,
         ),
-    ] = 200,
+    ] = None,
     annotator: Annotated[
         str | None,
         typer.Option(
@@ -145,8 +151,10 @@ def annotate(
             console.print(f"{n} labels: {export_labels}", highlight=False, markup=False)
             return
         benchmark = stored_benchmark(store, benchmark_name)
+        stored = len(store.annotation_sample(benchmark.key))
+        wanted = sample if sample is not None else (stored or DEFAULT_SAMPLE)
         with err.status("drawing the annotation sample…"):
-            plan = ensure_sample(store, benchmark, sample, seed)
+            plan = ensure_sample(store, benchmark, wanted, seed)
         if plan.added:
             err.print(
                 f"sample: {len(plan.items)} items from {plan.strata} strata (model x outcome x "

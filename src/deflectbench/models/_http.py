@@ -99,14 +99,18 @@ def transient_error(
     )
 
 
-def connection_error(provider: str, exc: BaseException, secret: str | None = None) -> ModelError:
-    """A request that reached no server: says which way it failed (refused, DNS, reset)."""
+def connection_error(
+    provider: str, exc: BaseException, secret: str | None = None, url: str | None = None
+) -> ModelError:
+    """A request that reached no server: says which way it failed (refused, DNS, reset) and
+    the URL it tried (a wrong base_url or OPENAI_BASE_URL is then plain to see)."""
     cause = exc.__cause__
     detail = f"{type(cause).__name__}: {cause}" if cause else "unknown"
     refused = "refused" in detail.lower() or "all connection attempts failed" in detail.lower()
+    where = f" to {url}" if url else ""
     return transient_error(
         provider,
-        f"connection error ({detail})",
+        f"connection error{where} ({detail})",
         secret,
         cause="connection refused" if refused else "connection error",
     )

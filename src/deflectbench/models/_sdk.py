@@ -129,7 +129,7 @@ class SDKModel(Model):
                 self._provider, f"timed out after {self.limits.timeout_s:g}s", cause="timeout"
             ) from None
         except errors.connection as exc:
-            raise connection_error(self._provider, exc, self._secret) from None
+            raise connection_error(self._provider, exc, self._secret, self.base_url) from None
         except errors.validation:
             raise transient_error(
                 self._provider, "response did not match the schema", cause="bad response"

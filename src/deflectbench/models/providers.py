@@ -86,7 +86,18 @@ class ProviderConfig(BaseModel):
     #: Environment variable that may supply the base URL when ``base_url`` is not set.
     base_url_env: str | None = Field(
         default=None,
-        description="Environment variable that supplies the base URL when base_url is not set.",
+        description="Environment variable that supplies the base URL when the section sets no "
+        "base_url (for openai and anthropic, the SDK's own OPENAI_BASE_URL / ANTHROPIC_BASE_URL, "
+        "over the built-in URL).",
+    )
+    #: llama.cpp threads of an in-process model (``[providers.local]``, ``[providers.gguf]``).
+    threads: int | None = Field(
+        default=None,
+        ge=1,
+        le=256,
+        description="local/ and gguf/ models only: llama.cpp threads (default: the env "
+        "DEFLECTBENCH_THREADS, else half the cores this process may use, at most 4, so a busy "
+        "machine slows it down instead of stalling it).",
     )
     #: Environment variable holding the API key (the key itself is never configured).
     api_key_env: str | None = Field(
@@ -225,6 +236,7 @@ class ProviderConfig(BaseModel):
 PROVIDERS: dict[str, ProviderConfig] = {
     "openai": ProviderConfig(
         base_url="https://api.openai.com/v1",
+        base_url_env="OPENAI_BASE_URL",  # the SDK's own variable: a proxy or gateway
         api_key_env="OPENAI_API_KEY",
         max_tokens_param="max_completion_tokens",
         temperature_mode="non_default",
@@ -232,6 +244,7 @@ PROVIDERS: dict[str, ProviderConfig] = {
     "anthropic": ProviderConfig(
         wire="anthropic",
         base_url="https://api.anthropic.com",
+        base_url_env="ANTHROPIC_BASE_URL",
         api_key_env="ANTHROPIC_API_KEY",
         temperature_mode="non_default",
     ),
@@ -310,6 +323,15 @@ def build_api_model(
     ``EnginePolicy.for_model``; in a run they are shared by every model of the section.
     """
     cfg = resolve_provider(name, config)
+    own = as_config(config)
+    if (
+        cfg.base_url_env
+        and env.get(cfg.base_url_env)
+        and not (own is not None and (own.base_url or own.endpoints))
+    ):
+        # The SDK's variable (OPENAI_BASE_URL, ANTHROPIC_BASE_URL) is honoured over the built-in
+        # URL, as the SDK itself would; a base_url in the config wins over both.
+        cfg = cfg.model_copy(update={"base_url": env[cfg.base_url_env]})
     if cfg.endpoints:
         from deflectbench.models.endpoints import MultiEndpointModel
 

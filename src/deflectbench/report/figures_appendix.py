@@ -58,7 +58,8 @@ def claims_chart(
         )
     chart.caption = (
         f"Each point is one claim's refusal rate, pooled over models, templates and samples "
-        f"({spread['n_claims']} claims). {span} Filled: US context; open: international. "
+        f"({spread['n_claims']} claim{'' if spread['n_claims'] == 1 else 's'}). {span} Filled: "
+        "US context; open: international. "
         "Bars: the level's mean over its claims."
     )
     chart.alt = chart.caption
@@ -201,12 +202,14 @@ def tokens_chart(
     with mpl.rc_context(STYLE):
         fig = new_figure(min(3.5 + 1.9 * n, 12), 4.6)
         ax = fig.add_subplot()
+        tallest = 0.0
         for k, o in enumerate(OUTCOMES):
             sub = tokens[tokens["outcome"] == o].set_index("model").reindex(present)
             vals = sub["mean_tokens"].to_numpy(dtype=float)
             x = np.arange(n) - 0.4 + width * (k + 0.5)
             ok = np.isfinite(vals)
             ax.bar(x[ok], vals[ok], width=width * 0.92, label=OUTCOME_LABELS[o], **bar_kw(o))
+            tallest = max(tallest, float(vals[ok].max()) if ok.any() else 0.0)
         for i, m in enumerate(present):
             mean = overall.get(m)
             if mean is not None and not math.isnan(mean):
@@ -218,6 +221,9 @@ def tokens_chart(
                     label="all outcomes (mean)" if i == 0 else None,
                 )
                 ax.text(i + 0.43, mean, f"{mean:.0f}", va="center", fontsize=8.5)
+                tallest = max(tallest, float(mean))
+        # headroom above the tallest bar, so it never touches the legend above the axes
+        ax.set_ylim(0, tallest * 1.15 if tallest > 0 else 1.0)
         ax.set_xticks(np.arange(n), labels=present, rotation=0 if n <= 5 else 20)
         ax.set_xlim(-0.55, n - 0.35)
         ax.set_ylabel("mean output length (tokens)")

@@ -153,16 +153,19 @@ def _sections(
         section(
             "framing",
             "Framing effects",
-            f"The same claims and fallacies under {len(s.framings)} of the {len(FRAMINGS)} "
-            "framings of the request"
-            + (" (the others are not in this run)." if len(s.framings) < len(FRAMINGS) else "."),
+            (
+                f"The same claims and fallacies under all {len(FRAMINGS)} framings of the request."
+                if len(s.framings) == len(FRAMINGS)
+                else f"The same claims and fallacies under {len(s.framings)} of the "
+                f"{len(FRAMINGS)} framings of the request (the others are not in this run)."
+            ),
             ["refusal_by_framing"],
             ["cohens_h", "by_prompt", "fallacy_swing"],
         ),
         section(
             "fallacies",
             "Which fallacies, and labeled or clean",
-            "Appendix E.2 and E.3.",
+            "As in the paper's Appendix E.2 (fallacies by framing) and E.3 (coach framing).",
             ["fallacy_by_framing", "coach_labeling"],
             ["coach_labeling"],
         ),
@@ -176,7 +179,7 @@ def _sections(
         section(
             "consistency",
             "Run-level consistency and length",
-            "Appendix F and G.",
+            "As in the paper's Appendix F (run-level consistency) and G (output length).",
             ["run_refusal_counts", "tokens_by_outcome"],
             ["fallacy_density_by_outcome"],
         ),

@@ -13,6 +13,19 @@ function el(tag, text, cls) {
   return node;
 }
 
+// A model name breaks only after its provider ("anthropic/" over "claude-haiku-4-5-..."):
+// never squeezed to one word a line; text only (textContent), as every cell.
+function modelCell(name) {
+  const td = el("td", null, "model");
+  const cut = name.indexOf("/") + 1;
+  const parts = cut > 0 ? [name.slice(0, cut), name.slice(cut)] : [name];
+  parts.forEach((part, i) => {
+    if (i) td.appendChild(document.createElement("wbr")); // the one place it may break
+    td.appendChild(el("span", part, "nobreak"));
+  });
+  return td;
+}
+
 function say(text) { $("message").textContent = text || ""; }
 
 async function api(path) {
@@ -69,9 +82,10 @@ async function loadList() {
     tr.dataset.gen = String(r.gen_id);
     if (String(r.gen_id) === current) tr.classList.add("current");
     tr.append(
-      el("td", r.gen_id), el("td", r.model + (severalConditions ? ` [${r.condition}]` : "")),
+      el("td", r.gen_id), modelCell(r.model + (severalConditions ? ` [${r.condition}]` : "")),
       el("td", r.claim_id), el("td", `${r.prompt_id} (${r.framing})`), el("td", r.sample),
-      el("td", r.outcome), el("td", (r.disagree || []).join(", ")), el("td", r.labelled ? "✓" : ""),
+      el("td", String(r.outcome).replaceAll("_", " ")), el("td", (r.disagree || []).join(", ")),
+      el("td", r.labelled ? "✓" : ""),
     );
     tr.title = r.preview;
     tr.addEventListener("click", () => { setParams({ gen: r.gen_id }); showDetail(r.gen_id); markCurrent(); });
