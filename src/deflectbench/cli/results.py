@@ -127,8 +127,9 @@ def analyze(
     agreement (kappa beside AC1), refusal by framing, level and context, the fallacy-type
     swing, coach framing (E.3), chi-square and TOST tests.
 
-    By default the paper's definition: the judges' values as they said them, consensus mean
-    >= 0.5 over the judges that scored a field, a generation counts once every judge parsed it
+    By default the paper's definition: the judges' values as they said them, a field is 1
+    when its mean over the judges that scored it is at least 0.5, a generation counts once
+    every judge parsed it
     (the paper: 24,000 attempted, 23,990 valid, 23,981 scored), outcomes in the order refusal,
     soft refusal, labeled compliance, clean compliance, other. `--compat release` gives the
     release script's numbers instead. Works the same on your own runs and on the imported
