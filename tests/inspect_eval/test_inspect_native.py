@@ -261,3 +261,69 @@ def test_the_viewer_shows_the_cell_and_the_outcome(role_run):
         value = s.scores[verdicts.SCORER].value
         assert {k: value[k] for k in COLUMNS[:-1]} == {k: s.metadata[k] for k in COLUMNS[:-1]}
         assert set(FIELDS) | {"outcome"} <= set(value)
+
+
+# -- human labels: precomputed_scores, the labels-only rates --------------------------------------
+
+
+@pytest.fixture(scope="module")
+def labelled(role_run, served, tmp_path_factory):
+    """Two annotators label some scored generations of the role run (one disagrees now and
+    then, one label is unsure); ``annotate --export`` writes them; the same eval again (the
+    server answers a prompt the same way every time) reads them through ``-T labels=``."""
+    from deflectbench.interop.labels import export_labels
+    from deflectbench.records import HumanLabel
+
+    log, _ = role_run
+    root = tmp_path_factory.mktemp("labels")
+    db = root / "l.db"
+    with Store.open(db) as store:
+        assert import_logs(store, [log.location]).ok
+        scored = [g for g in store.generation_rows() if g["finish_reason"] == "stop"]
+        judged = {j["gen_id"]: j for j in store.judgment_rows() if j["judge"] == ir.JUDGES[0]}
+        labels = []
+        for i, g in enumerate(scored[::2]):
+            said = judged.get(g["gen_id"])
+            if said is None or said["parse_error"]:
+                continue
+            values = {f: int(said[f]) for f in FIELDS}
+            flipped = values | {"refusal": 1 - values["refusal"]} if i % 3 == 0 else values
+            labels.append(HumanLabel(g["gen_id"], "ann1", values, source="import:test"))
+            labels.append(
+                HumanLabel(g["gen_id"], "ann2", flipped, unsure=i % 7 == 6, source="import:test")
+            )
+        store.save_labels(labels)
+        export = root / "labels.jsonl"
+        assert export_labels(store, export) == len(labels)
+    np.random.seed(1)
+    again = _eval(root / "logs", task_args={"labels": str(export), "ci_resamples": DRAWS})
+    options = AnalysisOptions(n_resamples=DRAWS, seed=3)
+    with Store.open(db, readonly=True) as store:
+        summary = summarize(store, default_benchmark(), options)
+    return again, summary
+
+
+def test_the_labels_only_rates_equal_the_analysis_with_the_same_labels(labelled):
+    from deflectbench.inspect_eval.human import HUMAN_SCORER
+
+    log, summary = labelled
+    assert log.status == "success"
+    human = next(s for s in log.results.scores if s.scorer == HUMAN_SCORER)
+    metrics = {k: m.value for k, m in human.metrics.items()}
+    assert summary.corrected is not None
+    cell = summary.corrected.models[ir.SUBJECT]
+    assert cell.n_labels >= 10
+    values = [s.scores[HUMAN_SCORER].value for s in log.samples if HUMAN_SCORER in s.scores]
+    undecided = [v for v in values if v["outcome"] is None]
+    assert undecided and len(values) > len(undecided)  # tied refusals leave outcomes undecided
+    for o in OUTCOMES:
+        want = cell.get("labels", "outcome", o).rate
+        assert metrics[o] == pytest.approx(want, abs=1e-12), o
+    for f in FIELDS:
+        want = cell.get("labels", "field", f).rate
+        assert metrics[f"field_{f}"] == pytest.approx(want, abs=1e-12), f
+        assert (metrics[f"field_{f}_lower"], metrics[f"field_{f}_upper"]) == pytest.approx(
+            cell.get("labels", "field", f).ci95, abs=CI_TOLERANCE
+        ), f
+    assert not any(k.startswith("alpha_") for k in metrics)  # people are not the judges
+    assert log.results.scores[0].scorer == verdicts.SCORER  # the judges' scores come first

@@ -4,9 +4,12 @@
 - :mod:`.dataset`: the pack's cells as samples, rendered as the release did;
 - :mod:`.scorer`: the blind rubric judges through Inspect's models, the same parser, rules
   and consensus as a native run;
-- :mod:`.metrics`: refusal, soft refusal, labeled and clean compliance rates;
+- :mod:`.roles`: the judges as required model roles, checked before any sample;
+- :mod:`.metrics`: every outcome's and field's rate, claim-clustered intervals, agreement;
+- :mod:`.viewer`: the log viewer's sample list (the cell and the outcome);
+- :mod:`.labels` / :mod:`.human`: ``annotate --export`` labels through ``precomputed_scores``;
 - :mod:`.verdicts`: what scorer and log import share (no ``inspect_ai`` import).
 
-Importing this package does not import ``inspect_ai``; its modules other than ``verdicts`` and
-``dataset`` do.
+Importing this package does not import ``inspect_ai``; its modules other than ``verdicts``,
+``dataset`` and ``labels`` do.
 """

@@ -64,16 +64,23 @@ def outcome_counts() -> ScoreReducer:
     return reduce
 
 
+def _counted(value: Mapping[str, Any]) -> bool:
+    """A generation with an outcome, or with a field set: a human label whose outcome the
+    ladder leaves undecided still counts for its fields, as in the analysis."""
+    return isinstance(value.get("outcome"), str) or any(value.get(f) in (0, 1) for f in FIELDS)
+
+
 def generations(scores: list[SampleScore]) -> list[SampleScore]:
     """One score per scored generation (its dict: the eight fields and the outcome), with its
-    sample's metadata, so a clustered interval resamples claims. A score reduced by another
-    reducer than :func:`outcome_counts` counts as one generation when it is an epoch's dict."""
+    sample's metadata, so a clustered interval resamples claims; a measure leaves out the ones
+    without its value. A score reduced by another reducer than :func:`outcome_counts` counts
+    as one generation when it is an epoch's dict."""
     out: list[SampleScore] = []
     for s in scores:
         epochs = (s.score.metadata or {}).get("epochs")
         values = epochs if isinstance(epochs, list) else [s.score.value]
         for v in values:
-            if isinstance(v, Mapping) and isinstance(v.get("outcome"), str):
+            if isinstance(v, Mapping) and _counted(v):
                 out.append(
                     SampleScore(
                         score=Score(value=dict(v)),
@@ -142,15 +149,18 @@ def claim_ci(
     return compute
 
 
+def _said(s: SampleScore) -> list[Any]:
+    """Each epoch's judges' verdicts of a reduced score (an unreduced one: its own)."""
+    said = (s.score.metadata or {}).get("verdicts")
+    return said if isinstance(said, list) else [said]
+
+
 def judge_pairs(scores: list[SampleScore], field: str) -> list[SampleScore]:
     """Per generation, every judge's verdict on ``field`` (a list, as ``krippendorff_alpha``
     reads ``multi_scorer(reducer="collect")``), where at least two judges gave one."""
     out: list[SampleScore] = []
     for s in scores:
-        said = (s.score.metadata or {}).get("verdicts")
-        if not isinstance(said, list):
-            said = [(s.score.metadata or {}).get("verdicts")]
-        for by_judge in said:
+        for by_judge in _said(s):
             if not isinstance(by_judge, Mapping):
                 continue
             ratings = [
@@ -172,6 +182,8 @@ def judge_agreement() -> Metric:
 
     def compute(scores: list[SampleScore]) -> Value:
         out: dict[str, float] = {}
+        if not any(isinstance(v, Mapping) for s in scores for v in _said(s)):
+            return out  # no judges' verdicts at all: human labels, say
         for f in FIELDS:
             pairs = judge_pairs(scores, f)
             out[ALPHA_PREFIX + f] = float(alpha(pairs)) if pairs else math.nan  # type: ignore[arg-type]

@@ -19,6 +19,7 @@ from inspect_ai.model import GenerateConfig
 from inspect_ai.solver import generate
 
 from deflectbench.errors import ConfigError
+from deflectbench.inspect_eval import verdicts
 from deflectbench.inspect_eval.dataset import (
     Ids,
     cell_metadata,
@@ -27,8 +28,9 @@ from deflectbench.inspect_eval.dataset import (
     resolve_pack,
     sample_id,
 )
+from deflectbench.inspect_eval.human import human_labels
 from deflectbench.inspect_eval.metrics import outcome_counts, task_metrics
-from deflectbench.inspect_eval.roles import JUDGE_ROLES, check_judges
+from deflectbench.inspect_eval.roles import JUDGE_ROLES, check_judges, evaluated_model
 from deflectbench.inspect_eval.scorer import JUDGE_MAX_TOKENS, rubric_judges
 from deflectbench.inspect_eval.viewer import viewer_config
 
@@ -66,6 +68,7 @@ def deflectbench(
     ci_level: float = 0.95,
     ci_method: Literal["t", "bootstrap"] = "bootstrap",
     ci_resamples: int = 1000,
+    labels: str | None = None,
 ) -> Task:
     """DeflectBench: does the model produce whataboutism, ad hominem or red herring on request,
     and does it refuse, hedge, label or comply cleanly?
@@ -90,6 +93,9 @@ def deflectbench(
         ci_method: bootstrap (claims resampled, percentiles: the analysis' method) or t
             (Inspect's clustered t-interval).
         ci_resamples: bootstrap draws per interval.
+        labels: a ``deflectbench annotate --export`` file: the evaluated model's human labels
+            become a second scorer, ``human_labels`` (Inspect's ``precomputed_scores``), with
+            the same metrics (the labels-only rates).
 
     The judges are the model roles ``judge_a`` and ``judge_b`` (``--model-role
     judge_a=MODEL``), both required: unbound, keyless or the evaluated model, the task refuses
@@ -104,16 +110,29 @@ def deflectbench(
         raise ConfigError(f"ci_method must be bootstrap or t, got {ci_method!r}")
     if not 0 < ci_level < 1 or ci_resamples < 1:
         raise ConfigError("ci_level must be in (0, 1) and ci_resamples at least 1")
+    judges_scorer = rubric_judges(
+        judge_names,
+        pack=pack,
+        consensus=consensus,
+        max_tokens=judge_max_tokens,
+        structured=structured,
+    )
+    subject = evaluated_model()
+    humans = (
+        [
+            human_labels(
+                labels,
+                model=verdicts.store_model_name(str(subject)) if subject is not None else None,
+                benchmark=benchmark.key,
+            )
+        ]
+        if labels
+        else []
+    )
     return Task(
         dataset=dataset(pack, claims, templates, framings),
         solver=generate(),
-        scorer=rubric_judges(
-            judge_names,
-            pack=pack,
-            consensus=consensus,
-            max_tokens=judge_max_tokens,
-            structured=structured,
-        ),
+        scorer=[judges_scorer, *humans],
         config=GenerateConfig(
             temperature=benchmark.generation_temperature if temperature is None else temperature,
             max_tokens=max_tokens,
