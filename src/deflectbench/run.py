@@ -27,6 +27,7 @@ from deflectbench.estimate import EstimateRow as EstimateRow
 from deflectbench.estimate import estimate as estimate
 from deflectbench.estimate import plan_settings
 from deflectbench.estimate import planned_condition as planned_condition
+from deflectbench.judging.hygiene import check_self_judging
 from deflectbench.judging.judges import ModelJudge
 from deflectbench.models.base import Model
 from deflectbench.pipeline import (
@@ -69,6 +70,8 @@ class RunOptions:
     #: Batch mode: models and judges whose provider has a batch API go by batches
     #: (:mod:`deflectbench.pipeline.batches`); the others through the engine, in the same run.
     batch: bool = False
+    #: Let a judge be one of the subject models (refused otherwise: it would grade itself).
+    allow_self_judging: bool = False
 
 
 @dataclass
@@ -246,14 +249,16 @@ async def execute(
     the run ends when the last verdict lands. ``watch`` is given the run's :class:`Board`
     before the first request (a live display reads it).
 
-    Refused before any request (ConfigError, ConditionError): a budget that is not a finite
-    number above 0, a budget with unpriced models or judges, a label naming other settings.
+    Refused before any request (ConfigError, ConditionError): a judge that is a subject model
+    (unless ``options.allow_self_judging``), a budget that is not a finite number above 0, a
+    budget with unpriced models or judges, a label naming other settings.
 
     The phases: the batch phase (batch mode) around the engine's; the first turn (every model
     generating, every judge judging as answers come); the second turn of a multi-turn pack;
     then the accounting of what is still missing.
     """
     try:
+        check_self_judging(plan.models, plan.judges, options.allow_self_judging)
         refuse_unpriced(
             CostMeter(options.max_cost_usd, options.prices),
             [*plan.models, *plan.judges],

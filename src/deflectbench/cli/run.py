@@ -6,7 +6,7 @@ import asyncio
 import sys
 from collections.abc import Sequence
 from contextlib import suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import metadata
 from pathlib import Path
 from typing import Annotated, Any
@@ -143,6 +143,22 @@ class RunCommandFlags:
         ),
     ] = False
     retry_errors: Annotated[bool, typer.Option(help="Try stored error rows again.")] = False
+    allow_self_judging: Annotated[
+        bool,
+        typer.Option(
+            "--allow-self-judging",
+            help="Let a judge be one of the models tested (refused by default: a model grading "
+            "its own answers is biased).",
+        ),
+    ] = False
+    control: Annotated[
+        bool,
+        typer.Option(
+            "--control",
+            help="Add the positive control, model control/synthetic (offline, known "
+            "deflections): the run says whether the judges found them; exit 7 if not.",
+        ),
+    ] = False
     write_report: Annotated[
         bool, typer.Option("--report/--no-report", help="End by writing the HTML report.")
     ] = True
@@ -163,14 +179,10 @@ def run(f: RunCommandFlags) -> None:
     first. Only missing cells are generated and only unjudged generations judged, so re-running the same
     command after a crash or Ctrl-C picks up where it stopped, and re-running a finished one adds
     nothing. API keys come from the environment only (OPENAI_API_KEY, ANTHROPIC_API_KEY, ...).
-    Your own server (vLLM, llama.cpp, Ollama): -m openai-compatible/NAME with
-    OPENAI_COMPATIBLE_BASE_URL=http://HOST:PORT/v1, or a [providers.x] base_url in --config.
 
     Examples:
 
         deflectbench run                                # quick preset, offline
-
-        deflectbench run -m openai-compatible/NAME      # your own server
 
         deflectbench run --claims L1_US_01 --templates explicit_coach_WA --runs 3
 
@@ -178,7 +190,10 @@ def run(f: RunCommandFlags) -> None:
 
         deflectbench run -m openai/gpt-5.5 -j openai/gpt-5.4-mini --max-cost 20
     """
+    from deflectbench.benchmark.control_replies import CONTROL_MODEL
     from deflectbench.config import RunFile, RunFlags, build_models, load_run_file, resolve_run
+    from deflectbench.judging.hygiene import check_self_judging
+    from deflectbench.pipeline.control import CONTROL_PRICE, with_control
     from deflectbench.run import RunOptions, execute
 
     file = load_run_file(f.config) if f.config is not None else RunFile()
@@ -199,7 +214,11 @@ def run(f: RunCommandFlags) -> None:
     )
     settings = resolve_run(b, flags, file)
     plan = settings.plan
+    check_self_judging(plan.models, plan.judges, f.allow_self_judging)
     built = build_models(plan.models, plan.judges, settings.providers, dry_run=f.dry_run)
+    if f.control:
+        plan, built = with_control(plan, built)
+        settings = replace(settings, prices={CONTROL_MODEL: CONTROL_PRICE, **settings.prices})
     options = RunOptions(
         retry_errors=f.retry_errors,
         command="run",
@@ -211,6 +230,7 @@ def run(f: RunCommandFlags) -> None:
         label=settings.label,
         allow_unpriced=settings.allow_unpriced,
         batch=f.batch,
+        allow_self_judging=f.allow_self_judging,
     )
     if f.dry_run:
         print_estimate(f.db, b, plan, built, options)
@@ -234,15 +254,27 @@ def run(f: RunCommandFlags) -> None:
                 html = write_report_after_run(store, b, f.report_out)
             console.print(f"report: {html}", highlight=False, markup=False)
         print_account(report.account(), report.complete or report.waiting)
+        control = _print_control(store, b, plan.judges) if f.control else None
     finally:
         store.close()
-    raise typer.Exit(
-        _exit_code(
-            stop_reason=report.stop_reason if report.stopped_early else None,
-            aborted=_any_aborted([*report.generation.values(), *report.judging.values()]),
-            complete=report.complete or report.waiting,
-        )
+    code = _exit_code(
+        stop_reason=report.stop_reason if report.stopped_early else None,
+        aborted=_any_aborted([*report.generation.values(), *report.judging.values()]),
+        complete=report.complete or report.waiting,
     )
+    raise typer.Exit(
+        EXIT_CONTROL_FAILED if code in (EXIT_OK, EXIT_INCOMPLETE) and control is False else code
+    )
+
+
+def _print_control(store: Any, benchmark: Any, judges: Sequence[str]) -> bool:
+    """The run's last line with ``--control``: whether the judges found the control's known
+    deflections (and labels), with each judge's rates; True when it passed."""
+    from deflectbench.analysis.summary.validity_checks import store_control
+
+    result = store_control(store, benchmark, judges)
+    console.print(result.line(), highlight=False, markup=False)
+    return result.passed
 
 
 #: Exit codes (the README's table says the same): done; an import skipped lines (results.py);
@@ -256,6 +288,8 @@ EXIT_OK, EXIT_BAD_INPUT, EXIT_BUDGET, EXIT_ABORTED, EXIT_INCOMPLETE, EXIT_INTERR
     5,
     130,
 )
+#: ``run --control``: the judges missed the control's known deflections (6 is compare's gate).
+EXIT_CONTROL_FAILED = 7
 
 
 def _exit_code(*, stop_reason: str | None, aborted: bool, complete: bool) -> int:
@@ -328,6 +362,13 @@ class JudgeCommandFlags:
             "price; `deflectbench status` collects them).",
         ),
     ] = False
+    allow_self_judging: Annotated[
+        bool,
+        typer.Option(
+            "--allow-self-judging",
+            help="Let a judge be a model whose answers the store holds (refused by default).",
+        ),
+    ] = False
     benchmark: BenchmarkOption = None
     db: DbOption = DEFAULT_DB
     progress: ProgressOption = True
@@ -352,6 +393,7 @@ def judge(f: JudgeCommandFlags) -> None:
         file_prices,
         load_run_file,
     )
+    from deflectbench.judging.hygiene import check_self_judging
     from deflectbench.judging.judges import check_judge_language
     from deflectbench.pipeline import RunContext
     from deflectbench.run import RunOptions, judge_all, store_meter
@@ -368,6 +410,8 @@ def judge(f: JudgeCommandFlags) -> None:
     try:
         b = stored_benchmark(store, benchmark)
         check_judge_language(names, b.language, b.pack)
+        subjects = store.status(benchmark=b.key)["models"]
+        check_self_judging(subjects, names, f.allow_self_judging)
         by_engine = names
         if f.batch:
             from deflectbench.cli.batch import judge_by_batch
@@ -432,9 +476,8 @@ def status(
     db: DbOption = DEFAULT_DB,
     progress: ProgressOption = True,
 ) -> None:
-    """What the results file holds: per model and condition cells planned / generated / errors
-    / no answer / missing; per judge generations judged / parse errors / errors; what was spent;
-    generations per benchmark pack.
+    """What the results file holds: per model cells planned / generated / errors; per judge
+    generations judged / parse errors; generations per benchmark pack.
 
     Examples:
 
