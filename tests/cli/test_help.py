@@ -89,6 +89,7 @@ def test_every_command_is_covered():
         "report",
         "audit",
         "import",
+        "merge",
         "export",
         "validate",
         "calibrate",

@@ -74,6 +74,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "audit": ("audit", "audit"),
     "import": ("results", "import_"),
     "merge": ("merge", "merge"),
+    "merge": ("merge", "merge"),
     "export": ("results", "export"),
     "validate": ("validate", "validate"),
     "calibrate": ("calibrate", "calibrate"),

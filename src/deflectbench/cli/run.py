@@ -142,6 +142,15 @@ class RunCommandFlags:
             "`deflectbench status` collects.",
         ),
     ] = False
+    shard: Annotated[
+        str | None,
+        typer.Option(
+            envvar="DEFLECTBENCH_SHARD",
+            help="Run part I of N, e.g. 2/3 (claims split by a stable hash of their id; the "
+            "same part every time), into its own --db; `deflectbench merge` joins the parts "
+            "(docs/scale.md).",
+        ),
+    ] = None
     retry_errors: Annotated[bool, typer.Option(help="Try stored error rows again.")] = False
     allow_self_judging: Annotated[
         bool,
@@ -192,6 +201,8 @@ def run(f: RunCommandFlags) -> None:
     """
     from deflectbench.benchmark.control_replies import CONTROL_MODEL
     from deflectbench.config import RunFile, RunFlags, build_models, load_run_file, resolve_run
+    from deflectbench.config.plan import shard_plan
+    from deflectbench.config.shard import parse_shard
     from deflectbench.judging.hygiene import check_self_judging
     from deflectbench.pipeline.control import CONTROL_PRICE, with_control
     from deflectbench.run import RunOptions, execute
@@ -213,7 +224,7 @@ def run(f: RunCommandFlags) -> None:
         allow_unpriced=f.allow_unpriced or None,
     )
     settings = resolve_run(b, flags, file)
-    plan = settings.plan
+    plan = shard_plan(settings.plan, parse_shard(f.shard))
     check_self_judging(plan.models, plan.judges, f.allow_self_judging)
     built = build_models(plan.models, plan.judges, settings.providers, dry_run=f.dry_run)
     if f.control:
@@ -353,6 +364,14 @@ class JudgeCommandFlags:
         bool,
         typer.Option("--allow-unpriced", help="Judge with --max-cost even without a known price."),
     ] = False
+    shard: Annotated[
+        str | None,
+        typer.Option(
+            envvar="DEFLECTBENCH_SHARD",
+            help="Judge only the answers of part I of N's claims, e.g. 2/3 (the claims "
+            "`run --shard` gives that part; docs/scale.md).",
+        ),
+    ] = None
     retry_errors: Annotated[bool, typer.Option(help="Retry judge requests that failed.")] = False
     batch: Annotated[
         bool,
@@ -386,6 +405,7 @@ def judge(f: JudgeCommandFlags) -> None:
 
         deflectbench judge --judge lexical
     """
+    from deflectbench.cli.shard import judge_part, left_in_part
     from deflectbench.config import (
         RunFile,
         build_models,
@@ -393,10 +413,16 @@ def judge(f: JudgeCommandFlags) -> None:
         file_prices,
         load_run_file,
     )
+    from deflectbench.config.shard import parse_shard
+    from deflectbench.errors import ConfigError
     from deflectbench.judging.hygiene import check_self_judging
     from deflectbench.judging.judges import check_judge_language
     from deflectbench.pipeline import RunContext
     from deflectbench.run import RunOptions, judge_all, store_meter
+
+    part = parse_shard(f.shard)
+    if part is not None and f.batch:
+        raise ConfigError("judge --shard with --batch: judge a part without --batch")
 
     file = load_run_file(f.config) if f.config is not None else RunFile()
     benchmark = f.benchmark or run_file_benchmark(file.run.benchmark, f.config)
@@ -427,14 +453,15 @@ def judge(f: JudgeCommandFlags) -> None:
             ctx = RunContext(
                 store, b, meter=meter, retry_errors=f.retry_errors, should_stop=should_stop
             )
-            results = asyncio.run(judge_all(ctx, by_engine, built, watch=live.attach))
+            if part is None:
+                results = asyncio.run(judge_all(ctx, by_engine, built, watch=live.attach))
+            else:
+                results = judge_part(ctx, by_engine, built, part, watch=live.attach)
         for j, res in results.items():
             print_stage(f"judge {j}", res, f"judged, {res.errors} errors")
             print_aborted(f"judge {j}", res)
         interrupted = should_stop()
-        left = {
-            j: len(store.pending_judgments(j, benchmark=b.key, retry_errors=True)) for j in names
-        }
+        left = {j: left_in_part(ctx, j, part) for j in names}
         in_batches = {j: len(store.batched_answers(j)) for j in names}
     finally:
         store.close()

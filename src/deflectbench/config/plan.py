@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from deflectbench.benchmark import Benchmark, Claim
+from deflectbench.config.shard import Shard
 from deflectbench.cost import check_max_cost
 from deflectbench.errors import ConfigError, did_you_mean
 
@@ -213,6 +214,18 @@ def resolve_plan(
         seed=seed,
         max_tokens=max_tokens,
         temperature=temperature,
+    )
+
+
+def shard_plan(plan: RunPlan, shard: Shard | None) -> RunPlan:
+    """The plan's part ``shard`` (its claims by :meth:`Shard.holds`, the rest unchanged; the
+    part is kept with the run as ``extra["shard"]``); the whole plan for None."""
+    if shard is None:
+        return plan
+    return replace(
+        plan,
+        claim_ids=tuple(shard.claims(plan.claim_ids)),
+        extra={**plan.extra, "shard": str(shard)},
     )
 
 

@@ -1,0 +1,62 @@
+"""``deflectbench merge OUT STORE...``: the parts of a sharded run as one store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from deflectbench.cli.console import console, err
+
+
+def merge(
+    out: Annotated[
+        Path,
+        typer.Argument(
+            metavar="OUT", help="The merged results file (created if missing).", show_default=False
+        ),
+    ],
+    stores: Annotated[
+        list[Path],
+        typer.Argument(
+            metavar="STORE...",
+            help="Results files to merge into OUT, e.g. the parts of `run --shard I/N`.",
+            show_default=False,
+        ),
+    ],
+) -> None:
+    """Merge results files (the parts of `run --shard I/N`) into OUT: every cell and verdict
+    once.
+
+    A record OUT already holds with the same content is counted as present; one with other
+    content is refused and reported (exit 1), as `import` does; a failed request is replaced by
+    a result. Conditions keep their labels and settings: a label naming other settings in two
+    files is refused before anything is written. Runs keep their ids. Merging again adds
+    nothing.
+
+    Examples:
+
+        deflectbench merge all.db deflectbench.db       # a copy, every row once
+
+        deflectbench merge all.db part-1.db part-2.db part-3.db   # the parts of --shard I/3
+    """
+    from deflectbench.cli.fresh_store import store_or_nothing
+    from deflectbench.interop.merge import merge_stores
+    from deflectbench.interop.release import InteropError
+
+    missing = [p for p in stores if not p.is_file()]
+    if missing:
+        raise InteropError(f"{missing[0]}: no such results file")
+    with store_or_nothing(out) as store:
+        report = merge_stores(store, stores)
+    console.print(report.summary(), highlight=False, markup=False)
+    for note in report.notes:
+        err.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
+    if report.problems:
+        shown = 20
+        for problem in report.problems[:shown]:
+            err.print(f"refused: {problem}", highlight=False, markup=False, soft_wrap=True)
+        if len(report.problems) > shown:
+            err.print(f"... and {len(report.problems) - shown} more problems", highlight=False)
+        raise typer.Exit(1)

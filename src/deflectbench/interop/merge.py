@@ -1,0 +1,262 @@
+"""``deflectbench merge OUT STORE...``: the parts of a sharded run (or any stores) as one.
+
+Every cell once: a generation is keyed by (benchmark, model, condition, claim, template,
+sample) and a verdict by (that generation, judge), and each goes through the gate as an import's
+records do: a repeat with the same content is counted as already present, a conflicting
+duplicate is refused and reported (the first one kept), a failed request is replaced by a
+result. Conditions are carried with their labels and settings; a label naming other settings
+in two stores (or a store and OUT) is refused before anything is written, so other settings
+stay other conditions and are never mixed. Runs keep their ids, so OUT says which run (and
+which ``--shard``) made each row.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from deflectbench import gate
+from deflectbench.conditions import differences
+from deflectbench.gate import GateError
+from deflectbench.interop.importer import stored_contents
+from deflectbench.interop.release import InteropError
+from deflectbench.records import GenerationRecord, JudgmentRecord
+from deflectbench.store import Store
+from deflectbench.store.merging import (
+    add_condition_row,
+    add_planned_rows,
+    add_run_row,
+    condition_rows,
+    held_elsewhere,
+    planned_rows,
+    stream_rows,
+)
+from deflectbench.vocab import FIELDS
+
+#: A generation's identity in any store: (benchmark, condition, model, claim, template, sample).
+GenKey = tuple[str, str, str, str, str, int]
+
+
+@dataclass
+class StoreReport:
+    """What one input store gave: records new to OUT, already there, refused."""
+
+    path: Path
+    runs: int = 0
+    generations_new: int = 0
+    generations_present: int = 0
+    judgments_new: int = 0
+    judgments_present: int = 0
+    refused: int = 0
+
+
+@dataclass
+class MergeReport:
+    stores: list[StoreReport] = field(default_factory=list)
+    #: ``STORE: what: why`` for every record refused.
+    problems: list[str] = field(default_factory=list)
+    #: What was not carried (second turns, human labels, open batch items), store by store.
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def summary(self) -> str:
+        def total(name: str) -> int:
+            return sum(getattr(s, name) for s in self.stores)
+
+        return (
+            f"{len(self.stores)} stores: {total('runs')} runs, generations "
+            f"{total('generations_new')} new, {total('generations_present')} already present; "
+            f"judgments {total('judgments_new')} new, {total('judgments_present')} already "
+            f"present; {total('refused')} refused"
+        )
+
+
+def check_conditions(out: Store, sources: Sequence[Store]) -> None:
+    """Refuse (InteropError, one line) a label that names other settings in two of the stores,
+    or settings stored under two labels: merged, they would be mixed."""
+    by_label: dict[tuple[str, str], tuple[str, str]] = {}
+    by_sha: dict[tuple[str, str], tuple[str, str]] = {}
+    for store in (out, *sources):
+        for row in condition_rows(store):
+            model, label, sha = row["model"], row["label"], row["settings_sha256"]
+            seen = by_label.setdefault((model, label), (row["settings_json"], str(store.path)))
+            if seen[0] != row["settings_json"]:
+                diff = differences(json.loads(seen[0]), json.loads(row["settings_json"]))
+                raise InteropError(
+                    f"{store.path}: {model} condition {label!r} has other settings than in "
+                    f"{seen[1]} ({diff}): other settings are another condition; relabel one "
+                    "run (--label) instead of merging them"
+                )
+            other = by_sha.setdefault((model, sha), (label, str(store.path)))
+            if other[0] != label:
+                raise InteropError(
+                    f"{store.path}: {model} settings are condition {label!r} here but "
+                    f"{other[0]!r} in {other[1]}: merged, one condition would have two labels"
+                )
+
+
+def merge_stores(out: Store, paths: Sequence[Path]) -> MergeReport:
+    """Merge the stores at ``paths`` into ``out``, one transaction per input store."""
+    if any(Path(p).resolve() == out.path.resolve() for p in paths):
+        raise InteropError(f"{out.path}: OUT is also an input; merge into a new file")
+    sources = [Store.open(p, readonly=True) for p in paths]
+    try:
+        check_conditions(out, sources)
+        report = MergeReport()
+        for src in sources:
+            report.stores.append(_merge_one(out, src, report))
+        return report
+    finally:
+        for s in sources:
+            s.close()
+
+
+def _merge_one(out: Store, src: Store, report: MergeReport) -> StoreReport:
+    sr = StoreReport(path=src.path)
+    for what, n in held_elsewhere(src).items():
+        report.notes.append(f"{src.path}: {n} {what} not merged")
+    with out.transaction():
+        for row in condition_rows(src):
+            add_condition_row(out, row)
+        sr.runs = sum(add_run_row(out, run) for run in src.runs())
+        add_planned_rows(out, planned_rows(src))
+        ids = _generations(out, src, sr, report)
+        _judgments(out, src, ids, sr, report)
+    return sr
+
+
+def _gen_key(row: dict[str, Any]) -> GenKey:
+    return (
+        row["benchmark"],
+        row["condition"],
+        row["model"],
+        row["claim_id"],
+        row["prompt_id"],
+        int(row["sample"]),
+    )
+
+
+def _generation(row: dict[str, Any]) -> GenerationRecord:
+    return GenerationRecord(
+        benchmark=row["benchmark"],
+        model=row["model"],
+        claim_id=row["claim_id"],
+        prompt_id=row["prompt_id"],
+        sample=int(row["sample"]),
+        prompt=row["prompt"],
+        response=row["response"],
+        error=row["error"],
+        input_tokens=row["input_tokens"],
+        output_tokens=row["output_tokens"],
+        latency_s=row["latency_s"],
+        finish_reason=row["finish_reason"],
+        params=json.loads(row["params_json"] or "{}"),
+        run_id=row["run_id"],
+        source=row["source"],
+        created_at=row["created_at"],
+        extra=json.loads(row["extra_json"]) if row.get("extra_json") else None,
+        condition=row["condition"],
+        cost_usd=row.get("cost_usd"),
+        served_model=row.get("served_model"),
+    )
+
+
+def _generations(out: Store, src: Store, sr: StoreReport, report: MergeReport) -> dict[int, int]:
+    """Each generation of ``src`` into ``out`` (through the gate); returns the source's gen_id
+    -> OUT's gen_id of every generation whose content OUT now holds (a refused one has none,
+    so its verdicts are not carried onto another answer)."""
+    stored: dict[tuple[str, str], gate.Duplicates] = {}
+    carried: list[tuple[int, GenKey]] = []
+    for row in stream_rows(src, "generations", "gen_id"):
+        key = _gen_key(row)
+        dups = stored.get(key[:2])
+        if dups is None:
+            contents = out.generation_contents(key[0], key[1])
+            dups = stored[key[:2]] = gate.Duplicates(stored_contents(contents))
+        have = dups.stored.get(key[2:])
+        if row["error"] is not None and have is not None:
+            sr.generations_present += 1  # a failed request never replaces anything stored
+            carried.append((int(row["gen_id"]), key))
+            continue
+        what = f"{key[2]} {key[3]}/{key[4]}/{key[5]} [{key[1]}]"
+        try:
+            rec = gate.generation(_generation(row))
+            verdict = dups.check(key[2:], (rec.response, rec.error), str(src.path), what)
+        except (GateError, ValueError) as exc:
+            sr.refused += 1
+            report.problems.append(f"{src.path}: generation {what}: {exc}")
+            continue
+        if verdict == gate.REPEAT:
+            sr.generations_present += 1
+        else:
+            out.add_generation(rec)
+            sr.generations_new += 1
+        carried.append((int(row["gen_id"]), key))
+    ids: dict[int, int] = {}
+    out_ids: dict[tuple[str, str], dict[tuple[str, str, str, int], int]] = {}
+    for src_id, key in carried:
+        by_key = out_ids.get(key[:2])
+        if by_key is None:
+            by_key = out_ids[key[:2]] = out.generation_ids(key[0], key[1])
+        if (gid := by_key.get(key[2:])) is not None:
+            ids[src_id] = gid
+    return ids
+
+
+def _judgment(row: dict[str, Any], gen_id: int) -> JudgmentRecord:
+    scores = {f: int(row[f]) for f in FIELDS if row.get(f) is not None}
+    return JudgmentRecord(
+        gen_id=gen_id,
+        judge=row["judge"],
+        raw=row["raw"],
+        scores=scores or None,
+        said=json.loads(row["said_json"]) if row.get("said_json") else None,
+        reasoning=row["reasoning"],
+        parse_error=bool(row["parse_error"]),
+        error=row["error"],
+        consistency_flag=bool(row["consistency_flag"]),
+        input_tokens=row["input_tokens"],
+        output_tokens=row["output_tokens"],
+        latency_s=row["latency_s"],
+        run_id=row["run_id"],
+        source=row["source"],
+        created_at=row["created_at"],
+        extra=json.loads(row["extra_json"]) if row.get("extra_json") else None,
+        cost_usd=row.get("cost_usd"),
+    )
+
+
+def _judgments(
+    out: Store, src: Store, ids: dict[int, int], sr: StoreReport, report: MergeReport
+) -> None:
+    """Each verdict of ``src`` on a carried generation into ``out`` (through the gate)."""
+    dups = gate.Duplicates(stored_contents(out.judgment_contents()))
+    for row in stream_rows(src, "judgments", "judgment_id"):
+        gen_id = ids.get(int(row["gen_id"]))
+        what = f"judgment {row['judge']} on gen_id {row['gen_id']}"
+        if gen_id is None:
+            sr.refused += 1
+            report.problems.append(f"{src.path}: {what}: its generation was not merged")
+            continue
+        key = (gen_id, row["judge"])
+        if row["error"] is not None and dups.stored.get(key) is not None:
+            sr.judgments_present += 1
+            continue
+        try:
+            rec = gate.judgment(_judgment(row, gen_id), FIELDS)
+            verdict = dups.check(key, (rec.raw, rec.error), str(src.path), what)
+        except (GateError, ValueError) as exc:
+            sr.refused += 1
+            report.problems.append(f"{src.path}: {what}: {exc}")
+            continue
+        if verdict == gate.REPEAT:
+            sr.judgments_present += 1
+        else:
+            out.add_judgment(rec)
+            sr.judgments_new += 1
