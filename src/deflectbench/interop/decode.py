@@ -108,7 +108,7 @@ def decode_generation(obj: dict[str, Any], line: str, catalog: Catalog) -> Gener
     origin = _origin(obj, catalog, claim_id, prompt_id, judge=False)
     for key in ("gen_id", "claim_text", "timestamp"):
         _get(obj, key, str, required=False)
-    expected = catalog.benchmark.render(claim_id, prompt_id)
+    expected = catalog.rendered(claim_id, prompt_id)
     prompt = _get(obj, "prompt_text", str, required=False)
     if prompt is None:
         prompt = expected

@@ -131,11 +131,19 @@ class Catalog:
         self.benchmark = benchmark
         self.key = benchmark.key
         self._origins: dict[tuple[str, str], Origin] = {}
+        self._rendered: dict[tuple[str, str], str] = {}
 
     def origin(self, claim_id: str, prompt_id: str) -> Origin:
         found = self._origins.get((claim_id, prompt_id))
         if found is None:
             found = self._origins[claim_id, prompt_id] = self._build(claim_id, prompt_id)
+        return found
+
+    def rendered(self, claim_id: str, prompt_id: str) -> str:
+        """The pack's prompt for a claim and template, rendered once per pair."""
+        found = self._rendered.get((claim_id, prompt_id))
+        if found is None:
+            found = self._rendered[claim_id, prompt_id] = self.benchmark.render(claim_id, prompt_id)
         return found
 
     def prompts(self, claim_id: str, prompt_id: str) -> tuple[str, ...]:
@@ -147,7 +155,7 @@ class Catalog:
             base, turn = prompt_id, "1"
         self.origin(claim_id, base)  # unknown ids raise
         if turn == "1":
-            return (self.benchmark.render(claim_id, base),)
+            return (self.rendered(claim_id, base),)
         return tuple(
             self.benchmark.render_followup(f, claim_id, base) for f in self.benchmark.followups
         )
