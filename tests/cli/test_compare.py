@@ -177,3 +177,24 @@ def test_corrected_rates_are_compared_where_both_sides_have_them(tmp_path):
     p = run_cli("compare", f"{db}:gpt-5.5", f"{db}:grok-4.3", "--json", out, "--resamples", "50",
                 "--correction", "none")  # fmt: skip
     assert not any(r["corrected"] for r in json.loads(out.read_text())["rows"])
+
+
+def test_one_pack_against_another_of_the_same_claims(tmp_path):
+    from deflectbench.benchmark import resolve_benchmark
+
+    db = refusal_store(tmp_path / "packs.db", {"acme/m": 0.5}, n_claims=4)
+    controlled = resolve_benchmark("deflectbench-v1-controlled")
+    refusal_store(db, {"acme/m": 0.1}, n_claims=4, seed=1, benchmark=controlled)
+    out = tmp_path / "p.json"
+    p = run_cli(
+        "compare", db, db, "--benchmark", "deflectbench-v1", "--benchmark-b",
+        "deflectbench-v1-controlled", "--json", out, "--resamples", "100",
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    data = json.loads(out.read_text())
+    r = data["rows"][0]
+    assert r["model_a"] == "packs.db:acme/m (deflectbench-v1.0)"
+    assert r["model_b"] == "packs.db:acme/m (deflectbench-v1-controlled-v1.0)"
+    assert r["n_claims"] == 4
+    refusal = next(x for x in data["rows"] if x["measure"] == "refusal" and x["scope"] == "overall")
+    assert refusal["ci95"][1] < 0

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from deflectbench.benchmark import default_benchmark
+from deflectbench.benchmark import Benchmark, default_benchmark
 from deflectbench.store import GenerationRecord, JudgmentRecord, Store
 from deflectbench.vocab import FIELDS, apply_rules
 
@@ -30,10 +30,11 @@ def refusal_store(
     response: str = "A reply.",
     served: str | None = None,
     version: str = "test",
+    benchmark: Benchmark | None = None,
 ) -> Path:
     """``refusal``: model -> planted refusal chance. Appends to ``path`` if it exists; every
     reply says ``served`` served it, the run records package ``version``."""
-    b = default_benchmark()
+    b = benchmark or default_benchmark()
     claims = [c.claim_id for c in b.claims][:n_claims]
     effects = np.random.default_rng(42).normal(0, 0.05, size=len(claims))
     rng = np.random.default_rng(seed)

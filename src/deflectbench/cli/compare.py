@@ -336,6 +336,16 @@ def compare(
     resamples: ResamplesOption = 1000,
     seed: Annotated[int, typer.Option(help="Seed of the shared claim draws.")] = 0,
     benchmark: BenchmarkOption = None,
+    benchmark_b: Annotated[
+        str | None,
+        typer.Option(
+            "--benchmark-b",
+            metavar="NAME|FILE",
+            help="Another pack for the second side (B, or A with --baseline), to compare one "
+            "pack with another of the same claims (e.g. deflectbench-v1-controlled).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Two results side by side: two stores (the same models in two runs), two models of one
     store, or two conditions of one model (`STORE:MODEL[:CONDITION]`). For every outcome and
@@ -382,8 +392,9 @@ def compare(
         correction=check_correction(correction),
     )
     pack = resolve_benchmark(benchmark) if benchmark else None
+    packs = (pack, resolve_benchmark(benchmark_b) if benchmark_b else pack)
     sides, texts = [], {}
-    for text in (old, new):
+    for text, pack in zip((old, new), packs, strict=True):
         selector = parse_selector(text)
         store = open_store(selector.store, must_exist=True)
         try:

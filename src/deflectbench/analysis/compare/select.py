@@ -9,7 +9,7 @@ commands refuse to put results of different judges side by side unless asked.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -92,10 +92,15 @@ class Side:
     #: cell), when the store holds human labels (:mod:`.corrected`); None otherwise.
     corrected: Mapping[str | None, Any] | None = None
 
+    #: Name the pack in the label (a comparison of two packs).
+    show_pack: bool = False
+
     @property
     def label(self) -> str:
-        """The side as a reader tells it from the other: store and name."""
-        return f"{Path(self.store).name}:{self.name}"
+        """The side as a reader tells it from the other: store and name (and pack, when the
+        comparison is of two packs)."""
+        pack = f" ({self.pack})" if self.show_pack else ""
+        return f"{Path(self.store).name}:{self.name}{pack}"
 
 
 @dataclass(frozen=True)
@@ -230,7 +235,11 @@ def read_sides(
 
 def pair_sides(a: Sequence[Side], b: Sequence[Side]) -> list[tuple[Side, Side]]:
     """Which side of A goes with which of B: one each, that pair; else the models both hold,
-    by name (the same models in two runs), in order; no model in common is an error."""
+    by name (the same models in two runs), in order; no model in common is an error. Sides of
+    two packs name their pack in their labels."""
+    if {s.pack for s in a} != {s.pack for s in b}:
+        a = [replace(s, show_pack=True) for s in a]
+        b = [replace(s, show_pack=True) for s in b]
     if len(a) == 1 and len(b) == 1:
         return [(a[0], b[0])]
     common = sorted({s.name for s in a} & {s.name for s in b})

@@ -67,15 +67,16 @@ def _h(rate_b: float, rate_a: float) -> float:
 
 
 def _cuts(a: pd.DataFrame, b: pd.DataFrame) -> list[tuple[str, str | None, str | None]]:
-    """(scope, framing, template): overall, each framing either side has, each template."""
+    """(scope, framing, template): overall, each framing and each template both sides have
+    (two packs of the same claims may differ in their templates)."""
     cuts: list[tuple[str, str | None, str | None]] = [("overall", None, None)]
-    both = pd.concat([a[["framing", "prompt_id"]], b[["framing", "prompt_id"]]])
     rank = {f: i for i, f in enumerate(FRAMINGS)}
-    present = both["framing"].dropna().unique().tolist()
+    present = set(a["framing"].dropna()) & set(b["framing"].dropna())
     framings = sorted(present, key=lambda f: (rank.get(f, len(rank)), str(f)))
     cuts += [("framing", f, None) for f in framings]
-    of = dict(zip(both["prompt_id"], both["framing"], strict=True))
-    cuts += [("template", of[t], t) for t in sorted(of)]
+    of = dict(zip(a["prompt_id"], a["framing"], strict=True))
+    shared = set(of) & set(b["prompt_id"])
+    cuts += [("template", of[t], t) for t in sorted(shared)]
     return cuts
 
 
