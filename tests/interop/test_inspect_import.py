@@ -307,3 +307,33 @@ def test_a_json_log_imports_like_an_eval_log(tmp_path):
         "judge records: 2 new, 0 already present, 0 skipped"
     )
     assert judged == [1, 1]
+
+
+def test_logs_are_read_through_inspects_public_api_only():
+    """inspect_ai #5066: the .eval format is not a frozen spec; only read_eval_log and
+    read_eval_log_samples are stable. The importer names no private Inspect module and calls
+    nothing else of inspect_ai.log; the version it is tested with is the extra's floor."""
+    import ast
+    import re
+
+    import inspect_ai
+    from packaging.version import Version
+
+    from deflectbench.interop import inspect_logs
+
+    tree = ast.parse(Path(inspect_logs.__file__).read_text(encoding="utf-8"))
+    modules = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    modules |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    inspect_modules = {m for m in modules if m.startswith("inspect_ai")}
+    assert inspect_modules == {"inspect_ai.log"}
+    called = {
+        n.attr
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "api"
+    }
+    assert called == {"read_eval_log", "read_eval_log_samples"}
+    root = Path(__file__).resolve().parents[2]
+    floor = re.search(r'"inspect-ai>=([\d.]+)"', (root / "pyproject.toml").read_text()).group(1)
+    assert f"Tested with inspect-ai {floor}" in inspect_logs.__doc__
+    assert f"inspect-ai {floor}" in (root / "docs" / "inspect.md").read_text()
+    assert Version(inspect_ai.__version__) >= Version(floor)

@@ -14,6 +14,11 @@ again adds nothing; a record whose key is already stored with other content (ano
 run of the same settings) is reported and skipped, never replacing the stored one. Each log is
 written in one transaction. ``inspect_ai`` is imported only here, lazily, so the rest of
 DeflectBench runs without the ``inspect`` extra.
+
+Logs are read only through Inspect's public reading API (``inspect_ai.log.read_eval_log`` for
+the header, ``read_eval_log_samples`` streamed): the ``.eval`` format is not a frozen spec, so
+nothing here opens its entries; :func:`check_archive` reads only the sizes the ZIP container
+declares. Tested with inspect-ai 0.3.285 (the ``inspect`` extra's floor; docs/inspect.md).
 """
 
 from __future__ import annotations
