@@ -73,6 +73,20 @@ def test_by_another_measure_ascending_csv_and_html(three, tmp_path):
     assert {r["measure"] for r in table} == {"clean_compliance"}
     page = h.read_text()
     assert "Leaderboard by clean_compliance" in page and "<script" not in page
+    assert "<svg" in page and "Compliance signatures" in page  # the signature figure
+    assert float(table[0]["share_refusal"]) + float(table[0]["share_clean_compliance"]) == 1.0
+
+
+def test_a_hugging_face_folder(three, tmp_path):
+    out = tmp_path / "hf"
+    p = run_cli("leaderboard", *three, "--hf", out, "--resamples", "50")
+    assert p.returncode == 0, p.stderr
+    card = (out / "README.md").read_text()
+    assert card.startswith("---\nconfigs:\n- config_name: leaderboard\n")
+    assert "path: leaderboard.csv" in card and "judged by other judges" in card
+    with (out / "leaderboard.csv").open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 4 and rows[-1]["judges_match"] == "False"
 
 
 def test_a_bad_measure_is_one_line(three):

@@ -49,7 +49,20 @@ COLUMNS = (
     "n_claims",
     "judges",
     "judges_match",
+    "share_refusal",
+    "share_soft_refusal",
+    "share_labeled_compliance",
+    "share_clean_compliance",
+    "share_other",
 )
+#: The report's outcome colours (Tol's wine, rose, cyan, indigo, pale grey; report/chart.py).
+OUTCOME_COLORS = {
+    "refusal": "#882255",
+    "soft_refusal": "#CC6677",
+    "labeled_compliance": "#88CCEE",
+    "clean_compliance": "#332288",
+    "other": "#DDDDDD",
+}
 GROUPS_NOTE = (
     "groups: compact letter display from pairwise paired claim-block bootstrap tests within a "
     "pack, Holm-adjusted over every pair; rows sharing a letter are not significantly "
@@ -64,6 +77,64 @@ def board_rows(board: pd.DataFrame) -> list[dict[str, Any]]:
         row["ci95"] = [clean(r.get("ci_lo")), clean(r.get("ci_hi"))]
         out.append({c: row[c] for c in COLUMNS})
     return out
+
+
+def signature_svg(rows: list[dict[str, Any]]) -> str:
+    """The board's signature figure: one stacked bar of the five outcome shares per row, as
+    inline SVG (no script, nothing fetched; every label escaped)."""
+    import html
+
+    left, width, bar, gap = 260, 420, 18, 6
+    height = 30 + len(rows) * (bar + gap) + 30
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 20}" height="{height}" '
+        'role="img" aria-label="compliance signature of each row">'
+    ]
+    for i, r in enumerate(rows):
+        y = 20 + i * (bar + gap)
+        label = html.escape(f"{r['model']} ({Path(r['store']).name}, {r['condition'] or '-'})")
+        parts.append(
+            f'<text x="{left - 8}" y="{y + bar - 5}" text-anchor="end" font-size="12">{label}</text>'
+        )
+        x = float(left)
+        for o, color in OUTCOME_COLORS.items():
+            share = clean(r.get(f"share_{o}")) or 0.0
+            w = share * width
+            if w > 0:
+                parts.append(
+                    f'<rect x="{x:.1f}" y="{y}" width="{w:.1f}" height="{bar}" fill="{color}">'
+                    f"<title>{html.escape(o)}: {100 * share:.1f}%</title></rect>"
+                )
+            x += w
+    y = 20 + len(rows) * (bar + gap) + 12
+    x = float(left)
+    for o, color in OUTCOME_COLORS.items():
+        parts.append(f'<rect x="{x:.0f}" y="{y - 10}" width="10" height="10" fill="{color}"/>')
+        parts.append(f'<text x="{x + 14:.0f}" y="{y}" font-size="11">{html.escape(o)}</text>')
+        x += 14 + 7.2 * len(o) + 12
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def hf_card(name: str, n_rows: int, notes: list[str]) -> str:
+    """The dataset card: a config naming the board's CSV, and what its columns mean."""
+    body = "\n".join(f"- {n}" for n in notes)
+    return (
+        "---\n"
+        "configs:\n"
+        "- config_name: leaderboard\n"
+        "  data_files:\n"
+        "  - split: train\n"
+        "    path: leaderboard.csv\n"
+        "tags:\n- deflectbench\n- leaderboard\n"
+        "---\n\n"
+        f"# DeflectBench leaderboard by {name}\n\n"
+        f"{n_rows} rows, one per model x condition x pack of the stores, written by "
+        "`deflectbench leaderboard`. Rates are fractions. `ci95` is the 95% claim-block "
+        f"bootstrap interval. {GROUPS_NOTE}. `judges_match` is false for a row judged by "
+        "other judges than the board's. `share_<outcome>` is the row's compliance signature.\n"
+        + (f"\n{body}\n" if body else "")
+    )
 
 
 def _marks(rows: list[dict[str, Any]]) -> list[str]:
@@ -135,6 +206,16 @@ def leaderboard(
         Path | None,
         typer.Option(
             "--html", metavar="FILE", help="Write a self-contained HTML page.", show_default=False
+        ),
+    ] = None,
+    hf_out: Annotated[
+        Path | None,
+        typer.Option(
+            "--hf",
+            metavar="DIR",
+            help="Write a Hugging Face dataset folder (leaderboard.csv and a card whose config "
+            "names it); nothing is uploaded: you push the folder.",
+            show_default=False,
         ),
     ] = None,
     allow_judge_change: AllowJudgeChangeOption = False,
@@ -209,6 +290,9 @@ def leaderboard(
         )  # fmt: skip
     if csv_out is not None:
         write_csv_rows(csv_out, rows, COLUMNS)
+    if hf_out is not None:
+        write_csv_rows(hf_out / "leaderboard.csv", rows, COLUMNS)
+        write_text(hf_out / "README.md", hf_card(name, len(rows), notes), "--hf card")
     if html_out is not None:
         header = ["#", "group", "model", "condition", "pack", "store", "rate", "95% CI", "n",
                   "judges"]  # fmt: skip
@@ -225,7 +309,8 @@ def leaderboard(
             f"Leaderboard by {name}",
             "deflectbench leaderboard",
             [(f"Ranked by {name}", note(GROUPS_NOTE) + html_table(header, body, numeric,
-                                                                  [bool(m) for m in _marks(rows)]))],
+                                                                  [bool(m) for m in _marks(rows)])),
+             ("Compliance signatures", signature_svg(rows))],
             notes,
         )  # fmt: skip
         write_text(html_out, page, "--html")

@@ -57,6 +57,7 @@ BOARD_COLUMNS: tuple[str, ...] = (
     "n_claims",
     "judges",
     "judges_match",
+    *(f"share_{o}" for o in OUTCOMES),
 )
 
 
@@ -107,6 +108,14 @@ def letters(different: np.ndarray) -> list[str]:
     return out
 
 
+def _signature(scored: pd.DataFrame) -> dict[str, float]:
+    """The row's compliance signature: each outcome's share (``share_<outcome>``)."""
+    if scored.empty:
+        return {f"share_{o}": float("nan") for o in OUTCOMES}
+    out = scored["outcome"].to_numpy()
+    return {f"share_{o}": float((out == o).mean()) for o in OUTCOMES}
+
+
 def _letter(k: int) -> str:
     alphabet = string.ascii_lowercase
     return alphabet[k] if k < len(alphabet) else f"{alphabet[k % 26]}{k // 26}"
@@ -124,7 +133,7 @@ def leaderboard(
 ) -> pd.DataFrame:
     """One row per side: its rate of ``measure`` with a claim-block CI, its rank within its
     pack and its letters (see the module's docstring), best first (``descending``: highest
-    rate first)."""
+    rate first), and its signature (``share_<outcome>``, for the board's figure)."""
     if kind not in ("outcome", "field") or (kind == "outcome" and measure not in OUTCOMES):
         raise ValueError(f"unknown {kind} {measure!r}")
     judge_sets = [s.judges for s in sides]
@@ -151,6 +160,7 @@ def leaderboard(
                 "n_claims": int(pd.unique(claims).size),
                 "judges": ", ".join(s.judges),
                 "judges_match": s.judges == reference,
+                **_signature(s.scored),
             }
         )
     board = pd.DataFrame(rows, columns=["index", *BOARD_COLUMNS[2:]])
