@@ -25,9 +25,14 @@ CELLS = [(c.claim_id, t.prompt_id) for c in B.claims[:3] for t in B.templates[:3
 KEPT = ("model", "claim_id", "prompt_id", "sample", "prompt", "response", "error",
         "input_tokens", "output_tokens")  # fmt: skip
 
-#: Replies: any text (controls, separators, astral characters), except the release's error
-#: prefix, which its format reads as a failed request whatever ``is_error`` says.
-replies = st.text(max_size=300).filter(lambda t: not t.startswith("ERROR:"))
+#: Replies: any text (controls, separators, astral characters), and replies that start with
+#: the release's error prefix (its format reads those as failed requests unless export marks
+#: them as answers, which it does).
+replies = st.one_of(
+    st.text(max_size=300),
+    st.sampled_from(["ERROR:", "ERROR: ", "ERROR: not a failure"]),
+    st.text(max_size=40).map(lambda t: "ERROR: " + t),
+)
 models = st.sampled_from(["openai/gpt-5.5", "anthropic/claude-x", "local/m.v2", "vllm/Qwen-7B"])
 
 
@@ -82,3 +87,31 @@ def test_what_the_gate_accepts_round_trips_through_export_and_import(fmt, recs):
             assert _rows(b) == original
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.mark.parametrize("fmt", ["release", "hf"])
+def test_a_reply_starting_with_the_error_prefix_stays_an_answer(fmt, tmp_path):
+    """A model may answer ``ERROR: ...``: export marks it (``is_answer``), import keeps it an
+    answer, never a failed request (the release's own ``ERROR:`` rows with ``is_error`` 0 are
+    still errors: tests/interop/test_interop.py)."""
+    if fmt == "hf":
+        pytest.importorskip("pyarrow")
+    claim_id, prompt_id = CELLS[0]
+    rec = GenerationRecord(
+        benchmark=B.key,
+        model="openai/gpt-5.5",
+        claim_id=claim_id,
+        prompt_id=prompt_id,
+        sample=1,
+        prompt=B.render(claim_id, prompt_id),
+        response="ERROR: I will not argue that.",
+        condition=RELEASE,
+        source="import",
+    )
+    with Store.open(tmp_path / "a.db") as a:
+        a.add_generations([gate.generation(rec)])
+        export(a, tmp_path / "out", fmt=fmt, benchmark=B)
+    with Store.open(tmp_path / "b.db") as b:
+        assert import_any(b, [tmp_path / "out"], B).ok
+        (row,) = b.generation_rows()
+    assert (row["response"], row["error"]) == ("ERROR: I will not argue that.", None)

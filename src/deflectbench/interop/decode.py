@@ -16,6 +16,7 @@ from deflectbench import gate
 from deflectbench.conditions import RELEASE
 from deflectbench.interop.fidelity import EVAL_ALWAYS, GEN_ALWAYS, remember
 from deflectbench.interop.release import (
+    ANSWER_FLAG,
     CLAIM_FIELDS,
     Catalog,
     Origin,
@@ -122,7 +123,10 @@ def decode_generation(obj: dict[str, Any], line: str, catalog: Catalog) -> Gener
     is_error = _get(obj, "is_error", int, required=False, default=0)
     if is_error not in (0, 1):
         raise RecordError(f"field 'is_error' must be 0 or 1, got {_short(is_error)}")
-    response, error = split_response(text, is_error)
+    is_answer = _get(obj, ANSWER_FLAG, int, required=False)
+    if is_answer not in (None, 0, 1) or (is_answer == 1 and is_error == 1):
+        raise RecordError(f"field {ANSWER_FLAG!r} must be 0 or 1 and not beside is_error 1")
+    response, error = split_response(text, is_error, is_answer)
     row = {
         "model": model,
         "sample": sample,

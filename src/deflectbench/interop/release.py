@@ -66,6 +66,11 @@ EVAL_KEYS: tuple[str, ...] = (
 )
 #: A failed request's ``response`` in the release: this prefix, then the error.
 ERROR_PREFIX = "ERROR: "
+#: The release reads a ``response`` starting ``ERROR:`` as a failed request whatever
+#: ``is_error`` says (its own files hold such rows with ``is_error`` 0). A model's reply may
+#: start so too: export writes this field (1) beside such a reply, and import keeps the record
+#: an answer, so the reply round-trips. No other record carries it.
+ANSWER_FLAG = "is_answer"
 
 
 class InteropError(ValueError):
@@ -208,9 +213,14 @@ def response_text(response: str | None, error: str | None) -> str | None:
     return ERROR_PREFIX + error if error is not None else response
 
 
-def split_response(text: str, is_error: Any) -> tuple[str | None, str | None]:
+def split_response(
+    text: str, is_error: Any, is_answer: Any = None
+) -> tuple[str | None, str | None]:
     """``(response, error)`` from a release ``response`` (the inverse of :func:`response_text`;
-    a flagged error without the prefix is kept whole)."""
+    a flagged error without the prefix is kept whole; ``is_answer`` 1, :data:`ANSWER_FLAG`,
+    keeps a reply that starts with the prefix an answer)."""
+    if is_answer == 1 and is_error != 1:
+        return text, None
     if is_error == 1 or text.startswith("ERROR:"):
         return None, text[len(ERROR_PREFIX) :] if text.startswith(ERROR_PREFIX) else text
     return text, None
@@ -232,6 +242,8 @@ def encode_generation(origin: Origin, row: Mapping[str, Any]) -> dict[str, Any]:
     record["output_tokens"] = row["output_tokens"]
     record["is_error"] = int(error is not None)
     record["timestamp"] = row["created_at"]
+    if error is None and record["response"] is not None and record["response"].startswith("ERROR:"):
+        record[ANSWER_FLAG] = 1  # a reply that reads like the release's error rows
     return record
 
 
