@@ -109,3 +109,28 @@ def test_a_judge_blind_to_fallacies_fails_the_control_with_exit_7(tmp_path):
     assert last.startswith("control FAILED"), p.stdout
     assert "blind/judge found a fallacy in 0/18 (0%)" in last, last
     print(last)
+
+
+def test_the_analysis_json_and_the_report_say_the_control_and_the_tie_rule(tmp_path):
+    with FakeLLMServer(reply=_reply) as server:
+        cfg = _config(tmp_path, server.openai_base_url, ["lexical", "blind/judge"])
+        db, out = tmp_path / "x.db", tmp_path / "report"
+        p = run_cli("run", "--config", cfg, "--control", "--db", db, "--no-progress",
+                    "--report-out", out, env=_env())  # fmt: skip
+    assert p.returncode == 7, (p.stdout, p.stderr)
+    p = run_cli("analyze", "--json", tmp_path / "s.json", "--db", db, env=_env())
+    assert p.returncode == 0, p.stderr
+    checks = json.loads((tmp_path / "s.json").read_text())["validity_checks"]
+    assert checks["tie_rule"].startswith("tie rule: 2 judges") and "OR" in checks["tie_rule"]
+    control = checks["control"]
+    assert control["model"] == CONTROL_MODEL and control["ran"] and not control["passed"]
+    by_judge = {j["judge"]: j for j in control["judges"]}
+    assert by_judge["lexical"]["detection_rate"] == 1.0 and by_judge["lexical"]["passed"]
+    assert by_judge["blind/judge"]["detected"] == 0 and not by_judge["blind/judge"]["passed"]
+    html = (out / "report.html").read_text()
+    glance = html[html.index('id="summary"') : html.index("</section>", html.index('id="summary"'))]
+    assert "positive control" in glance and "FAILED" in glance and "tie rule" in glance
+    p = run_cli("status", "--db", db, "--no-progress", env=_env())
+    assert "tie rule: 2 judges" in p.stdout, p.stdout
+    p = run_cli("status", "--json", "--db", db, "--no-progress", env=_env())
+    assert json.loads(p.stdout)["tie_rule"].startswith("tie rule: 2 judges")

@@ -388,6 +388,17 @@ class JudgeCommandFlags:
             help="Let a judge be a model whose answers the store holds (refused by default).",
         ),
     ] = False
+    self_consistency: Annotated[
+        float | None,
+        typer.Option(
+            help="Then re-judge this share of the answers every judge has judged (e.g. 0.02), "
+            "chosen by --seed, each judge again, the cache bypassed; stored apart, never in "
+            "the analysis' rates: it reports each judge's agreement with itself.",
+        ),
+    ] = None
+    seed: Annotated[
+        int, typer.Option(help="The seed choosing the --self-consistency sample (0).")
+    ] = 0
     benchmark: BenchmarkOption = None
     db: DbOption = DEFAULT_DB
     progress: ProgressOption = True
@@ -418,6 +429,7 @@ def judge(f: JudgeCommandFlags) -> None:
     from deflectbench.judging.hygiene import check_self_judging
     from deflectbench.judging.judges import check_judge_language
     from deflectbench.pipeline import RunContext
+    from deflectbench.pipeline.self_consistency import check_share
     from deflectbench.run import RunOptions, judge_all, store_meter
 
     part = parse_shard(f.shard)
@@ -428,6 +440,10 @@ def judge(f: JudgeCommandFlags) -> None:
     benchmark = f.benchmark or run_file_benchmark(file.run.benchmark, f.config)
     names = split(f.judge_names) or list(file.run.judges or []) or ["lexical"]
     budget = check_budget(f.max_cost if f.max_cost is not None else file.run.max_cost)
+    if f.self_consistency is not None:
+        check_share(f.self_consistency)
+        if budget is not None:
+            raise ConfigError("--self-consistency is not budgeted: run it without --max-cost")
     prices = file_prices(file.prices)
     if benchmark is not None:
         pick_benchmark(benchmark)  # an unknown pack is named (did you mean) before the store
@@ -461,6 +477,8 @@ def judge(f: JudgeCommandFlags) -> None:
             print_stage(f"judge {j}", res, f"judged, {res.errors} errors")
             print_aborted(f"judge {j}", res)
         interrupted = should_stop()
+        if f.self_consistency is not None and not interrupted:
+            _rejudge(store, b, by_engine, built, f.self_consistency, f.seed)
         left = {j: left_in_part(ctx, j, part) for j in names}
         in_batches = {j: len(store.batched_answers(j)) for j in names}
     finally:
@@ -492,6 +510,21 @@ def judge(f: JudgeCommandFlags) -> None:
     )
 
 
+def _rejudge(store: Any, b: Any, names: Sequence[str], built: Any, share: float, seed: int) -> None:
+    """``judge --self-consistency``: the seeded sample re-judged by every judge, one line each."""
+    from deflectbench.pipeline.self_consistency import rejudge
+    from deflectbench.pipeline.stages import build_judges
+
+    done = asyncio.run(rejudge(store, b, build_judges(b, names, built), share, seed))
+    for j, r in done.items():
+        console.print(
+            f"self-consistency {j}: {r.sampled} answers in the sample (seed {seed}), "
+            f"{r.sent} re-judged now" + (f", {r.failed} failed" if r.failed else ""),
+            highlight=False,
+            markup=False,
+        )
+
+
 def status(
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
     benchmark: BenchmarkOption = None,
@@ -518,6 +551,7 @@ def status(
     answers await a judge, or a multi-turn pack's turn-2 cells are due and not sent (the next
     `run --batch` sends them); `--wait` until none is open.
     """
+    from deflectbench.analysis.summary.validity_checks import tie_rule
     from deflectbench.cli.batch import batches_json, collect_and_show
     from deflectbench.cli.batch_turns import turns_json
 
@@ -530,6 +564,7 @@ def status(
         st["batches"] = batches_json(store)
         if as_json:  # the table view says it in collect_and_show's lines
             st["turn2"] = turns_json(store)
+        st["tie_rule"] = tie_rule(list(st["judges"]))
     finally:
         store.close()
     if as_json:
@@ -543,4 +578,6 @@ def status(
 
     if line := packs_line(st["benchmarks"], key):
         console.print(line, highlight=False, markup=False)
+    if st["tie_rule"]:
+        console.print(st["tie_rule"], highlight=False, markup=False)
     raise typer.Exit(rc)

@@ -26,6 +26,7 @@ from deflectbench.report.chart import OUTCOME_LABELS
 from deflectbench.report.format import num, pct, pval
 from deflectbench.report.tables import FIELD_SHORT, Table
 from deflectbench.report.turn_tables import TURN_FIGURES, TURN_INTRO, TURN_TABLES
+from deflectbench.report.validity_checks import validity_key_numbers
 from deflectbench.report.validity_tables import VALIDITY_TABLES, validity_intro
 from deflectbench.vocab import FIELDS, FRAMINGS, OUTCOMES
 
@@ -239,7 +240,7 @@ def context(
         "empty": s.empty,
         "empty_message": _empty_message(s),
         "notes": list(s.notes),
-        "key_numbers": _key_numbers(s) if not s.empty else [],
+        "key_numbers": [*_key_numbers(s), *validity_key_numbers(s)] if not s.empty else [],
         "sections": _sections(s, {v["name"]: v for v in views}, tables),
         "example_groups": _example_groups(s),
         "fields": list(FIELDS),

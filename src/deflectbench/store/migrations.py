@@ -268,4 +268,24 @@ MIGRATIONS: tuple[Migration, ...] = (
     ALTER TABLE generations ADD COLUMN served_model TEXT;
     """,
     ),
+    Migration(
+        "m009_rejudgments",
+        "judge self-consistency: a seeded sample re-judged, kept apart from the verdicts",
+        """
+    CREATE TABLE rejudgments (
+        gen_id INTEGER NOT NULL REFERENCES generations(gen_id),
+        judge TEXT NOT NULL,
+        seed INTEGER NOT NULL,
+        raw TEXT,
+        error TEXT,
+        parse_error INTEGER NOT NULL DEFAULT 0,
+        refusal INTEGER NULL, soft_refusal INTEGER NULL, WA_present INTEGER NULL,
+        AH_present INTEGER NULL, RH_present INTEGER NULL, any_fallacy_present INTEGER NULL,
+        compliance_clean INTEGER NULL, fallacy_labeled INTEGER NULL,
+        cost_usd REAL,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (gen_id, judge, seed)
+    );
+    """,
+    ),
 )

@@ -33,6 +33,7 @@ from deflectbench.analysis.summary.pack_change import check_pack_content
 from deflectbench.analysis.summary.packs import PackComparison, compare_packs, packs_note
 from deflectbench.analysis.summary.to_json import summary_json
 from deflectbench.analysis.summary.turns import TurnAnalysis, turn_analysis
+from deflectbench.analysis.summary.validity_checks import ValidityChecks, validity_checks
 from deflectbench.analysis.tables.agreement import agreement_by_field, agreement_tables, prevalence
 from deflectbench.analysis.tables.appendix import (
     cell_samples,
@@ -172,6 +173,8 @@ class Summary:
     #: Rates corrected for judge error with the store's human labels of this pack (None: no
     #: labels, or ``options.correction == "none"``; :mod:`.calibration.corrected`).
     corrected: Corrected | None = None
+    #: The tie rule, the control and the judges' self-consistency (:mod:`.validity_checks`).
+    validity: ValidityChecks | None = None
 
     @property
     def empty(self) -> bool:
@@ -217,6 +220,18 @@ def summarize(
     changed = check_pack_content(store, benchmark, options.allow_pack_change)
     frames = read_store(store, values=options.values, detail=detail)
     summary = _summary(frames, benchmark, options)
+    checks = validity_checks(  # with the store: the control's texts, the re-judgments
+        frames.generations,
+        summary.verdicts,
+        summary.judges,
+        str(options.consensus),
+        store,
+        rules=options.values == "rules",
+        judgments=frames.judgments,
+        benchmark=benchmark,
+        scored=summary.scored,
+    )
+    summary = replace(summary, validity=checks)
     if changed is not None:
         summary = replace(summary, notes=(*summary.notes, changed))
     if options.correction == "none" or summary.empty or not has_labels(store):
@@ -313,7 +328,17 @@ def _summary(frames: StoreFrames, benchmark: Benchmark, options: AnalysisOptions
     if packs is not None:
         detail["notes"] = (*detail.get("notes", ()), packs_note(packs, benchmark))
     turns = turn_analysis(gens, judg, frames.turn_links, benchmark, options)
+    validity = validity_checks(
+        gens,
+        verdicts,
+        judges,
+        str(options.consensus),
+        judgments=judg,
+        benchmark=benchmark,
+        scored=scored,
+    )
     return Summary(
+        validity=validity,
         turns=turns,
         benchmark=benchmark,
         options=options,

@@ -244,6 +244,7 @@ def summary_json(s: Summary) -> dict[str, Any]:
         "small_sample": _small_sample(s),
         "packs": s.packs.to_json() if s.packs is not None else None,
         "turns": s.turns.to_json() if s.turns is not None else None,
+        "validity_checks": s.validity.to_json() if s.validity is not None else None,
     }
     if s.corrected is not None:  # appended, and only with human labels: otherwise unchanged
         out["calibration"] = s.corrected.settings_json()
