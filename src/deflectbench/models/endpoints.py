@@ -8,13 +8,24 @@ or reset, timeout) is set aside for a while and the error is raised as usual: th
 retries it, and the retry goes to another endpoint. Which endpoint answered is not part of a
 result's identity (the same weights behind every URL is the user's promise), so cache keys and
 conditions are those of a single endpoint.
+
+Claim-sticky routing: a serving engine (vLLM, SGLang) caches prompt prefixes per replica, and
+the prompts of one claim share theirs, so every request made under :func:`routed` with one key
+(the pipeline uses the claim for a generation, the generation for a judge's verdicts) goes to
+the endpoint that key was first sent to, its owner, while that endpoint is healthy. A request
+waits for its owner when the owner is full; it goes elsewhere only when the owner is saturated
+(as many requests already wait for it as its limit) or down (then the key gets a new owner
+and stays there). A request without a key goes where there is the most room, as before.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from deflectbench.models.base import (
@@ -30,6 +41,31 @@ from deflectbench.models.base import (
 DOWN_FOR_S = 30.0
 #: Causes that say the endpoint itself is unreachable, not that the request was bad.
 _UNREACHABLE = ("connection", "timeout")
+#: Keys whose owner is remembered (least recently used forgotten first): a pack's claims and
+#: the generations being judged at once fit many times over.
+MAX_OWNERS = 4096
+#: The routing key of the requests made in this context (None: no affinity).
+_ROUTE: ContextVar[str | None] = ContextVar("deflectbench_route", default=None)
+
+
+@contextmanager
+def routed(key: str | None) -> Iterator[None]:
+    """Requests made inside go, as far as health and room allow, to one endpoint per ``key``."""
+    token = _ROUTE.set(key)
+    try:
+        yield
+    finally:
+        _ROUTE.reset(token)
+
+
+@dataclass
+class RoutingStats:
+    """What the sticky routing did: requests sent to their key's owner, sent elsewhere because
+    the owner was saturated, and keys moved because their owner was down."""
+
+    to_owner: int = 0
+    spilled: int = 0
+    moved: int = 0
 
 
 @dataclass
@@ -43,6 +79,8 @@ class Endpoint:
     failed: int = 0
     down_until: float = 0.0
     label: str = field(default="")
+    #: Requests waiting for this endpoint because it owns their key.
+    waiting: int = 0
 
 
 class MultiEndpointModel(Model):
@@ -61,6 +99,8 @@ class MultiEndpointModel(Model):
         self.extra_body = first.extra_body
         self.limits = limits
         self._room: tuple[asyncio.AbstractEventLoop, asyncio.Condition] | None = None
+        self.owners: OrderedDict[str, Endpoint] = OrderedDict()
+        self.routing = RoutingStats()
 
     def __repr__(self) -> str:
         urls = ", ".join(e.label for e in self.endpoints)
@@ -84,14 +124,51 @@ class MultiEndpointModel(Model):
         pool = up or (free if all(e.down_until > now for e in self.endpoints) else [])
         if not pool:  # the endpoints that are up are full: wait for one of them
             return None
-        return min(pool, key=lambda e: (e.in_flight / e.limit, -e.limit))
+        return min(pool, key=lambda e: ((e.in_flight + e.waiting) / e.limit, -e.limit))
+
+    def _choose(self, key: str | None, now: float) -> tuple[Endpoint | None, Endpoint | None]:
+        """(the endpoint to send to now, or None; the owner to wait for, or None)."""
+        if key is None:
+            return self._pick(now), None
+        owner = self.owners.get(key)
+        up_elsewhere = any(e.down_until <= now for e in self.endpoints)
+        if owner is not None and owner.down_until > now and up_elsewhere:
+            del self.owners[key]  # down, and another is up: the key moves
+            self.routing.moved += 1
+            owner = None
+        if owner is not None:
+            self.owners.move_to_end(key)
+            if owner.in_flight < owner.limit:
+                self.routing.to_owner += 1
+                return owner, None
+            if owner.waiting < owner.limit:
+                return None, owner
+            spill = self._pick(now)  # saturated: anywhere with room, the key staying put
+            if spill is not None:
+                self.routing.spilled += 1
+            return spill, None
+        chosen = self._pick(now)
+        if chosen is not None:
+            self.owners[key] = chosen
+            while len(self.owners) > MAX_OWNERS:
+                self.owners.popitem(last=False)
+        return chosen, None
 
     async def complete(self, messages: Sequence[Message], params: GenerationParams) -> Completion:
         room = self._condition()
+        key = _ROUTE.get()
         async with room:
-            await room.wait_for(lambda: self._pick(time.monotonic()) is not None)
-            endpoint = self._pick(time.monotonic())
-            assert endpoint is not None
+            while True:
+                endpoint, owner = self._choose(key, time.monotonic())
+                if endpoint is not None:
+                    break
+                if owner is not None:
+                    owner.waiting += 1
+                try:
+                    await room.wait()
+                finally:
+                    if owner is not None:
+                        owner.waiting -= 1
             endpoint.in_flight += 1
         try:
             completion = await endpoint.model.complete(messages, params)

@@ -25,6 +25,8 @@ from deflectbench.cost import (
 from deflectbench.engine import Failure, NotSent
 from deflectbench.models.base import Completion, GenerationParams, Message, Model
 from deflectbench.models.cache import CachedModel
+from deflectbench.models.endpoints import routed
+from deflectbench.pipeline.affinity import affinity
 from deflectbench.pipeline.results import StopCheck, store_errors_stop_the_run
 from deflectbench.store import Store
 
@@ -129,7 +131,12 @@ class Requests(Generic[T]):
             return self.cached.lookup(*self.request(item))
 
     async def call(self, item: T) -> Completion:
-        """Send the item's request, its maximum cost reserved; the reply carries its cost."""
+        """Send the item's request, its maximum cost reserved; the reply carries its cost.
+        Routed by its claim (a judge's, its generation) over a model's endpoints."""
+        with routed(affinity(item)):
+            return await self._call(item)
+
+    async def _call(self, item: T) -> Completion:
         messages, params, sample = self.request(item)
         hit = self.lookup(item)
         if hit is not None:
