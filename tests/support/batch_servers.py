@@ -63,6 +63,10 @@ class Faults:
     garble: Callable[[str], bool] | None = None
     #: The nth batch create (0-based) is made, then its response never comes.
     hang_create: Callable[[int], bool] | None = None
+    #: The nth batch create (0-based) is made, but answered with the object of the batch
+    #: created mth (the returned m; None: its own), as a provider or proxy handing out another
+    #: existing batch's id (another store's, another model's) would.
+    answer_create_with: Callable[[int], int | None] | None = None
     #: The API's limits per batch (None: none).
     max_requests: int | None = None
     max_bytes: int | None = None
@@ -416,4 +420,8 @@ class _Handler(QuietHandler):
             self.app._stopping.wait(3600)  # made, but the client never hears of it
             self.close_connection = True
             return
+        other = self.app.faults.answer_create_with
+        if other is not None and (m := other(batch.index)) is not None:
+            (first,) = [b for b in self.app.batches.values() if b.index == m]
+            obj = self._object(first, anthropic=batch.wire == "anthropic")
         self._json(200, obj)

@@ -99,6 +99,8 @@ class AnthropicBatches:
             },
             created_at=epoch(batch.created_at),
             refs=(batch.results_url,),
+            # Message batches carry no tag: the count here, the results' custom ids at collection
+            requests=c.processing + c.succeeded + c.errored + c.canceled + c.expired,
         )
 
     async def find(self, tag: str, since: float, items: int, known: set[str]) -> Remote | None:

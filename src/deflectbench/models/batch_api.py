@@ -99,6 +99,13 @@ class Remote:
     refs: tuple[str | None, ...] = ()
     #: Why a batch failed as a whole (OpenAI validation errors).
     error: str | None = None
+    #: What the provider says the batch is, to tell it is the one this store sent: the tag it
+    #: carries (OpenAI's metadata; None: the provider keeps none), its input file and endpoint
+    #: (OpenAI), how many requests it holds (None: not said).
+    tag: str | None = None
+    input_file_id: str | None = None
+    endpoint: str | None = None
+    requests: int | None = None
 
 
 @dataclass(frozen=True)
@@ -141,6 +148,48 @@ class BatchAPI(Protocol):
         ...
 
     async def cancel(self, remote_id: str) -> Remote: ...
+
+
+def not_ours(
+    remote: Remote,
+    tag: str,
+    *,
+    items: int | None = None,
+    input_file_id: str | None = None,
+    endpoint: str | None = None,
+) -> str | None:
+    """Why ``remote`` is not the batch this store sent under ``tag`` (with ``items`` requests,
+    its input file ``input_file_id``, to ``endpoint``), in a few words, or None. A provider (or
+    a proxy) answering with another batch's id, another store's or another model's, would
+    otherwise have that batch's results stored as these answers. What the provider does not
+    say is not held against it."""
+    if remote.tag is not None and remote.tag != tag:
+        return f"it carries the tag {_quoted(remote.tag)}, not this store's {tag}"
+    if input_file_id and remote.input_file_id and remote.input_file_id != input_file_id:
+        return (
+            f"its input file is {_quoted(remote.input_file_id)}, not the one this store sent "
+            f"({input_file_id})"
+        )
+    if endpoint and remote.endpoint and remote.endpoint != endpoint:
+        return f"its endpoint is {_quoted(remote.endpoint)}, not {endpoint}"
+    if items and remote.requests and remote.requests != items:
+        return f"it holds {remote.requests:,} requests, this store sent {items:,}"
+    return None
+
+
+def foreign_ids(outcomes: Sequence[Outcome], sent: set[str]) -> str | None:
+    """Why results whose custom ids are not the ones this store ``sent`` in the batch are
+    not its results (Anthropic's batches carry no tag: their results' ids tell), or None."""
+    other = sorted({o.custom_id for o in outcomes} - sent)
+    if not other:
+        return None
+    shown = ", ".join(_quoted(x) for x in other[:3]) + (" ..." if len(other) > 3 else "")
+    return f"{len(other):,} of its results have custom ids this store did not send ({shown})"
+
+
+def _quoted(text: str, limit: int = 80) -> str:
+    """Provider text in a message: quoted, bounded."""
+    return repr(text if len(text) <= limit else text[:limit] + "…")
 
 
 def epoch(value: Any) -> float:

@@ -36,6 +36,8 @@ if TYPE_CHECKING:
 
 #: The metadata key an OpenAI batch carries its store key under (found again after a crash).
 TAG_KEY = "deflectbench_batch"
+#: The endpoint every line of a batch posts to.
+ENDPOINT = "/v1/chat/completions"
 
 
 def _failure(provider: str, exc: Exception) -> ModelError:
@@ -47,6 +49,7 @@ class OpenAIBatches:
     output file, failures in the error file."""
 
     wire = "openai"
+    endpoint = ENDPOINT
 
     def __init__(self, model: OpenAICompatModel, limits: Limits = OPENAI_LIMITS) -> None:
         self.model = model
@@ -73,7 +76,7 @@ class OpenAIBatches:
             )
             batch = await self.sdk.batches.create(
                 input_file_id=file.id,
-                endpoint="/v1/chat/completions",
+                endpoint=ENDPOINT,
                 completion_window="24h",
                 metadata={TAG_KEY: tag},
             )
@@ -94,6 +97,11 @@ class OpenAIBatches:
             created_at=epoch(batch.created_at),
             refs=(batch.output_file_id, batch.error_file_id),
             error="; ".join(scrub(str(e.message)) for e in errors[:3]) or None,
+            # no metadata at all: a provider that keeps none (tag None); any other: it must be ours
+            tag=str((batch.metadata or {}).get(TAG_KEY) or "") if batch.metadata else None,
+            input_file_id=getattr(batch, "input_file_id", None),
+            endpoint=getattr(batch, "endpoint", None),
+            requests=None if counts is None else counts.total,
         )
 
     async def find(self, tag: str, since: float, items: int, known: set[str]) -> Remote | None:

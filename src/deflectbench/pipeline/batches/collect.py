@@ -20,7 +20,15 @@ from deflectbench import gate
 from deflectbench.gate import GateError
 from deflectbench.judging.judges import is_rule_based, lexical_judgment
 from deflectbench.models.base import ModelError
-from deflectbench.models.batch_api import CANCELED, SUCCEEDED, BatchAPI, Outcome, Remote
+from deflectbench.models.batch_api import (
+    CANCELED,
+    SUCCEEDED,
+    BatchAPI,
+    Outcome,
+    Remote,
+    foreign_ids,
+    not_ours,
+)
 from deflectbench.pipeline.batches.jobs import GenerationJob, Job
 from deflectbench.pipeline.batches.submit import Result, Submitter
 from deflectbench.pipeline.results import store_errors_stop_the_run
@@ -61,9 +69,21 @@ class Collector:
                 remote_id = remote.id if remote else row.remote_id
                 assert remote_id is not None  # an open batch's id is stored
                 remote = await api.retrieve(remote_id)
-                self.store.batch_progress(row.batch_key, remote.status, remote.counts)
-                if remote.ended:
+                why = "the provider answered with another id" if remote.id != remote_id else None
+                why = why or not_ours(
+                    remote,
+                    row.batch_key,
+                    items=row.items,
+                    input_file_id=row.input_file_id,
+                    endpoint=getattr(api, "endpoint", None),
+                )
+                if why is not None:  # another store's or model's batch: none of it is stored
+                    self._refuse(row, remote_id, why)
+                elif remote.ended:
+                    self.store.batch_progress(row.batch_key, remote.status, remote.counts)
                     await self._collect_one(api, row, remote)
+                else:
+                    self.store.batch_progress(row.batch_key, remote.status, remote.counts)
             if progress is not None:
                 progress(n + 1, len(rows))
         await self.resend()
@@ -105,6 +125,10 @@ class Collector:
         items = self.store.batch_items(row.batch_key, "open")
         by_id = {i.custom_id: i for i in items}
         outcomes, garbled = await api.results(remote) if any(remote.refs) else ([], 0)
+        sent = {i.custom_id for i in self.store.batch_items(row.batch_key)}
+        if (why := foreign_ids(outcomes, sent)) is not None:
+            self._refuse(row, remote.id, why)  # not the batch this store sent: nothing stored
+            return
         self.sub.load_answers(job, items)
         self.sub.summary.garbled += garbled
         price = self.sub.price(job.name)
@@ -157,6 +181,26 @@ class Collector:
                 + (f"; {garbled} unreadable result lines" if garbled else "")
                 + (f" ({remote.error})" if remote.error else "")
             )
+
+    def _refuse(self, row: BatchRow, remote_id: str, why: str) -> None:
+        """A batch the provider says is not the one this store sent (another store's tag,
+        another input file, other custom ids): none of its results is stored; each open item
+        is that item's error, sent again within the retry limit; one line says why."""
+        job = self.sub.job(row)
+        items = self.store.batch_items(row.batch_key, "open")
+        self.sub.load_answers(job, items)
+        results: list[Result] = []
+        states = [
+            self._failed(job, i, Outcome(i.custom_id, REFUSED, error=why), False, results)
+            for i in items
+        ]
+        with store_errors_stop_the_run(), self.store.transaction():
+            if results:  # given up after the retry limit: error rows, never answers
+                self.sub.store_results(job, results, cache=self.sub.cache(job))
+            self.store.batch_close(row.batch_key, states, error=f"not adopted: {why}")
+        self.sub.summary.problems.append(
+            f"{job.name} batch {remote_id}: not adopted, {why}; its {len(items)} items go again"
+        )
 
     def _failed(
         self,

@@ -22,7 +22,7 @@ from deflectbench.cost import BudgetReached, CostMeter, Price, max_input_tokens
 from deflectbench.gate import GateError
 from deflectbench.judging.judges import ModelJudge, is_rule_based
 from deflectbench.models.base import Completion, Model, ModelError
-from deflectbench.models.batch_api import BatchAPI, Limits, Lines
+from deflectbench.models.batch_api import BatchAPI, Limits, Lines, not_ours
 from deflectbench.models.cache import CachedModel
 from deflectbench.pipeline.batches.jobs import GENERATION, GenerationJob, Job, JudgmentJob
 from deflectbench.pipeline.context import RunContext
@@ -268,6 +268,22 @@ class Submitter:
             self.summary.problems.append(
                 f"batch {key}: the provider answered with the id of another batch "
                 f"({remote.id}); not adopted, its items go again"
+            )
+            return
+        why = not_ours(
+            remote,
+            key,
+            items=lines.count,
+            input_file_id=file_id,
+            endpoint=getattr(api, "endpoint", None),
+        )
+        if why is not None:  # another store's or another model's batch: never adopted
+            self.store.batch_discard(
+                key, f"the provider answered with batch id {remote.id}: {why}: not adopted"
+            )
+            self.summary.problems.append(
+                f"batch {key}: the provider answered with batch id {remote.id}, which is not "
+                f"the one this store sent ({why}); not adopted, its items go again"
             )
             return
         with store_errors_stop_the_run():
