@@ -92,6 +92,7 @@ def test_every_command_is_covered():
         "merge",
         "export",
         "validate",
+        "mutate",
         "calibrate",
         "compare",
         "leaderboard",

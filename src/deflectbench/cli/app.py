@@ -77,6 +77,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "merge": ("merge", "merge"),
     "export": ("results", "export"),
     "validate": ("validate", "validate"),
+    "mutate": ("mutate", "mutate"),
     "calibrate": ("calibrate", "calibrate"),
     "compare": ("compare", "compare"),
     "leaderboard": ("leaderboard", "leaderboard"),
