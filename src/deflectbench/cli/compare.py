@@ -94,6 +94,11 @@ def _sides_json(result: Comparison) -> list[dict[str, Any]]:
     return [{"a": dict(a.manifest), "b": dict(b.manifest)} for a, b in result.pairs]
 
 
+def _safe(text: str) -> str:
+    """Text from a store or a reply as the terminal shows it: no markup, no control codes."""
+    return escape(_terminal_text(text))
+
+
 def _manifest_table(result: Comparison) -> Table:
     t = Table(title="What was compared (as the stores record it)")
     for c in ("side", "condition", "served as", "deflectbench", "judges (verdicts)"):
@@ -115,11 +120,11 @@ def _manifest_table(result: Comparison) -> Table:
             )
             judges = ", ".join(f"{j} ({n:,})" for j, n in (m.get("judges") or {}).items())
             t.add_row(
-                escape(s.label),
-                escape(s.condition or "-"),
-                escape(served),
-                escape(", ".join(versions) or "not recorded"),
-                escape(judges or ", ".join(s.judges)),
+                _safe(s.label),
+                _safe(s.condition or "-"),
+                _safe(served),  # the ids replies reported: untrusted text
+                _safe(", ".join(versions) or "not recorded"),
+                _safe(judges or ", ".join(s.judges)),
             )
     return t
 
@@ -134,7 +139,7 @@ def _terminal(result: Comparison, baseline: bool) -> list[Any]:
     out.append(_manifest_table(result))
     for a, b in result.pairs:
         mine = t[(t.model_a == a.label) & (t.model_b == b.label)]
-        title = f"{escape(b.label)} minus {escape(a.label)} ({b_word} - {a_word}, points)"
+        title = f"{_safe(b.label)} minus {_safe(a.label)} ({b_word} - {a_word}, points)"
         overall = Table(title=f"Overall: {title}")
         for c in ("measure", a_word, b_word, "diff [95% CI]", "p (Holm)", "h"):
             overall.add_column(c, justify="left" if c == "measure" else "right")

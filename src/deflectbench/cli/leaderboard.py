@@ -137,6 +137,13 @@ def hf_card(name: str, n_rows: int, notes: list[str]) -> str:
     )
 
 
+def _safe(text: str) -> str:
+    """Stored text as the terminal shows it: no markup, no control codes."""
+    from deflectbench.escaping import terminal_safe
+
+    return escape(terminal_safe(str(text)))
+
+
 def _marks(rows: list[dict[str, Any]]) -> list[str]:
     return ["" if r["judges_match"] else "*" for r in rows]
 
@@ -153,10 +160,10 @@ def _terminal(rows: list[dict[str, Any]], title: str, others: bool) -> list[Any]
         t.add_row(
             ("-" if r["rank"] is None else str(r["rank"])) + mark,
             escape(r["group"] or ""),
-            escape(r["model"]),
-            escape(r["condition"] or "-"),
-            *((escape(r["pack"]),) if packs else ()),
-            escape(Path(r["store"]).name),
+            _safe(r["model"]),
+            _safe(r["condition"] or "-"),
+            *((_safe(r["pack"]),) if packs else ()),
+            _safe(Path(r["store"]).name),
             pct(r["rate"]),
             "-" if lo is None or hi is None else f"{100 * lo:.1f}-{100 * hi:.1f}",
             f"{r['n']:,}",
