@@ -74,7 +74,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "audit": ("audit", "audit"),
     "import": ("results", "import_"),
     "merge": ("merge", "merge"),
-    "merge": ("merge", "merge"),
+    "import-batch": ("batch_file", "import_batch"),
     "export": ("results", "export"),
     "validate": ("validate", "validate"),
     "mutate": ("mutate", "mutate"),
