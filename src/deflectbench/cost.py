@@ -60,6 +60,13 @@ def bundled_prices() -> dict[str, Price]:
     return {k: Price(**v) for k, v in raw.items() if not k.startswith("_")}
 
 
+@cache
+def prices_as_of() -> str:
+    """The month the bundled price table was taken from the providers' pages (``_as_of``)."""
+    raw = json.loads(resources.files("deflectbench.models").joinpath("prices.json").read_text())
+    return str(raw.get("_as_of", "unknown"))
+
+
 def price_for(model: str, overrides: Mapping[str, Price] | None = None) -> Price | None:
     """Exact name first (overrides, then bundled), then the longest matching wildcard."""
     tables = [dict(overrides or {}), bundled_prices()]

@@ -144,8 +144,8 @@ def test_prices_exact_override_then_wildcard_and_unknown():
         1.0, 5.0, batch_discount=0.5
     )  # the batch API costs half
     assert price_for("local/smollm2") == Price(0.0, 0.0)
-    assert price_for("openai/gpt-5.5") is None  # never silently free
-    assert price_for("openai/gpt-5.5", {"openai/gpt-5.5": Price(2, 3)}) == Price(2, 3)
+    assert price_for("openai/some-new-model") is None  # never silently free
+    assert price_for("openai/gpt-5.5", {"openai/gpt-5.5": Price(2, 3)}) == Price(2, 3)  # overridden
     assert Price(1.0, 5.0).cost(1_000_000, 200_000) == pytest.approx(2.0)
 
 

@@ -235,6 +235,12 @@ def estimate_view(
             "estimated cost: unknown: no model or judge that sends requests has a price "
             "(unpriced, not free)"
         )
+    from deflectbench.cost import prices_as_of
+
+    cost_line += (
+        f"; prices: the bundled table as of {prices_as_of()} (src/deflectbench/models/prices.json)"
+        ", and [prices] in the --config file before it"
+    )
     out: list[RenderableType] = [t, Text(cost_line)]
     if unknown:
         out.append(
