@@ -52,7 +52,7 @@ def test_the_dry_run_refuses_what_the_run_refuses_and_a_refused_run_leaves_no_st
                 "judges": ["lexical"],
                 "claims": ["L1_US_01"],
                 "max_cost": 10.0,
-            },  # fmt: skip
+            },
             "providers.mine": {"base_url": "http://127.0.0.1:9/v1"},
         },
     )
