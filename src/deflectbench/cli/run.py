@@ -252,9 +252,19 @@ def run(f: RunCommandFlags) -> None:
         batch=f.batch,
         allow_self_judging=f.allow_self_judging,
     )
+    from deflectbench.cost import CostMeter, refuse_unpriced
+
+    def refuse_what_the_run_refuses() -> None:
+        # the run's own first check (run.execute), made before the store is opened: a dry run
+        # refuses what the run would (after its table), and a refused run leaves no empty store
+        meter = CostMeter(options.max_cost_usd, options.prices)
+        refuse_unpriced(meter, [*plan.models, *plan.judges], options.allow_unpriced)
+
     if f.dry_run:
         print_estimate(f.db, b, plan, built, options)
+        refuse_what_the_run_refuses()
         return
+    refuse_what_the_run_refuses()
     if f.batch_file is not None:
         from deflectbench.cli.batch_file import print_written, write_batch_file
         from deflectbench.cli.fresh_store import store_or_nothing
