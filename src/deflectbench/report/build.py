@@ -41,6 +41,11 @@ from deflectbench.report.tables import (
     significance_tables,
 )
 from deflectbench.report.turn_tables import TURN_FIGURES, turn_chart, turn_tables
+from deflectbench.report.validity_checks import (
+    VALIDITY_CHECK_FIGURES,
+    over_refusal_chart,
+    validity_check_tables,
+)
 from deflectbench.report.validity_tables import validity_tables
 
 __all__ = ["FIGURE_NAMES", "ReportError", "ReportPaths", "build_report", "write_report_after_run"]
@@ -57,6 +62,7 @@ FIGURE_NAMES = (
     *PACK_FIGURES,
     *TURN_FIGURES,
     *CORRECTED_FIGURES,
+    *VALIDITY_CHECK_FIGURES,
 )
 #: The table builders, in the order their CSVs are written and listed.
 TABLES: tuple[Callable[[Summary], list[Table]], ...] = (
@@ -71,6 +77,7 @@ TABLES: tuple[Callable[[Summary], list[Table]], ...] = (
     pack_tables,
     turn_tables,
     corrected_report_tables,
+    validity_check_tables,
 )
 
 
@@ -105,6 +112,7 @@ def charts(s: Summary) -> list[fg.Chart]:
         language_chart(s),
         turn_chart(s),
         corrected_chart(s.models, s.corrected),
+        over_refusal_chart(s),
     ]
 
 

@@ -26,7 +26,12 @@ from deflectbench.report.chart import OUTCOME_LABELS
 from deflectbench.report.format import num, pct, pval
 from deflectbench.report.tables import FIELD_SHORT, Table
 from deflectbench.report.turn_tables import TURN_FIGURES, TURN_INTRO, TURN_TABLES
-from deflectbench.report.validity_checks import validity_key_numbers
+from deflectbench.report.validity_checks import (
+    VALIDITY_CHECK_FIGURES,
+    VALIDITY_CHECK_INTRO,
+    VALIDITY_CHECK_TABLES,
+    validity_key_numbers,
+)
 from deflectbench.report.validity_tables import VALIDITY_TABLES, validity_intro
 from deflectbench.vocab import FIELDS, FRAMINGS, OUTCOMES
 
@@ -223,6 +228,16 @@ def _sections(
         )
     if s.turns is not None:
         sections.append(section("turns", "Second turn", TURN_INTRO, TURN_FIGURES, TURN_TABLES))
+    if any(n in tables for n in VALIDITY_CHECK_TABLES):
+        sections.append(
+            section(
+                "validity_checks",
+                "Validity checks",
+                VALIDITY_CHECK_INTRO,
+                VALIDITY_CHECK_FIGURES,
+                VALIDITY_CHECK_TABLES,
+            )
+        )
     if s.empty:
         sections = [x for x in sections if x["id"] in ("counts", "packs")]
     return sections
