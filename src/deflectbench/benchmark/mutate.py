@@ -3,8 +3,8 @@
 ``deflectbench mutate PACK --kinds paraphrase,register,persona,translate,encode --seed N``
 writes one variant of every template per kind, each remembering its origin (``origin``: the
 template's ``prompt_id``; ``mutation``: the kind; ``prompt_id`` is ``<origin>__<kind>``); the
-new pack is ``based_on`` the source. (A paired analysis of each variant against its origin
-is not written yet: the ids differ, so the packs' template-by-template table does not pair them.)
+new pack is ``based_on`` the source; the analysis pairs each variant with its origin by claim
+and template (:mod:`deflectbench.analysis.summary.mutations`).
 Nothing is generated at run time and nothing is random beyond the seed: the same pack, kinds
 and seed give the same bytes. The texts are written here, by hand:
 

@@ -33,7 +33,11 @@ from deflectbench.analysis.summary.pack_change import check_pack_content
 from deflectbench.analysis.summary.packs import PackComparison, compare_packs, packs_note
 from deflectbench.analysis.summary.to_json import summary_json
 from deflectbench.analysis.summary.turns import TurnAnalysis, turn_analysis
-from deflectbench.analysis.summary.validity_checks import ValidityChecks, validity_checks
+from deflectbench.analysis.summary.validity_checks import (
+    ValidityChecks,
+    validity_checks,
+    with_store,
+)
 from deflectbench.analysis.tables.agreement import agreement_by_field, agreement_tables, prevalence
 from deflectbench.analysis.tables.appendix import (
     cell_samples,
@@ -220,16 +224,13 @@ def summarize(
     changed = check_pack_content(store, benchmark, options.allow_pack_change)
     frames = read_store(store, values=options.values, detail=detail)
     summary = _summary(frames, benchmark, options)
-    checks = validity_checks(  # with the store: the control's texts, the re-judgments
+    checks = with_store(  # the control's texts and the re-judgments: the store's
+        summary.validity,
         frames.generations,
         summary.verdicts,
         summary.judges,
-        str(options.consensus),
         store,
         rules=options.values == "rules",
-        judgments=frames.judgments,
-        benchmark=benchmark,
-        scored=summary.scored,
     )
     summary = replace(summary, validity=checks)
     if changed is not None:
@@ -336,6 +337,8 @@ def _summary(frames: StoreFrames, benchmark: Benchmark, options: AnalysisOptions
         judgments=judg,
         benchmark=benchmark,
         scored=scored,
+        n_resamples=options.n_resamples,
+        seed=options.seed,
     )
     return Summary(
         validity=validity,

@@ -15,11 +15,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pandas as pd
 
+from deflectbench.analysis.summary.mutations import mutation_effects
 from deflectbench.benchmark.control_replies import (
     CONTROL_MODEL,
     DETECTION_FLOOR,
@@ -182,6 +183,8 @@ class ValidityChecks:
     self_consistency: pd.DataFrame | None = None
     #: Over-refusal on the benign twins beside the manipulative requests' refusal.
     over_refusal: pd.DataFrame | None = None
+    #: A mutated pack's variants against their origins (:mod:`.mutations`).
+    mutations: pd.DataFrame | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -189,6 +192,7 @@ class ValidityChecks:
             "control": self.control.to_json() if self.control is not None else None,
             "self_consistency": _records(self.self_consistency),
             "over_refusal": _records(self.over_refusal),
+            "mutations": _records(self.mutations),
         }
 
 
@@ -209,6 +213,8 @@ def validity_checks(
     judgments: pd.DataFrame | None = None,
     benchmark: Benchmark | None = None,
     scored: pd.DataFrame | None = None,
+    n_resamples: int = 1000,
+    seed: int = 0,
 ) -> ValidityChecks:
     """The checks of one pack's summary. The control needs the control's texts: from ``gens``
     when it has them, else read from ``store`` (only when the control is in it)."""
@@ -220,14 +226,24 @@ def validity_checks(
     sc = None
     if store is not None and (rows := rejudgment_rows(store)):
         sc = self_consistency(verdicts, rows, rules=rules)
-    over = None
+    over = mutated = None
     if judgments is not None and benchmark is not None and scored is not None:
         over = over_refusal(gens, judgments, benchmark, scored, consensus)
+        mutated = mutation_effects(
+            gens,
+            judgments,
+            benchmark,
+            scored,
+            consensus=consensus,
+            n_resamples=n_resamples,
+            seed=seed,
+        )
     return ValidityChecks(
         tie_rule=tie_rule(judges, consensus),
         control=control,
         self_consistency=sc,
         over_refusal=over,
+        mutations=mutated,
     )
 
 
@@ -372,3 +388,24 @@ def _scored(
 def _share(values: pd.Series) -> float:
     known = values.dropna()
     return float((known == 1).mean()) if len(known) else float("nan")
+
+
+def with_store(
+    checks: ValidityChecks | None,
+    gens: pd.DataFrame,
+    verdicts: pd.DataFrame,
+    judges: Sequence[str],
+    store: Any,
+    *,
+    rules: bool = False,
+) -> ValidityChecks:
+    """``checks`` completed with what only the store holds: the control's texts (when the
+    frames have none) and the re-judgments."""
+    base = checks if checks is not None else ValidityChecks()
+    control = base.control
+    if control is None and len(gens) and (gens["model"] == CONTROL_MODEL).any():
+        texts = _control_texts(store)
+        control = control_result(verdicts, texts, judges or None) if texts is not None else None
+    rows = rejudgment_rows(store) if store is not None else []
+    sc = self_consistency(verdicts, rows, rules=rules) if rows else base.self_consistency
+    return replace(base, control=control, self_consistency=sc)
