@@ -274,6 +274,25 @@ def served_model(requested: str, served: Any) -> str | None:
     return f"requested {requested} but the reply says it was served by {served!r}"
 
 
+def served_mismatch(requested: str, served: Mapping[str, int]) -> dict[str, int]:
+    """Of ``served`` (served id -> replies, as :meth:`Store.served_models` gives), the ids that
+    are not ``requested`` (dated snapshots and provider prefixes aside), most replies first."""
+    other = {s: int(n) for s, n in served.items() if served_model(requested, s)}
+    return dict(sorted(other.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def served_line(model: str, served: Mapping[str, int], replies: int) -> str | None:
+    """One line saying how many of ``model``'s ``replies`` another model served, and which ids
+    (quoted as they are: the caller escapes for its medium), or None when every one is
+    ``model``'s."""
+    other = served_mismatch(model, served)
+    if not other:
+        return None
+    n = sum(other.values())
+    ids = ", ".join(f"{s!r} ({k:,})" for s, k in other.items())
+    return f"{model}: {n:,} of {replies:,} replies say another model served them: {ids}"
+
+
 def _same_model(requested: str, served: str) -> bool:
     """Providers name a dated snapshot of the model asked for (``gpt-4o`` ->
     ``gpt-4o-2024-08-06``) or drop the ``provider/`` prefix: the same model."""

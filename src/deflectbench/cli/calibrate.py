@@ -24,6 +24,7 @@ from deflectbench.cli.options import (
     DbOption,
     ResamplesOption,
     analysis_options,
+    fit_resamples,
     open_store,
     split,
     stored_benchmark,
@@ -344,10 +345,11 @@ def calibrate(
         raise UserError(str(exc)) from None
     if not 0 < target < 50:
         raise UserError(f"--target must be between 0 and 50 points, not {target}")
-    options = analysis_options(consensus, judge, "said", resamples, seed)
+    options = analysis_options(consensus, judge, "said", resamples, seed, fitted_later=True)
     store = open_store(db, must_exist=True)
     try:
         b = stored_benchmark(store, benchmark_name)
+        fit_resamples(resamples, b)
         names = split(annotator) or None
         unknown = sorted(set(names or ()) - set(store.annotators()))
         if unknown:

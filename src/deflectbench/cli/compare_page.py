@@ -86,7 +86,9 @@ def write_json_rows(path: Path, data: Mapping[str, Any]) -> None:
     if str(path) == "-":
         import sys
 
-        sys.stdout.write(text)
+        from deflectbench.escaping import json_line_safe
+
+        sys.stdout.write(json_line_safe(text))  # the same JSON, no character a terminal acts on
         return
     write_text(path, text, "--json")
 

@@ -2,10 +2,48 @@
 
 from __future__ import annotations
 
-from rich.console import Console
+from collections.abc import Iterable
+from typing import Any
 
-console = Console(soft_wrap=True, emoji=False)
-err = Console(stderr=True, soft_wrap=True, emoji=False)
+from rich.console import Console
+from rich.segment import Segment
+from rich.text import Text
+
+from deflectbench.escaping import json_line_safe, terminal_safe
+
+
+class SafeConsole(Console):
+    """A console that never lets printed text act on the terminal: model, judge and file text
+    (a reply, a reasoning, a model id, a path, a quoted line) reaches it through tables, plain
+    strings, ``Text`` and JSON alike, so the one rule (:func:`deflectbench.escaping.terminal_safe`)
+    is applied where text becomes a renderable (widths stay right) and again on what is written
+    (every other way in); rich's own style and cursor codes are not text and pass."""
+
+    def render_str(self, text: str, **kwargs: Any) -> Text:
+        return super().render_str(terminal_safe(text), **kwargs)
+
+    def print_json(self, json: str | None = None, *, data: Any = None, **kw: Any) -> None:
+        """Rich's JSON (valid JSON, highlighted on a terminal) with DEL, C1 controls and bidi
+        overrides as ``\\uXXXX`` escapes (the JSON encoder leaves them raw): the same value,
+        still valid JSON, which the escaping below would not keep."""
+        from rich.highlighter import JSONHighlighter
+        from rich.json import JSON
+
+        made = JSON.from_data(data, **kw) if json is None else JSON(json, **kw)
+        safe = json_line_safe(made.text.plain)
+        text = JSONHighlighter()(safe) if kw.get("highlight", True) else Text(safe)
+        text.no_wrap, text.overflow = True, None
+        self.print(text, soft_wrap=True)
+
+    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+        return super()._render_buffer(
+            seg if seg.control or not seg.text else Segment(terminal_safe(seg.text), seg.style)
+            for seg in buffer
+        )
+
+
+console = SafeConsole(soft_wrap=True, emoji=False)
+err = SafeConsole(stderr=True, soft_wrap=True, emoji=False)
 
 
 class UserError(Exception):

@@ -88,14 +88,22 @@ def split(values: list[str] | None) -> list[str]:
 
 
 def analysis_options(
-    consensus: str, judges: list[str] | None, values: str, resamples: int, seed: int
+    consensus: str,
+    judges: list[str] | None,
+    values: str,
+    resamples: int,
+    seed: int,
+    *,
+    fitted_later: bool = False,
 ) -> AnalysisOptions:
-    """The shared analysis flags (--consensus, --judge, --judge-values, --resamples, --seed)."""
+    """The shared analysis flags (--consensus, --judge, --judge-values, --resamples, --seed).
+    ``fitted_later``: the command sizes --resamples for its pack (:func:`fit_resamples`) once
+    it knows it; here only for one claim (else for the paper's 80)."""
     from deflectbench.analysis.options import AnalysisOptions
-    from deflectbench.config.plan import check_resamples, check_seed
+    from deflectbench.config.plan import RESAMPLE_CLAIMS, check_resamples, check_seed
 
     check_seed(seed)
-    check_resamples(resamples)
+    check_resamples(resamples, claims=1 if fitted_later else RESAMPLE_CLAIMS)
 
     return AnalysisOptions.of(
         consensus=consensus,
@@ -104,6 +112,14 @@ def analysis_options(
         n_resamples=resamples,
         seed=seed,
     )
+
+
+def fit_resamples(resamples: int, pack: Benchmark) -> int:
+    """``--resamples`` sized for ``pack``'s claims (the bootstrap holds resamples x claims at
+    once): refused in one line naming the largest that fits when they do not."""
+    from deflectbench.config.plan import check_resamples
+
+    return check_resamples(resamples, claims=len(pack.claims))
 
 
 def open_store(db: Path, *, must_exist: bool = False) -> Store:
@@ -134,7 +150,9 @@ def write_json(data: Any, json_out: Path | None) -> bool:
         return False
     text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     if str(json_out) == "-":
-        sys.stdout.write(text)
+        from deflectbench.escaping import json_line_safe
+
+        sys.stdout.write(json_line_safe(text))  # the same JSON, no character a terminal acts on
         return True
     try:
         json_out.write_text(text, encoding="utf-8")

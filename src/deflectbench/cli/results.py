@@ -77,7 +77,7 @@ def _options(
 
     from deflectbench.analysis.compat.quirks import check_compat
 
-    options = analysis_options(consensus, judge, values, resamples, seed)
+    options = analysis_options(consensus, judge, values, resamples, seed, fitted_later=True)
     return replace(
         options,
         compat=check_compat(compat),
@@ -151,7 +151,7 @@ def analyze(
     """
     from deflectbench.analysis.summary.build import analyze as analyze_store
     from deflectbench.analysis.summary.pack_change import check_pack_content
-    from deflectbench.cli.options import stored_benchmark
+    from deflectbench.cli.options import fit_resamples, stored_benchmark
     from deflectbench.cli.tables import render_terminal
 
     store = open_store(db, must_exist=True)
@@ -168,6 +168,7 @@ def analyze(
             allow_pack_change,
         )
         pack = stored_benchmark(store, benchmark)
+        fit_resamples(resamples, pack)
         summary = analyze_store(store, pack, options)
         changed = check_pack_content(store, pack, allow=True) if allow_pack_change else None
     finally:
@@ -249,7 +250,7 @@ def report(
 
         deflectbench report --out release-report --compat release
     """
-    from deflectbench.cli.options import stored_benchmark
+    from deflectbench.cli.options import fit_resamples, stored_benchmark
     from deflectbench.report import build_report
 
     store = open_store(db, must_exist=True)
@@ -266,6 +267,7 @@ def report(
             allow_pack_change,
         )
         b = stored_benchmark(store, benchmark)
+        fit_resamples(resamples, b)
         with err.status("building the report…"):
             paths = build_report(store, b, out, options)
     finally:

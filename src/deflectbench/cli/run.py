@@ -151,15 +151,6 @@ class RunCommandFlags:
             "(docs/scale.md).",
         ),
     ] = None
-    batch_file: Annotated[
-        Path | None,
-        typer.Option(
-            "--batch-file",
-            help="Write the pending cells as OpenAI batch JSONL to this file (one model), for "
-            "your own batch engine (vLLM's run_batch; docs/open-models.md); sends nothing. "
-            "`deflectbench import-batch` takes the results back.",
-        ),
-    ] = None
     retry_errors: Annotated[bool, typer.Option(help="Try stored error rows again.")] = False
     allow_self_judging: Annotated[
         bool,
@@ -252,26 +243,8 @@ def run(f: RunCommandFlags) -> None:
         batch=f.batch,
         allow_self_judging=f.allow_self_judging,
     )
-    from deflectbench.cost import CostMeter, refuse_unpriced
-
-    def refuse_what_the_run_refuses() -> None:
-        # the run's own first check (run.execute), made before the store is opened: a dry run
-        # refuses what the run would (after its table), and a refused run leaves no empty store
-        meter = CostMeter(options.max_cost_usd, options.prices)
-        refuse_unpriced(meter, [*plan.models, *plan.judges], options.allow_unpriced)
-
     if f.dry_run:
         print_estimate(f.db, b, plan, built, options)
-        refuse_what_the_run_refuses()
-        return
-    refuse_what_the_run_refuses()
-    if f.batch_file is not None:
-        from deflectbench.cli.batch_file import print_written, write_batch_file
-        from deflectbench.cli.fresh_store import store_or_nothing
-
-        with store_or_nothing(f.db) as store:
-            written = write_batch_file(store, b, plan, built, options, f.batch_file)
-        print_written(written, f.batch_file)
         return
     store = open_store(f.db)
     try:
@@ -581,6 +554,7 @@ def status(
     from deflectbench.analysis.summary.validity_checks import tie_rule
     from deflectbench.cli.batch import batches_json, collect_and_show
     from deflectbench.cli.batch_turns import turns_json
+    from deflectbench.cli.served import print_served, served_by
 
     rc = collect_and_show(db, config=config, wait=wait, progress=progress, table=not as_json)
     store = open_store(db, must_exist=True)
@@ -588,6 +562,7 @@ def status(
         key = pick_benchmark(benchmark).key if benchmark else None
         st = store.status(benchmark=key)
         st["benchmarks"] = store.benchmark_counts()
+        st["served_by"] = served_by(store, key)  # replies another model served
         st["batches"] = batches_json(store)
         if as_json:  # the table view says it in collect_and_show's lines
             st["turn2"] = turns_json(store)
@@ -607,4 +582,5 @@ def status(
         console.print(line, highlight=False, markup=False)
     if st["tie_rule"]:
         console.print(st["tie_rule"], highlight=False, markup=False)
+    print_served(st["served_by"])
     raise typer.Exit(rc)

@@ -12,6 +12,7 @@ from rich.markup import escape
 
 from deflectbench.cli.console import UserError, console, err
 from deflectbench.cli.options import BenchmarkOption
+from deflectbench.escaping import json_line_safe
 
 if TYPE_CHECKING:
     from deflectbench.benchmark import Benchmark
@@ -129,7 +130,8 @@ def _print_packs(as_json: bool) -> None:
     infos = pack_infos()
     if as_json:
         sys.stdout.write(
-            json.dumps([asdict(i) for i in infos], indent=2, ensure_ascii=False) + "\n"
+            json_line_safe(json.dumps([asdict(i) for i in infos], indent=2, ensure_ascii=False))
+            + "\n"
         )
         return
     console.print(packs_table(infos))
@@ -187,7 +189,7 @@ def _print_listings(b: Benchmark, chosen: list[str], as_json: bool) -> None:
     rows = {name: LISTING_ROWS[name](b) for name in chosen}
     if as_json:
         data = rows[chosen[0]] if len(chosen) == 1 else rows
-        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(json_line_safe(json.dumps(data, indent=2, ensure_ascii=False)) + "\n")
         return
     render = {
         "claims": tables.claims_table,

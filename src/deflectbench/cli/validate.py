@@ -24,6 +24,7 @@ from deflectbench.cli.options import (
     ProgressOption,
     ResamplesOption,
     analysis_options,
+    fit_resamples,
     open_store,
     split,
     stored_benchmark,
@@ -323,10 +324,11 @@ def validate(
     from deflectbench.benchmark.title import pack_title
     from deflectbench.cli.calibrate import render_validity_corrected, validity_corrected
 
-    options = analysis_options(consensus, judge, judge_values, resamples, seed)
+    options = analysis_options(consensus, judge, judge_values, resamples, seed, fitted_later=True)
     store = open_store(db, must_exist=True)
     try:
         benchmark = stored_benchmark(store, benchmark_name)
+        fit_resamples(resamples, benchmark)
         _check_annotators(split(annotator), store.annotators())
         inputs = read_validity_inputs(
             store,

@@ -72,6 +72,23 @@ class Reads:
             judges[r[0]] = {"judged": int(r[1]), "parse_errors": int(r[2]), "errors": int(r[3])}
         return {"models": models, "judges": judges, "spent_usd": self.spent_usd()}
 
+    def served_counts(self, benchmark: str | None = None) -> dict[tuple[str, str], dict[str, Any]]:
+        """(model, condition) -> {"replies": n, "served": {served id: n}}: the model ids each
+        model's stored replies say served them (``benchmark``: only that pack's rows)."""
+        only = "AND benchmark = ?" if benchmark is not None else ""
+        args: tuple[str, ...] = (benchmark,) if benchmark is not None else ()
+        out: dict[tuple[str, str], dict[str, Any]] = {}
+        for model, cond, served, n in self.conn.execute(
+            "SELECT model, condition, served_model, count(*) FROM generations "
+            f"WHERE error IS NULL {only} GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
+            args,
+        ):
+            entry = out.setdefault((model, cond), {"replies": 0, "served": {}})
+            entry["replies"] += int(n)
+            if served is not None:
+                entry["served"][str(served)] = int(n)
+        return out
+
     def benchmark_counts(self) -> dict[str, int]:
         """Generations per benchmark pack (its key), most first."""
         return {

@@ -27,7 +27,7 @@ __all__ = [
 #: Judgment columns the cost needs (every summary has the cost).
 TOKEN_COLUMNS = ("input_tokens", "output_tokens")
 #: Generation columns the example responses and the run metadata need.
-DETAIL_GEN_COLUMNS = ("response", "created_at", "source")
+DETAIL_GEN_COLUMNS = ("response", "created_at", "source", "served_model")
 #: Judgment columns the example responses and the run metadata need.
 DETAIL_JUDGMENT_COLUMNS = ("reasoning", "created_at")
 

@@ -11,6 +11,7 @@ import pandas as pd
 
 from deflectbench import __version__
 from deflectbench.benchmark import Benchmark
+from deflectbench.gate import served_line
 
 __all__ = ["RunInfo", "RunMetadata", "run_metadata"]
 
@@ -48,6 +49,27 @@ class RunMetadata:
     runs: tuple[RunInfo, ...]
     run_seeds: tuple[int, ...]
     ci_level: float
+    #: Per model whose replies say another model served them (a proxy or replica serving
+    #: another checkpoint): which model, how many replies, which served ids (raw text).
+    served_by: tuple[str, ...] = ()
+
+
+def served_lines(attempted: pd.DataFrame) -> tuple[str, ...]:
+    """:func:`deflectbench.gate.served_line` for each model of ``attempted`` (needs
+    ``served_model``; a model shown as ``model [condition]`` is compared by its own name)."""
+    if attempted.empty or "served_model" not in attempted.columns:
+        return ()
+    replies = attempted[attempted["error"].isna()] if "error" in attempted else attempted
+    out: list[str] = []
+    for shown, rows in replies.groupby("model", sort=True):
+        name = str(shown)
+        if "condition" in rows and len(rows):
+            suffix = f" [{rows['condition'].iloc[0]}]"
+            name = name.removesuffix(suffix)
+        served = rows["served_model"].dropna().astype(str).value_counts().to_dict()
+        if line := served_line(name, served, len(rows)):
+            out.append(line if name == shown else line.replace(name, str(shown), 1))
+    return tuple(out)
 
 
 def run_metadata(
@@ -108,5 +130,6 @@ def run_metadata(
         runs=tuple(infos),
         run_seeds=tuple(sorted({r.seed for r in infos if r.seed is not None})),
         ci_level=ci_level,
+        served_by=served_lines(attempted),
     )
     return meta, tuple(notes)
