@@ -295,18 +295,19 @@ def framing_tables(
 def status_tables(st: Mapping[str, Any], db: Any) -> list[RenderableType]:
     """What a results file holds, as the README says: per model and condition cells planned /
     generated / errors / no answer / missing; per judge judged / parse errors / errors; spent."""
-    t = Table(title=f"Generations in {db}")
-    t.add_column("model", overflow="fold")
-    t.add_column("condition", overflow="fold")
+    # a model name is kept whole (it is typed after -m), its condition on the line below, and
+    # no rules between columns: the table fits 80 columns with the longest API names
+    t = Table(title=f"Generations in {db}", box=None, pad_edge=False, header_style="bold underline")
+    longest = max((len(m) for m in st["models"]), default=5)
+    t.add_column("model / condition", no_wrap=True, min_width=min(longest, 40))
     for c in ("planned", "ok", "errors", "no answer", "missing"):
-        t.add_column(c, justify="right")
+        t.add_column(c, justify="right", no_wrap=True)
 
     def row(name: str, condition: str, s: Mapping[str, Any]) -> None:
         no_answer = sum((s.get("non_answers") or {}).values())
         missing = max(0, s["planned"] - s["ok"] - s["errors"] - no_answer)
         t.add_row(
-            escape(name),
-            escape(condition),
+            Text(name + "\n") + Text(condition, style="dim"),
             f"{s['planned']:,}",
             f"{s['ok']:,}",
             f"{s['errors']:,}",
@@ -321,8 +322,8 @@ def status_tables(st: Mapping[str, Any], db: Any) -> list[RenderableType]:
             continue
         for cond, c in conditions.items():
             row(m, cond, c)
-    judgments = Table(title="Judgments")
-    judgments.add_column("judge", overflow="fold")
+    judgments = Table(title="Judgments", box=None, pad_edge=False, header_style="bold underline")
+    judgments.add_column("judge", no_wrap=True)
     for c in ("judged", "parse errors", "errors"):
         judgments.add_column(c, justify="right")
     for j, s in st["judges"].items():
