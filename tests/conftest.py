@@ -1,6 +1,12 @@
 from __future__ import annotations
 
 import gc
+import os
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX: llama tests then run as they come
+    fcntl = None
 
 import pytest
 
@@ -10,6 +16,24 @@ from deflectbench.benchmark import default_benchmark
 @pytest.fixture
 def benchmark():
     return default_benchmark()
+
+
+@pytest.fixture(autouse=True)
+def _one_bundled_model_at_a_time(request, tmp_path_factory):
+    """Tests marked ``llama`` take turns across pytest-xdist workers (a lock file the workers
+    share): llama.cpp runs on every core, and two such runs at once each took twice as long,
+    past their commands' time limits on a loaded machine. Other tests run beside them."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if fcntl is None or worker is None or request.node.get_closest_marker("llama") is None:
+        yield
+        return
+    lock = tmp_path_factory.getbasetemp().parent / "bundled-model.lock"
+    with open(lock, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 @pytest.fixture(autouse=True)
