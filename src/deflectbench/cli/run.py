@@ -151,6 +151,15 @@ class RunCommandFlags:
             "(docs/scale.md).",
         ),
     ] = None
+    batch_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--batch-file",
+            help="Write the pending cells as OpenAI batch JSONL to this file (one model), for "
+            "your own batch engine (vLLM's run_batch; docs/open-models.md); sends nothing. "
+            "`deflectbench import-batch` takes the results back.",
+        ),
+    ] = None
     retry_errors: Annotated[bool, typer.Option(help="Try stored error rows again.")] = False
     allow_self_judging: Annotated[
         bool,
@@ -243,8 +252,26 @@ def run(f: RunCommandFlags) -> None:
         batch=f.batch,
         allow_self_judging=f.allow_self_judging,
     )
+    from deflectbench.cost import CostMeter, refuse_unpriced
+
+    def refuse_what_the_run_refuses() -> None:
+        # the run's own first check (run.execute), made before the store is opened: a dry run
+        # refuses what the run would (after its table), and a refused run leaves no empty store
+        meter = CostMeter(options.max_cost_usd, options.prices)
+        refuse_unpriced(meter, [*plan.models, *plan.judges], options.allow_unpriced)
+
     if f.dry_run:
         print_estimate(f.db, b, plan, built, options)
+        refuse_what_the_run_refuses()
+        return
+    refuse_what_the_run_refuses()
+    if f.batch_file is not None:
+        from deflectbench.cli.batch_file import print_written, write_batch_file
+        from deflectbench.cli.fresh_store import store_or_nothing
+
+        with store_or_nothing(f.db) as store:
+            written = write_batch_file(store, b, plan, built, options, f.batch_file)
+        print_written(written, f.batch_file)
         return
     store = open_store(f.db)
     try:
