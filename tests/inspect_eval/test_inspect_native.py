@@ -5,6 +5,8 @@ any sample when unbound, keyless or the evaluated model; its metrics are the ana
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import subprocess
 import sys
@@ -19,13 +21,14 @@ from inspect_ai import eval as inspect_eval
 
 from deflectbench.analysis import AnalysisOptions, summarize
 from deflectbench.benchmark import default_benchmark
-from deflectbench.inspect_eval import verdicts
 from deflectbench.inspect_eval.roles import TaskRefused
 from deflectbench.inspect_eval.viewer import COLUMNS
 from deflectbench.interop.inspect_logs import import_logs
+from deflectbench.judging import verdicts
 from deflectbench.store import Store
 from deflectbench.vocab import FIELDS, OUTCOMES
 from support import inspect_runs as ir
+from support.in_process import run_cli
 
 #: Enough claims for a bootstrap interval to be worth comparing (the analysis flags fewer).
 CLAIMS = [c.claim_id for c in default_benchmark().claims][:40:3]
@@ -313,7 +316,11 @@ def test_the_labels_only_rates_equal_the_analysis_with_the_same_labels(labelled)
     assert summary.corrected is not None
     cell = summary.corrected.models[ir.SUBJECT]
     assert cell.n_labels >= 10
-    values = [s.scores[HUMAN_SCORER].value for s in log.samples if HUMAN_SCORER in s.scores]
+    values = [
+        s.scores[HUMAN_SCORER].value
+        for s in log.samples
+        if HUMAN_SCORER in s.scores and s.scores[HUMAN_SCORER].metadata.get("annotators")
+    ]
     undecided = [v for v in values if v["outcome"] is None]
     assert undecided and len(values) > len(undecided)  # tied refusals leave outcomes undecided
     for o in OUTCOMES:
@@ -327,3 +334,50 @@ def test_the_labels_only_rates_equal_the_analysis_with_the_same_labels(labelled)
         ), f
     assert not any(k.startswith("alpha_") for k in metrics)  # people are not the judges
     assert log.results.scores[0].scorer == verdicts.SCORER  # the judges' scores come first
+
+
+def test_the_corrected_rates_equal_the_analysis_with_the_labels_imported(labelled, tmp_path):
+    """The log with its label file: ``deflectbench import`` it, ``annotate --import`` the same
+    labels, ``analyze``: every corrected rate (PPI++) and its interval is Inspect's metric,
+    same seed and resamples, so the same draws."""
+    from deflectbench.inspect_eval.human import HUMAN_SCORER
+
+    log, _ = labelled
+    human = next(s for s in log.results.scores if s.scorer == HUMAN_SCORER)
+    metrics = {k: m.value for k, m in human.metrics.items()}
+    export = Path(log.eval.task_args["labels"])
+    db = tmp_path / "c.db"
+    with Store.open(db) as store:
+        assert import_logs(store, [log.location]).ok
+    env = {k: v for k, v in os.environ.items() if k != "DEFLECTBENCH_DB"} | {"COLUMNS": "200"}
+    p = run_cli("annotate", "--db", str(db), "--import", str(export), env=env, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    with Store.open(db, readonly=True) as store:
+        summary = summarize(store, default_benchmark(), AnalysisOptions(n_resamples=DRAWS))
+    assert summary.corrected is not None and summary.corrected.method == "ppi++"
+    cell = summary.corrected.models[ir.SUBJECT]
+    assert metrics["corrected_n_labels"] == cell.n_labels >= 10
+    p = run_cli(
+        "analyze", "--db", str(db), "--json", "-", "--resamples", str(DRAWS), env=env, cwd=tmp_path
+    )
+    assert p.returncode == 0, p.stderr
+    said = json.loads(p.stdout)["models"][ir.SUBJECT]["corrected"]
+    defined = moved = 0
+    for kind, name, key in [
+        *(("outcome", o, o) for o in OUTCOMES),
+        *(("field", f, f"field_{f}") for f in FIELDS),
+    ]:
+        e = cell.get("corrected", kind, name)
+        got = (metrics[f"corrected_{key}_lower"], metrics[f"corrected_{key}_upper"])
+        shown = said["outcomes" if kind == "outcome" else "fields"][name]
+        if e.rate is None:
+            assert math.isnan(metrics[f"corrected_{key}"]) and shown["rate"] is None, key
+            continue
+        defined += 1
+        assert metrics[f"corrected_{key}"] == pytest.approx(e.rate, abs=1e-9), key
+        assert got == pytest.approx(e.ci95, abs=1e-9), key
+        assert metrics[f"corrected_{key}"] == pytest.approx(shown["rate"], abs=1e-6), key
+        assert got == pytest.approx(shown["ci95"], abs=1e-6), key
+        moved += abs(e.rate - cell.get("judged", kind, name).rate) > 1e-6
+    assert defined >= 8 and moved >= 1  # the labels moved some rate: the correction is at work
+    assert not any(k.startswith("corrected_") for k in _metrics(log))  # not the judges' own

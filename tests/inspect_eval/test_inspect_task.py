@@ -17,11 +17,11 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 from inspect_ai.scorer import SampleScore, Score
 
+from deflectbench.benchmark.single_turn import resolve_pack
 from deflectbench.errors import ConfigError
-from deflectbench.inspect_eval import verdicts
-from deflectbench.inspect_eval.dataset import resolve_pack
 from deflectbench.inspect_eval.metrics import rate_of
 from deflectbench.inspect_eval.task import dataset, deflectbench
+from deflectbench.judging import verdicts
 from deflectbench.judging.rubric import judge_messages
 from deflectbench.vocab import FIELDS, OUTCOMES
 from support import inspect_runs as ir

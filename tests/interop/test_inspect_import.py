@@ -19,7 +19,6 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.dataset import Sample
 
 from deflectbench.analysis import AnalysisOptions, analyze
-from deflectbench.inspect_eval import verdicts
 from deflectbench.interop import InteropError
 from deflectbench.interop.inspect_logs import (
     condition_of,
@@ -27,6 +26,7 @@ from deflectbench.interop.inspect_logs import (
     looks_like_log,
     split_paths,
 )
+from deflectbench.judging import verdicts
 from deflectbench.store import Store
 from deflectbench.vocab import OUTCOMES
 from support import inspect_runs as ir

@@ -8,8 +8,11 @@
 - :mod:`.metrics`: every outcome's and field's rate, claim-clustered intervals, agreement;
 - :mod:`.viewer`: the log viewer's sample list (the cell and the outcome);
 - :mod:`.labels` / :mod:`.human`: ``annotate --export`` labels through ``precomputed_scores``;
-- :mod:`.verdicts`: what scorer and log import share (no ``inspect_ai`` import).
+- :mod:`.corrected`: the rates corrected for judge error by those labels (PPI++, as
+  ``analyze``).
 
-Importing this package does not import ``inspect_ai``; its modules other than ``verdicts``,
-``dataset`` and ``labels`` do.
+What the scorer and the log import share lives below both: ``deflectbench.judging.verdicts``
+(the verdict vocabulary) and ``deflectbench.benchmark.single_turn`` (the ``pack`` parameter).
+Importing this package does not import ``inspect_ai``; its modules other than ``dataset`` and
+``labels`` do.
 """

@@ -1,7 +1,8 @@
 """Inspect's entry point (``[project.entry-points.inspect_ai]``): importing this module
 registers the ``deflectbench/deflectbench`` task, its scorers (the judges' and the human
-labels'), metrics and reducer."""
+labels'), metrics (the corrected rates among them) and reducer."""
 
+from deflectbench.inspect_eval.corrected import corrected
 from deflectbench.inspect_eval.human import human_labels
 from deflectbench.inspect_eval.metrics import (
     claim_ci,
@@ -20,6 +21,7 @@ from deflectbench.inspect_eval.task import deflectbench
 __all__ = [
     "claim_ci",
     "clean_compliance",
+    "corrected",
     "deflectbench",
     "field_rates",
     "human_labels",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from deflectbench.benchmark import Benchmark, BenchmarkError, resolve_benchmark
+from deflectbench.benchmark import Benchmark
 from deflectbench.errors import ConfigError, did_you_mean
 from deflectbench.vocab import FRAMINGS
 
@@ -26,22 +26,6 @@ def ids(value: Ids) -> list[str] | None:
     items = value.split(",") if isinstance(value, str) else [str(v) for v in value]
     out = [i.strip() for i in items if i.strip()]
     return out or None
-
-
-def resolve_pack(pack: str | None) -> Benchmark:
-    """The benchmark a ``pack`` parameter names, as ``--benchmark`` does: the paper's v1 by
-    default, a shipped pack by name, or a pack file by path. A multi-turn pack is refused: the
-    task asks one turn per sample."""
-    try:
-        benchmark = resolve_benchmark(pack or None)
-    except BenchmarkError as exc:  # it speaks of --benchmark; here the parameter is -T pack=
-        raise ConfigError(f"-T pack={pack}: {exc}".replace(f"--benchmark {pack!r}: ", "")) from None
-    if getattr(benchmark, "turns", 1) != 1:
-        raise ConfigError(
-            f"pack {pack!r} is multi-turn; the Inspect task runs single-turn packs only "
-            "(run it with `deflectbench run --benchmark`)"
-        )
-    return benchmark
 
 
 def _pick(kind: str, wanted: list[str] | None, known: Sequence[str]) -> list[str]:

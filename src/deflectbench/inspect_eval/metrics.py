@@ -14,6 +14,7 @@ The per-field and per-outcome rates and their intervals are Inspect's own ``aggr
 ``method="bootstrap"`` resamples whole claims and takes percentiles, the analysis' claim-block
 bootstrap (only the random draws differ); ``method="t"`` is Inspect's clustered t-interval.
 Judge agreement per field is Inspect's ``krippendorff_alpha()`` over the two judges' verdicts.
+The rates corrected by human labels are :mod:`.corrected`'s (the analysis' PPI++).
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ from inspect_ai.scorer import (
     score_reducer,
 )
 
-from deflectbench.inspect_eval import verdicts
+from deflectbench.inspect_eval.corrected import JUDGED, corrected
+from deflectbench.judging import verdicts
 from deflectbench.vocab import FIELDS, OUTCOMES
 
 #: The sample metadata key Inspect's clustered intervals resample (the analysis' block).
@@ -56,10 +58,11 @@ def outcome_counts() -> ScoreReducer:
         kept = [s for s in scores if isinstance(s.value, Mapping)]
         values = [dict(s.value) for s in kept]  # type: ignore[arg-type]
         said = [(s.metadata or {}).get("verdicts") for s in kept]
-        return Score(
-            value=verdicts.outcome_counts(values),
-            metadata={"epochs": values, "verdicts": said},
-        )
+        meta: dict[str, Any] = {"epochs": values, "verdicts": said}
+        judged = [(s.metadata or {}).get(JUDGED) for s in kept]
+        if any(j is not None for j in judged):  # the labels' scorer: the judges' verdicts too
+            meta[JUDGED] = judged
+        return Score(value=verdicts.outcome_counts(values), metadata=meta)
 
     return reduce
 
@@ -263,12 +266,14 @@ def task_metrics(
     ci_resamples: int = 1000,
 ) -> list[Metric]:
     """The task's metrics: the five outcome rates, the eight field rates, every measure's
-    claim-clustered interval and the judges' agreement per field."""
+    claim-clustered interval, the judges' agreement per field and, on the human labels'
+    scorer, the corrected rates (:mod:`.corrected`, ``ci_resamples`` bootstrap draws)."""
     return [
         *(m() for m in SIGNATURE),
         field_rates(),
         claim_ci(level=ci_level, method=ci_method, num_samples=ci_resamples),
         judge_agreement(),
+        corrected(resamples=ci_resamples),
     ]
 
 

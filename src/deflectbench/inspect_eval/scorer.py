@@ -30,12 +30,12 @@ from inspect_ai.solver import TaskState
 from inspect_ai.util import JSONSchema
 
 from deflectbench.benchmark import Benchmark
+from deflectbench.benchmark.single_turn import resolve_pack
 from deflectbench.errors import ConfigError
-from deflectbench.inspect_eval import verdicts
-from deflectbench.inspect_eval.dataset import resolve_pack
 from deflectbench.inspect_eval.metrics import SCORER_METRICS
 from deflectbench.inspect_eval.roles import JUDGE_ROLES, is_role
 from deflectbench.inspect_eval.viewer import CELL_KEYS
+from deflectbench.judging import verdicts
 from deflectbench.judging.rubric import JUDGMENT_SCHEMA, judge_messages
 from deflectbench.secrets import scrub
 from deflectbench.vocab import FIELDS, NON_ANSWERS, Consensus

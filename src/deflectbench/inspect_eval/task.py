@@ -18,14 +18,13 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import GenerateConfig
 from inspect_ai.solver import generate
 
+from deflectbench.benchmark.single_turn import resolve_pack
 from deflectbench.errors import ConfigError
-from deflectbench.inspect_eval import verdicts
 from deflectbench.inspect_eval.dataset import (
     Ids,
     cell_metadata,
     cells,
     ids,
-    resolve_pack,
     sample_id,
 )
 from deflectbench.inspect_eval.human import human_labels
@@ -33,6 +32,7 @@ from deflectbench.inspect_eval.metrics import outcome_counts, task_metrics
 from deflectbench.inspect_eval.roles import JUDGE_ROLES, check_judges, evaluated_model
 from deflectbench.inspect_eval.scorer import JUDGE_MAX_TOKENS, rubric_judges
 from deflectbench.inspect_eval.viewer import viewer_config
+from deflectbench.judging import verdicts
 
 
 def dataset(
@@ -95,7 +95,8 @@ def deflectbench(
         ci_resamples: bootstrap draws per interval.
         labels: a ``deflectbench annotate --export`` file: the evaluated model's human labels
             become a second scorer, ``human_labels`` (Inspect's ``precomputed_scores``), with
-            the same metrics (the labels-only rates).
+            the same metrics (the labels-only rates) and the rates corrected for judge error
+            (``corrected_<measure>``: PPI++ and its claim-block bootstrap, as ``analyze``).
 
     The judges are the model roles ``judge_a`` and ``judge_b`` (``--model-role
     judge_a=MODEL``), both required: unbound, keyless or the evaluated model, the task refuses

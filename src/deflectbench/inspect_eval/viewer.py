@@ -17,7 +17,7 @@ from inspect_ai.viewer import (
     ViewerConfig,
 )
 
-from deflectbench.inspect_eval import verdicts
+from deflectbench.judging import verdicts
 
 #: The cell keys each epoch's score value carries for the viewer's columns.
 CELL_KEYS = ("claim_id", "level", "framing", "fallacy")

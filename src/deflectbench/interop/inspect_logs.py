@@ -4,7 +4,7 @@ A log written by the ``deflectbench/deflectbench`` Inspect task holds, per sampl
 the rendered prompt, the model's reply and, in its score's metadata, every judge's raw reply.
 Each epoch becomes the generation it is (claim, template, sample = epoch) and each judge's
 reply a judgment, read by the same parser and rules as a native judge
-(:mod:`deflectbench.inspect_eval.verdicts`), so ``analyze`` and ``report`` treat a run made in
+(:mod:`deflectbench.judging.verdicts`), so ``analyze`` and ``report`` treat a run made in
 Inspect exactly as one made here.
 
 Identity: the model is Inspect's name (``openai-api/<service>/<model>`` becomes
@@ -30,13 +30,13 @@ from typing import TYPE_CHECKING, Any
 
 from deflectbench import gate
 from deflectbench.benchmark import Benchmark
+from deflectbench.benchmark.single_turn import resolve_pack
 from deflectbench.conditions import Settings
 from deflectbench.errors import ConfigError
 from deflectbench.gate import GateError
-from deflectbench.inspect_eval import verdicts
-from deflectbench.inspect_eval.dataset import resolve_pack
 from deflectbench.interop.importer import FileReport, ImportReport
 from deflectbench.interop.release import InteropError
+from deflectbench.judging import verdicts
 from deflectbench.records import GenerationRecord, JudgmentRecord, now_iso
 from deflectbench.secrets import scrub
 from deflectbench.store import Store

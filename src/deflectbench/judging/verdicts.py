@@ -1,10 +1,11 @@
 """What the Inspect task's scorer writes and the log import reads: one vocabulary, no Inspect.
 
-The scorer (:mod:`.scorer`) and the import (``deflectbench.interop.inspect_logs``) must agree
+The scorer (``deflectbench.inspect_eval.scorer``) and the import (``deflectbench.interop.inspect_logs``) must agree
 to the character on how a judge's reply becomes a verdict and how model names and finish
 reasons map between Inspect and the store, so both use the functions here. Nothing in this
 module imports ``inspect_ai``: the import reads logs with it, but these rules need only the
-package's own judging and vocabulary.
+package's own judging and vocabulary. It lives here, below both, because the import (floor 6)
+and the task (floor 6) may not import each other.
 """
 
 from __future__ import annotations
