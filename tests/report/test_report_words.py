@@ -63,3 +63,20 @@ def test_the_output_length_figure_has_headroom():
     chart = tokens_chart(tokens, ["a", "b"], {"a": 260.0, "b": 300.0})
     (ax,) = chart.figure.axes
     assert ax.get_ylim()[1] >= 1.1 * 400.0
+
+
+def test_long_model_names_break_after_the_provider_in_the_length_figure():
+    import pandas as pd
+
+    from deflectbench.report.figures_appendix import tokens_chart
+
+    models = ["anthropic/claude-haiku-4-5-20251001", "openai-compatible/Qwen2.5-7B-Instruct"]
+    tokens = pd.DataFrame({"model": models, "outcome": ["refusal", "refusal"],
+                           "mean_tokens": [100.0, 120.0]})  # fmt: skip
+    chart = tokens_chart(tokens, models, {})
+    (ax,) = chart.figure.axes
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    assert labels == [
+        "anthropic/\nclaude-haiku-4-5-20251001",
+        "openai-compatible/\nQwen2.5-7B-Instruct",
+    ]

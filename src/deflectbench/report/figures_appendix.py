@@ -224,7 +224,9 @@ def tokens_chart(
                 tallest = max(tallest, float(mean))
         # headroom above the tallest bar, so it never touches the legend above the axes
         ax.set_ylim(0, tallest * 1.15 if tallest > 0 else 1.0)
-        ax.set_xticks(np.arange(n), labels=present, rotation=0 if n <= 5 else 20)
+        # a long name breaks after its provider, so neighbouring labels never run together
+        names = [m.replace("/", "/\n", 1) if len(m) > 18 else m for m in present]
+        ax.set_xticks(np.arange(n), labels=names, rotation=0 if n <= 5 else 20)
         ax.set_xlim(-0.55, n - 0.35)
         ax.set_ylabel("mean output length (tokens)")
         ax.grid(axis="y", color="#DDDDDD", linewidth=0.6)
