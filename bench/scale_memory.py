@@ -38,7 +38,8 @@ def models(scale: int) -> list[str]:
 
 
 def timed(args: list[str]) -> tuple[float, float, float, int]:
-    """(wall s, CPU s, peak resident MB, exit code) of ``deflectbench ARGS`` in a child."""
+    """(wall s, CPU s, peak resident MB, exit code) of ``deflectbench ARGS`` in a child (its
+    peak includes the address space it was forked from: this process is kept small)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
     start = time.perf_counter()
     proc = subprocess.Popen(
@@ -64,7 +65,10 @@ def scale_row(scale: int, work: Path) -> None:
     release, db = folder / "release", folder / "store.db"
     if not release.exists():
         t0 = time.perf_counter()
-        write_release_fixture(release, models=models(scale))
+        # in a child: a child's peak memory (wait4) counts the address space it was forked
+        # from, so this process must stay small
+        cmd = [sys.executable, __file__, "--write-fixture", str(release), str(scale)]
+        subprocess.run(cmd, check=True)
         print(
             f"x{scale}: wrote the fixture ({len(models(scale))} models) in "
             f"{time.perf_counter() - t0:.0f} s"
@@ -87,7 +91,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scales", default="1,10", help="comma-separated multiples of the paper")
     ap.add_argument("--work", type=Path, help="where the fixtures and stores go (kept)")
+    ap.add_argument("--write-fixture", nargs=2, metavar=("FOLDER", "SCALE"), help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.write_fixture:
+        folder, scale = args.write_fixture
+        write_release_fixture(Path(folder), models=models(int(scale)))
+        return
     scales = [int(s) for s in args.scales.split(",") if s.strip()]
     work = args.work or Path(tempfile.mkdtemp(prefix="deflectbench-scale-"))
     work.mkdir(parents=True, exist_ok=True)
