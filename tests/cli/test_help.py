@@ -39,7 +39,12 @@ COMMANDS = [" ".join(words) for words, group in _TREE if not group]
 GROUPS = [" ".join(words) for words, group in _TREE if group]
 #: First examples that are too slow to run here (a report draws every figure), or that would
 #: run the local model: appended to them, this flag still checks that every option parses.
-INSTEAD = {"run": "--dry-run", "report": "--help", "view": "--help"}  # view serves until stopped
+INSTEAD = {
+    "run": "--dry-run",
+    "report": "--help",
+    "view": "--help",  # serves until stopped
+    "import-batch": "--help",  # needs a batch engine's output
+}
 
 
 def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
@@ -90,6 +95,7 @@ def test_every_command_is_covered():
         "audit",
         "import",
         "merge",
+        "import-batch",
         "export",
         "validate",
         "mutate",
