@@ -111,7 +111,8 @@ def test_run_end_to_end_then_rerun_adds_nothing(tmp_path):
     assert model["non_answers"] == {} and list(model["conditions"]) == ["temp1-max12-seed0"]
     assert st["judges"] == {"lexical": {"judged": 4, "parse_errors": 0, "errors": 0}}
     assert st["spent_usd"] == 0.0
-    p = subprocess.run(cli(*args), capture_output=True, text=True, timeout=300)
+    # The re-run adds nothing; the first run wrote the report already.
+    p = subprocess.run(cli(*args, "--no-report"), capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
     assert "local/smollm2: 0 generated, 4 already stored, 0 errors" in p.stdout
     assert "judge lexical: 0 judged" in p.stdout
@@ -125,7 +126,9 @@ def test_run_end_to_end_then_rerun_adds_nothing(tmp_path):
 
 def test_ctrl_c_stops_cleanly_and_rerun_resumes(tmp_path):
     db = tmp_path / "r.db"
+    # No report: this test is about stopping and resuming (tests/report covers the report).
     args = ["run", "--claims", "L2_US_05", "--max-tokens", "16", "--db", str(db), "--no-progress"]
+    args.append("--no-report")
     proc = subprocess.Popen(cli(*args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 120
     while count_rows(db) < 2 and time.time() < deadline:
@@ -146,6 +149,7 @@ def test_ctrl_c_stops_cleanly_and_rerun_resumes(tmp_path):
 def test_sigkill_mid_run_loses_nothing_stored(tmp_path):
     db = tmp_path / "r.db"
     args = ["run", "--claims", "L3_US_01", "--max-tokens", "16", "--db", str(db), "--no-progress"]
+    args.append("--no-report")
     proc = subprocess.Popen(cli(*args), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 120
     while count_rows(db) < 3 and time.time() < deadline:
