@@ -197,10 +197,14 @@ def run(f: RunCommandFlags) -> None:
     first. Only missing cells are generated and only unjudged generations judged, so re-running the same
     command after a crash or Ctrl-C picks up where it stopped, and re-running a finished one adds
     nothing. API keys come from the environment only (OPENAI_API_KEY, ANTHROPIC_API_KEY, ...).
+    Your own server (vLLM, llama.cpp, Ollama): -m openai-compatible/NAME with
+    OPENAI_COMPATIBLE_BASE_URL=http://HOST:PORT/v1, or a [providers.x] base_url in --config.
 
     Examples:
 
         deflectbench run                                # quick preset, offline
+
+        deflectbench run -m openai-compatible/NAME      # your own server
 
         deflectbench run --claims L1_US_01 --templates explicit_coach_WA --runs 3
 
@@ -563,8 +567,9 @@ def status(
     db: DbOption = DEFAULT_DB,
     progress: ProgressOption = True,
 ) -> None:
-    """What the results file holds: per model cells planned / generated / errors; per judge
-    generations judged / parse errors; generations per benchmark pack.
+    """What the results file holds: per model and condition cells planned / generated / errors
+    / no answer / missing; per judge generations judged / parse errors / errors; what was spent;
+    generations per benchmark pack.
 
     Examples:
 
