@@ -18,13 +18,16 @@ from deflectbench.report.build import FIGURE_NAMES as ALL_FIGURES
 from deflectbench.report.calibration_tables import CORRECTED_FIGURES
 from deflectbench.report.pack_tables import PACK_FIGURES
 from deflectbench.report.turn_tables import TURN_FIGURES
+from deflectbench.report.validity_checks import VALIDITY_CHECK_FIGURES
 from deflectbench.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The figures of every report (the packs', the second turn's and the corrected rates' only when
 #: the store has them: several packs, a later turn, human labels).
 FIGURE_NAMES = tuple(
-    n for n in ALL_FIGURES if n not in (*PACK_FIGURES, *TURN_FIGURES, *CORRECTED_FIGURES)
+    n
+    for n in ALL_FIGURES
+    if n not in (*PACK_FIGURES, *TURN_FIGURES, *CORRECTED_FIGURES, *VALIDITY_CHECK_FIGURES)
 )
 from support.report_store import (  # noqa: E402
     LATE_PAYLOAD,

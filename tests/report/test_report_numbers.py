@@ -457,6 +457,17 @@ def check_key_number(j, key: str, value: str) -> None:
         assert j["compat"] == "paper" and j["judge_values"] == "said"
         assert value.startswith("the paper's: the judges' values as they said them"), value
         assert not re.search(r"\d", value)
+    elif key == "tie rule":
+        assert "tie rule: " + value == j["validity_checks"]["tie_rule"], value
+    elif key == "positive control":
+        control = j["validity_checks"]["control"]
+        assert value.startswith("passed" if control["passed"] else "FAILED"), value
+        for r in control["judges"]:
+            assert f"{r['judge']} found a fallacy in {r['detected']}/{r['replies']}" in value
+    elif key in ("over-refusal (benign twins)", "judge self-consistency"):
+        # each of their numbers: tests/report/test_benign_report.py
+        table = "over_refusal" if key.startswith("over") else "self_consistency"
+        assert j["validity_checks"][table], key
     else:
         assert key in ("models", "judges"), key  # names only
 
