@@ -264,6 +264,17 @@ def label(rec: Any, fields: Collection[str]) -> Any:
     return rec
 
 
+def served_id(value: Any) -> str | None:
+    """The model id a reply names, when it names one a store keeps (printable, bounded), else
+    None: a missing or unfit id is no reason to refuse the reply."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return identifier(value, "served model")
+    except GateError:
+        return None
+
+
 def served_model(requested: str, served: Any) -> str | None:
     """A warning when a reply says another model served it (a proxy or replica serving another
     checkpoint), else None. The served id is kept beside the reply either way."""

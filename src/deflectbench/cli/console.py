@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol
 
+import typer
 from rich.console import Console
 from rich.segment import Segment
 from rich.text import Text
@@ -48,3 +49,31 @@ err = SafeConsole(stderr=True, soft_wrap=True, emoji=False)
 
 class UserError(Exception):
     """An error the user can fix; printed as one line."""
+
+
+#: How many refused rows a report prints before it counts the rest.
+PROBLEMS_SHOWN = 20
+
+
+class Outcome(Protocol):
+    """What an import or a merge says when it is done."""
+
+    notes: Sequence[str]
+    problems: Sequence[str]
+
+    def summary(self) -> str: ...
+
+
+def print_outcome(report: Outcome, verb: str) -> None:
+    """The summary on stdout, each note and the first problems (``VERB: problem``) on stderr;
+    exit 1 when anything was refused, so a script sees that rows were left out."""
+    console.print(report.summary(), highlight=False, markup=False)
+    for note in report.notes:
+        err.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
+    if not report.problems:
+        return
+    for problem in report.problems[:PROBLEMS_SHOWN]:
+        err.print(f"{verb}: {problem}", highlight=False, markup=False, soft_wrap=True)
+    if len(report.problems) > PROBLEMS_SHOWN:
+        err.print(f"... and {len(report.problems) - PROBLEMS_SHOWN} more problems", highlight=False)
+    raise typer.Exit(1)

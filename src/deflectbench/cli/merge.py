@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from deflectbench.cli.console import console, err
+from deflectbench.cli.console import print_outcome
 
 
 def merge(
@@ -50,13 +50,4 @@ def merge(
         raise InteropError(f"{missing[0]}: no such results file")
     with store_or_nothing(out) as store:
         report = merge_stores(store, stores)
-    console.print(report.summary(), highlight=False, markup=False)
-    for note in report.notes:
-        err.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
-    if report.problems:
-        shown = 20
-        for problem in report.problems[:shown]:
-            err.print(f"refused: {problem}", highlight=False, markup=False, soft_wrap=True)
-        if len(report.problems) > shown:
-            err.print(f"... and {len(report.problems) - shown} more problems", highlight=False)
-        raise typer.Exit(1)
+    print_outcome(report, "refused")

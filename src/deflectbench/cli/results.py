@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from deflectbench.cli.calibrate import CorrectionOption, PoolModelsOption
-from deflectbench.cli.console import UserError, console, err
+from deflectbench.cli.console import UserError, console, err, print_outcome
 from deflectbench.cli.fresh_store import store_or_nothing
 from deflectbench.cli.options import (
     DEFAULT_DB,
@@ -318,16 +318,7 @@ def import_(
     with store_or_nothing(db) as store:
         report = import_sources(store, sources, b)
     console.print(import_table(report, db))
-    console.print(report.summary(), highlight=False, markup=False)
-    for note in report.notes:
-        err.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
-    if report.problems:
-        shown = 20
-        for problem in report.problems[:shown]:
-            err.print(f"skipped: {problem}", highlight=False, markup=False, soft_wrap=True)
-        if len(report.problems) > shown:
-            err.print(f"... and {len(report.problems) - shown} more problems", highlight=False)
-        raise typer.Exit(1)
+    print_outcome(report, "skipped")
 
 
 def export(

@@ -187,13 +187,7 @@ def condition_of(log: EvalLog, benchmark: Benchmark) -> tuple[Settings, str]:
 
 def _served(sample: EvalSample) -> str | None:
     """The model id the reply names (``output.model``), when it names one a store keeps."""
-    served = getattr(sample.output, "model", None)
-    if not isinstance(served, str) or not served:
-        return None
-    try:
-        return gate.identifier(served, "served model")
-    except GateError:
-        return None
+    return gate.served_id(getattr(sample.output, "model", None))
 
 
 def _prompt(sample: EvalSample) -> str:

@@ -89,13 +89,7 @@ def served_model(completion: Completion) -> str | None:
     """The model id the reply names (``model`` in the provider's body), when it names one a
     store keeps (printable, bounded); :func:`deflectbench.gate.served_model` words a mismatch."""
     raw = completion.raw
-    served = raw.get("model") if isinstance(raw, dict) else None
-    if not isinstance(served, str) or not served:
-        return None
-    try:
-        return gate.identifier(served, "served model")
-    except GateError:
-        return None
+    return gate.served_id(raw.get("model") if isinstance(raw, dict) else None)
 
 
 def refused(completion: Completion | None, rec: Any) -> bool:
