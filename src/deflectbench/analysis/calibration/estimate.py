@@ -35,6 +35,7 @@ from deflectbench.analysis.calibration.moments import (
 )
 from deflectbench.analysis.calibration.ppi import ppi_mean_moments
 from deflectbench.analysis.calibration.rogan_gladen import rogan_gladen_moments, sens_spec
+from deflectbench.analysis.stats.arrays import columns
 
 __all__ = ["METHODS", "Estimate", "estimate_rates"]
 
@@ -53,15 +54,6 @@ class Estimate:
     method: str  # "judged", "labels", "ppi++", "rogan-gladen"
     note: str | None = None
     details: Mapping[str, float] = field(default_factory=dict)
-
-
-def _float_matrix(x: np.ndarray, name: str) -> NDArray[np.float64]:
-    arr = np.asarray(x, dtype=np.float64)
-    if arr.ndim == 1:
-        arr = arr[:, None]
-    if arr.ndim != 2:
-        raise ValueError(f"{name} must be 1-D or 2-D, got shape {arr.shape}")
-    return arr
 
 
 def _claims(x: np.ndarray, rows: int, name: str) -> NDArray[np.int64]:
@@ -92,9 +84,9 @@ def _validate(
     NDArray[np.float64],
 ]:
     """The inputs as float matrices and int codes, or a one-line ValueError naming the fault."""
-    tgt = _float_matrix(target, "target")
-    lj = _float_matrix(labelled_judged, "labelled_judged")
-    lh = _float_matrix(labelled_human, "labelled_human")
+    tgt = columns(target, "target")
+    lj = columns(labelled_judged, "labelled_judged")
+    lh = columns(labelled_human, "labelled_human")
     k = tgt.shape[1]
     if lj.shape != lh.shape:
         raise ValueError(f"labelled_judged is {lj.shape} but labelled_human {lh.shape}")

@@ -20,6 +20,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from deflectbench.analysis.calibration.draws import claim_multiplicities
+from deflectbench.analysis.stats.arrays import columns
 
 
 class PairedDiffs(NamedTuple):
@@ -33,15 +34,6 @@ class PairedDiffs(NamedTuple):
     hi: NDArray[np.float64]
     p: NDArray[np.float64]
     n_claims: NDArray[np.int64]
-
-
-def _matrix(values: ArrayLike) -> NDArray[np.float64]:
-    m = np.asarray(values, dtype=np.float64)
-    if m.ndim == 1:
-        m = m[:, None]
-    if m.ndim != 2:
-        raise ValueError(f"values must be 1-D or 2-D, got shape {m.shape}")
-    return m
 
 
 def _per_claim(
@@ -100,7 +92,7 @@ def paired_bootstrap(
     value on both sides in fewer than two claims has a difference but no interval and no
     p-value (NaN): one claim is one distinct resample.
     """
-    a, b = _matrix(values_a), _matrix(values_b)
+    a, b = columns(values_a, "values"), columns(values_b, "values")
     if a.shape[1] != b.shape[1]:
         raise ValueError(f"sides have {a.shape[1]} and {b.shape[1]} columns")
     if n_resamples < 1:

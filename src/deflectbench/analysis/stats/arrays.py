@@ -24,6 +24,16 @@ def binary(x: ArrayLike, name: str) -> NDArray[np.int64]:
     return arr.astype(np.int64)
 
 
+def columns(x: ArrayLike, name: str) -> NDArray[np.float64]:
+    """An (n_rows x k) float matrix, a 1-D array being one column, or ValueError."""
+    arr = np.asarray(x, dtype=np.float64)
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be 1-D or 2-D, got shape {arr.shape}")
+    return arr
+
+
 def pair(a: ArrayLike, b: ArrayLike) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     x, y = binary(a, "a"), binary(b, "b")
     if x.shape != y.shape:

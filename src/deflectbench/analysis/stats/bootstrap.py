@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from deflectbench.analysis.stats.arrays import factorize
+from deflectbench.analysis.stats.arrays import columns, factorize
 
 
 class BootstrapCI(NamedTuple):
@@ -60,11 +60,7 @@ def block_bootstrap_many(
     observed in fewer than two claims has a rate but no interval (NaN bounds): every resample
     of one claim is that claim, so the percentiles would be a zero-width interval.
     """
-    m = np.asarray(matrix, dtype=np.float64)
-    if m.ndim == 1:
-        m = m[:, None]
-    if m.ndim != 2:
-        raise ValueError(f"matrix must be 1-D or 2-D, got shape {m.shape}")
+    m = columns(matrix, "matrix")
     if n_resamples < 1:
         raise ValueError("n_resamples must be at least 1")
     if not 0.0 < level < 1.0:
