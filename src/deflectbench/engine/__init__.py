@@ -30,6 +30,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, TypeVar
 
 from deflectbench.engine.account import Account
+from deflectbench.engine.flow import gather_or_cancel
 from deflectbench.engine.lane import Lane, OnResult
 from deflectbench.engine.policy import (
     EngineEvent,
@@ -53,6 +54,7 @@ __all__ = [
     "Fatal",
     "Lane",
     "NotSent",
+    "gather_or_cancel",
     "run_items",
 ]
 
@@ -122,12 +124,7 @@ class Engine:
             for _ in range(acct.max_concurrency)
         ]
         try:
-            await asyncio.gather(*workers)
-        except BaseException:
-            for task in workers:
-                task.cancel()
-            await asyncio.gather(*workers, return_exceptions=True)
-            raise
+            await gather_or_cancel(workers)
         finally:
             elapsed = self.loop.time() - started
             for lane in self.lanes:

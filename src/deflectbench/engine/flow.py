@@ -5,12 +5,25 @@ from __future__ import annotations
 
 import asyncio
 import collections
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:
     from deflectbench.engine.lane import Lane
 
 T = TypeVar("T")
+
+
+async def gather_or_cancel(tasks: Sequence[asyncio.Task[Any]]) -> None:
+    """Wait for every task; when one fails (or the wait is cancelled), cancel the others and
+    wait for them too before re-raising, so no task outlives the run that started it."""
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
 
 
 class Job(Generic[T]):

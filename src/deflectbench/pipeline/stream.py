@@ -19,7 +19,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from deflectbench.engine import Engine, EnginePolicy, Lane
+from deflectbench.engine import Engine, EnginePolicy, Lane, gather_or_cancel
 from deflectbench.judging.judges import ModelJudge
 from deflectbench.models.base import GenerationParams, Message, Model
 from deflectbench.pipeline.board import Board, Row
@@ -122,12 +122,7 @@ async def run_stream(
     tasks = [asyncio.create_task(engine.run())]
     tasks += [asyncio.create_task(start()) for start in starts]
     try:
-        await asyncio.gather(*tasks)
-    except BaseException:
-        for t in tasks:
-            t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise
+        await gather_or_cancel(tasks)
     finally:
         ctx.board.ended_at = time.monotonic()
     stopping = ctx.stopped()
