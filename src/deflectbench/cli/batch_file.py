@@ -23,18 +23,19 @@ import typer
 from deflectbench.cli.console import console, err
 from deflectbench.cli.options import DEFAULT_DB, DbOption, open_store, stored_benchmark
 from deflectbench.errors import ConfigError
-from deflectbench.models.base import Model
-from deflectbench.models.file_batch import FILE_WIRE, BatchFileModel, FileBatches, read_results
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # models load numpy (through vocab): imported where used, so --help stays light
     from deflectbench.benchmark import Benchmark
     from deflectbench.config import RunPlan
+    from deflectbench.models.base import Model
+    from deflectbench.models.file_batch import BatchFileModel, FileBatches
     from deflectbench.run import RunOptions
     from deflectbench.store import Store
 
 
 def _file_model(model: Model, **where: Any) -> BatchFileModel:
     """``model`` answering through a batch file; only OpenAI-compatible models write one."""
+    from deflectbench.models.file_batch import BatchFileModel, FileBatches
     from deflectbench.models.openai_compat import OpenAICompatModel
 
     if not isinstance(model, OpenAICompatModel):
@@ -65,6 +66,7 @@ def write_batch_file(
     """The plan's pending cells (no result, in no open batch file) as OpenAI batch JSONL at
     ``out`` (replaced), each stored as submitted first; cache hits are stored, not written."""
     from deflectbench.cost import CostMeter
+    from deflectbench.models.file_batch import FILE_WIRE
     from deflectbench.pipeline import RunContext
     from deflectbench.pipeline.batches import BatchMode
     from deflectbench.pipeline.requests import generation_params
@@ -201,6 +203,7 @@ def import_batch_file(store: Store, results: Path, providers: Mapping[str, Any])
     """The engine's output into the store, through the open batch files' items."""
     from deflectbench.config import build_models
     from deflectbench.cost import CostMeter
+    from deflectbench.models.file_batch import FILE_WIRE, read_results
     from deflectbench.pipeline import RunContext
     from deflectbench.pipeline.batches import BatchMode
 
