@@ -107,6 +107,8 @@ def test_llama_server_as_subject_and_judge(llama_server, tmp_path):
             str(db),
             "--no-report",
             "--no-progress",
+            # The one model we can serve here is both subject and judge: said, not by accident.
+            "--allow-self-judging",
         ],
         capture_output=True,
         text=True,
