@@ -20,7 +20,11 @@ import pandas as pd
 
 from deflectbench.analysis.compat.quirks import QUIRKS, Quirk, ReleaseQuirks
 from deflectbench.analysis.frames.load import StoreReader, read_store
-from deflectbench.analysis.frames.scored import scored_from_frames, verdicts_from_frames
+from deflectbench.analysis.frames.scored import (
+    scored_from_frames,
+    take_counts,
+    verdicts_from_frames,
+)
 from deflectbench.analysis.summary.to_json import jsonable
 from deflectbench.analysis.tables.agreement import agreement_by_field, agreement_tables
 from deflectbench.benchmark import Benchmark
@@ -197,8 +201,7 @@ def audit_frames(
 
     def scored(quirks: ReleaseQuirks) -> pd.DataFrame:
         table = scored_from_frames(gens, judg, benchmark, judges=judges, quirks=quirks)
-        used[:] = table.attrs["counts"]["judges"]
-        table.attrs = {}  # pandas copies attrs on every operation: drop them once read
+        used[:] = take_counts(table)["judges"]
         table.attrs["agreement_n"] = _agreement_n(gens, judg, benchmark, quirks)
         return table
 

@@ -57,6 +57,7 @@ __all__ = [
     "outcome_codes",
     "scored_from_frames",
     "scored_table",
+    "take_counts",
     "verdict_table",
     "verdicts_from_frames",
 ]
@@ -251,6 +252,14 @@ def judges_of(judg: pd.DataFrame, gens: pd.DataFrame) -> list[str]:
         return []
     mine = judg[judg["gen_id"].isin(gens["gen_id"])]
     return sorted(mine["judge"].dropna().unique().tolist())
+
+
+def take_counts(table: pd.DataFrame) -> dict[str, Any]:
+    """The scored table's step counts (``.attrs["counts"]``), dropped from it: pandas
+    deep-copies attrs on every operation, so they are read once and left behind."""
+    counts: dict[str, Any] = table.attrs.get("counts", {})
+    table.attrs = {}
+    return counts
 
 
 def scored_from_frames(

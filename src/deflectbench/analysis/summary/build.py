@@ -23,6 +23,7 @@ from deflectbench.analysis.frames.scored import (
     GEN_COLUMNS,
     in_benchmark,
     scored_from_frames,
+    take_counts,
     verdicts_from_frames,
 )
 from deflectbench.analysis.options import CI_LEVEL, MIN_CI_CLAIMS, AnalysisOptions
@@ -286,8 +287,7 @@ def _summary(frames: StoreFrames, benchmark: Benchmark, options: AnalysisOptions
         judges=options.judges,
         quirks=options.quirks,
     )
-    counts = scored.attrs["counts"]
-    scored.attrs = {}  # pandas deep-copies attrs on every operation: drop them once read
+    counts = take_counts(scored)
     verdicts = verdicts_from_frames(gens, judg, benchmark, quirks=options.quirks)
     models = tuple(sorted(scored["model"].unique().tolist())) if len(scored) else ()
     judges = tuple(counts["judges"])

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from deflectbench.analysis.frames.scored import scored_from_frames
+from deflectbench.analysis.frames.scored import scored_from_frames, take_counts
 from deflectbench.analysis.options import CI_LEVEL, AnalysisOptions
 from deflectbench.analysis.tables.grouping import cohens_h
 from deflectbench.analysis.tables.rates import rates_by, rates_with_ci
@@ -265,9 +265,7 @@ def _score(
         judges=judges or options.judges,
         quirks=options.quirks,
     )
-    counts = s.attrs.get("counts", {})
-    s.attrs = {}
-    return s, counts
+    return s, take_counts(s)
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from deflectbench.analysis.compat.quirks import ReleaseQuirks
-from deflectbench.analysis.frames.scored import scored_from_frames
+from deflectbench.analysis.frames.scored import scored_from_frames, take_counts
 from deflectbench.analysis.options import CI_LEVEL, AnalysisOptions
 from deflectbench.analysis.stats.bootstrap import block_bootstrap_ci, block_bootstrap_many
 from deflectbench.analysis.tables.grouping import cluster_codes, outcome_indicators
@@ -119,8 +119,7 @@ def turn_scored(
     scored = scored_from_frames(
         later, judg, benchmark, consensus=consensus, judges=judges, quirks=quirks
     )
-    counts = scored.attrs.get("counts", {})
-    scored.attrs = {}
+    counts = take_counts(scored)
     meta = linked[["gen_id", "parent_gen_id", "followup_id", "after_outcome"]].rename(
         columns={"after_outcome": "turn1_outcome"}
     )
@@ -212,8 +211,7 @@ def turn_analysis(
         judges=options.judges,
         quirks=options.quirks,
     )
-    counts = scored.attrs.get("counts", {})
-    scored.attrs = {}
+    counts = take_counts(scored)
     kw = {"n_resamples": options.n_resamples, "seed": options.seed}
     return TurnAnalysis(
         scored=scored,
