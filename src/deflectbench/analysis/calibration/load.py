@@ -32,6 +32,7 @@ from deflectbench.analysis.frames.scored import (
     generation_frame,
     in_benchmark,
     judgment_frame,
+    scored_as,
     scored_from_frames,
 )
 from deflectbench.analysis.options import DEFAULT_VALUES, AnalysisOptions
@@ -261,14 +262,7 @@ def read_calibration_inputs(
         frames = (generation_frame(store), judgment_frame(store, values=options.values))
     gens, judg = in_benchmark(frames[0], benchmark), frames[1]
     if scored is None:
-        scored = scored_from_frames(
-            gens,
-            judg,
-            benchmark,
-            consensus=options.consensus,
-            judges=options.judges,
-            quirks=options.quirks,
-        )
+        scored = scored_as(gens, judg, benchmark, options)
     population = scored
     if _differs_from_the_sample(options):
         population = scored_from_frames(  # the table annotate draws from

@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from deflectbench.analysis.compat.quirks import ReleaseQuirks
-from deflectbench.analysis.options import DEFAULT_VALUES, check_values
+from deflectbench.analysis.options import DEFAULT_VALUES, AnalysisOptions, check_values
 from deflectbench.benchmark import Benchmark
 from deflectbench.store import Store
 from deflectbench.vocab import FIELDS, NON_ANSWERS, OUTCOMES, Consensus, outcome_decided
@@ -55,6 +55,7 @@ __all__ = [
     "judgment_frame",
     "outcome_by",
     "outcome_codes",
+    "scored_as",
     "scored_from_frames",
     "scored_table",
     "take_counts",
@@ -252,6 +253,25 @@ def judges_of(judg: pd.DataFrame, gens: pd.DataFrame) -> list[str]:
         return []
     mine = judg[judg["gen_id"].isin(gens["gen_id"])]
     return sorted(mine["judge"].dropna().unique().tolist())
+
+
+def scored_as(
+    gens: pd.DataFrame,
+    judg: pd.DataFrame,
+    benchmark: Benchmark,
+    options: AnalysisOptions,
+    judges: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """:func:`scored_from_frames` by the definition ``options`` name (consensus rule, judges,
+    the release's quirks), so every analysis scores alike; ``judges`` instead of the options'."""
+    return scored_from_frames(
+        gens,
+        judg,
+        benchmark,
+        consensus=options.consensus,
+        judges=judges or options.judges,
+        quirks=options.quirks,
+    )
 
 
 def take_counts(table: pd.DataFrame) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from deflectbench.analysis.frames.load import StoreFrames, StoreReader, read_sto
 from deflectbench.analysis.frames.scored import (
     GEN_COLUMNS,
     in_benchmark,
-    scored_from_frames,
+    scored_as,
     take_counts,
     verdicts_from_frames,
 )
@@ -279,14 +279,7 @@ def _summary(frames: StoreFrames, benchmark: Benchmark, options: AnalysisOptions
     gens, judg = frames.generations, frames.judgments
     if "input_tokens" not in judg:
         judg = judg.assign(input_tokens=0, output_tokens=0)
-    scored = scored_from_frames(
-        gens[GEN_COLUMNS] if frames.detail else gens,
-        judg,
-        benchmark,
-        consensus=options.consensus,
-        judges=options.judges,
-        quirks=options.quirks,
-    )
+    scored = scored_as(gens[GEN_COLUMNS] if frames.detail else gens, judg, benchmark, options)
     counts = take_counts(scored)
     verdicts = verdicts_from_frames(gens, judg, benchmark, quirks=options.quirks)
     models = tuple(sorted(scored["model"].unique().tolist())) if len(scored) else ()

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from deflectbench.analysis.frames.scored import scored_from_frames, take_counts
+from deflectbench.analysis.frames.scored import scored_as, take_counts
 from deflectbench.analysis.options import CI_LEVEL, AnalysisOptions
 from deflectbench.analysis.tables.grouping import cohens_h
 from deflectbench.analysis.tables.rates import rates_by, rates_with_ci
@@ -257,14 +257,7 @@ def _score(
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """``pack``'s scored table and counts: with ``judges``, else the options' judges, else the
     judges that judged the pack."""
-    s = scored_from_frames(
-        gens,
-        judg,
-        pack,
-        consensus=options.consensus,
-        judges=judges or options.judges,
-        quirks=options.quirks,
-    )
+    s = scored_as(gens, judg, pack, options, judges)
     return s, take_counts(s)
 
 

@@ -7,7 +7,7 @@ validation set should hold what people are sure of. An unset field (None) is lef
 field's comparison only, so each field has its own n. Several annotators of one generation
 are combined per field by majority; a tie leaves the field out (see
 :func:`.measures.human_reference`). The consensus is the analysis' own
-(:func:`.scored.scored_from_frames` with the options' rule, judges and values), so the numbers
+(:func:`.scored.scored_as`: the options' rule, judges and values), so the numbers
 here describe the same verdicts as ``analyze`` and the report.
 """
 
@@ -24,7 +24,7 @@ from deflectbench.analysis.frames.scored import (
     generation_frame,
     in_benchmark,
     judgment_frame,
-    scored_from_frames,
+    scored_as,
     verdicts_from_frames,
 )
 from deflectbench.analysis.options import MIN_CI_CLAIMS, AnalysisOptions
@@ -140,14 +140,7 @@ def read_validity_inputs(
     judg = judgment_frame(store, values=options.values)
     verdicts = verdicts_from_frames(gens, judg, benchmark)
     judges = tuple(sorted(verdicts["judge"].unique().tolist())) if len(verdicts) else ()
-    scored = scored_from_frames(
-        gens,
-        judg,
-        benchmark,
-        consensus=options.consensus,
-        judges=options.judges,
-        quirks=options.quirks,
-    )
+    scored = scored_as(gens, judg, benchmark, options)
     labels = _labels_of(store)
     humans, counts = human_frame(
         labels,
