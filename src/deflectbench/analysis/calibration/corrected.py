@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from deflectbench.analysis.calibration.load import MEASURES, CalibrationInputs
+from deflectbench.analysis.options import AnalysisOptions
 from deflectbench.vocab import FIELDS, FRAMINGS, OUTCOMES
 
 #: The outcomes the monitor flags (the others it cannot tell apart).
@@ -30,6 +31,7 @@ __all__ = [
     "CellRates",
     "Corrected",
     "check_correction",
+    "corrected_as",
     "corrected_rates",
     "estimate_json",
     "with_rater",
@@ -275,6 +277,18 @@ def corrected_rates(
         by_framing=by_framing,
         notes=inputs.notes,
         min_labels=min_labels,
+    )
+
+
+def corrected_as(inputs: CalibrationInputs, options: AnalysisOptions) -> Corrected | None:
+    """:func:`corrected_rates` as ``options`` ask (correction, pooling, resamples, seed), so
+    the summary and a comparison correct alike."""
+    return corrected_rates(
+        inputs,
+        correction=options.correction,
+        pool_models=options.pool_models,
+        resamples=options.n_resamples,
+        seed=options.seed,
     )
 
 

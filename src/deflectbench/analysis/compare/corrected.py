@@ -18,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-from deflectbench.analysis.calibration.corrected import corrected_rates
+from deflectbench.analysis.calibration.corrected import corrected_as
 from deflectbench.analysis.calibration.load import has_labels, read_calibration_inputs
 from deflectbench.analysis.compare.select import Side
 from deflectbench.analysis.compare.table import COLUMNS, KINDS, MEASURES
@@ -37,13 +37,7 @@ def with_corrected(store: Any, side: Side, pack: Benchmark, options: AnalysisOpt
     if options.correction == "none" or side.scored.empty or not has_labels(store):
         return side
     inputs = read_calibration_inputs(store, pack, options, scored=side.scored)
-    found = corrected_rates(
-        inputs,
-        correction=options.correction,
-        pool_models=options.pool_models,
-        resamples=options.n_resamples,
-        seed=options.seed,
-    )
+    found = corrected_as(inputs, options)
     if found is None or side.name not in found.models:
         return side
     cells: dict[str | None, Any] = {None: found.models[side.name]}

@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from deflectbench.analysis.calibration.corrected import Corrected, corrected_rates
+from deflectbench.analysis.calibration.corrected import Corrected, corrected_as
 from deflectbench.analysis.calibration.load import has_labels, read_calibration_inputs
 from deflectbench.analysis.frames.load import StoreFrames, StoreReader, read_store
 from deflectbench.analysis.frames.scored import (
@@ -245,13 +245,7 @@ def summarize(
         scored=summary.scored,
         frames=(frames.generations, frames.judgments),
     )
-    corrected = corrected_rates(
-        inputs,
-        correction=options.correction,
-        pool_models=options.pool_models,
-        resamples=options.n_resamples,
-        seed=options.seed,
-    )
+    corrected = corrected_as(inputs, options)
     return replace(summary, corrected=corrected)
 
 
