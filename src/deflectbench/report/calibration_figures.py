@@ -16,9 +16,9 @@ from deflectbench.report.chart import (
     OUTCOME_LABELS,
     STYLE,
     Chart,
+    ci_panel,
     new_figure,
     pct_label,
-    zoom,
 )
 from deflectbench.vocab import OUTCOMES
 
@@ -84,15 +84,8 @@ def corrected_chart(models: Sequence[str], c: Corrected | None) -> Chart:
                     capsize=3,
                     elinewidth=1.8,
                 )
-            ax.set_title(OUTCOME_LABELS[o], fontsize=10)
-            ax.set_ylim(n - 0.5, -0.5)
-            ax.set_yticks(y, labels=list(shown) if k == 0 else [])
             both = np.concatenate([judged[:, k].ravel(), corr[:, k].ravel()])
-            ax.set_xlim(*zoom(both))
-            ax.xaxis.set_major_locator(mpl.ticker.MaxNLocator(4))
-            ax.set_xlabel("% (95% CI)")
-            ax.grid(axis="x", color="#DDDDDD", linewidth=0.6)
-            ax.set_axisbelow(True)
+            ci_panel(ax, o, y, shown if k == 0 else [], both)
     chart.figure = fig
     chart.alt = "Judged and corrected outcome rates: " + "; ".join(
         f"{m}: "

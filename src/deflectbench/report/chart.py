@@ -42,6 +42,7 @@ __all__ = [
     "STYLE",
     "Chart",
     "bar_kw",
+    "ci_panel",
     "facet_grid",
     "label_segment",
     "model_style",
@@ -225,6 +226,22 @@ def zoom(values: np.ndarray, min_span: float = 4.0) -> tuple[float, float]:
     lo, hi = float(v.min()), float(v.max())
     pad = max(0.12 * (hi - lo), min_span / 2 - (hi - lo) / 2, 0.5)
     return max(0.0, lo - pad), min(100.0, hi + pad)
+
+
+def ci_panel(
+    ax: Any, outcome: str, y: np.ndarray, labels: Sequence[str], values: np.ndarray
+) -> None:
+    """Dress one outcome's panel of rates with 95% CIs, row ``y[i]`` from the top: its title,
+    the rows' ``labels`` (empty on the panels beside the first), the percent axis zoomed to
+    ``values`` and a light vertical grid behind the points."""
+    ax.set_title(OUTCOME_LABELS[outcome], fontsize=10)
+    ax.set_ylim(len(y) - 0.5, -0.5)
+    ax.set_yticks(y, labels=list(labels))
+    ax.set_xlim(*zoom(values))
+    ax.xaxis.set_major_locator(mpl.ticker.MaxNLocator(4))
+    ax.set_xlabel("% (95% CI)")
+    ax.grid(axis="x", color="#DDDDDD", linewidth=0.6)
+    ax.set_axisbelow(True)
 
 
 def save_chart(chart: Chart, out_dir: Path, formats: Sequence[str] = FORMATS) -> dict[str, Path]:

@@ -29,6 +29,7 @@ from deflectbench.report.chart import (
     STYLE,
     Chart,
     bar_kw,
+    ci_panel,
     facet_grid,
     label_segment,
     model_style,
@@ -37,7 +38,6 @@ from deflectbench.report.chart import (
     pct_label,
     save_chart,
     text_color,
-    zoom,
 )
 from deflectbench.report.figures_appendix import claims_chart, sample_counts_chart, tokens_chart
 from deflectbench.vocab import OUTCOMES
@@ -131,14 +131,7 @@ def signature_chart(
                 elinewidth=1.6,
                 capthick=1.3,
             )
-            axk.set_title(OUTCOME_LABELS[o], fontsize=10)
-            axk.set_ylim(n - 0.5, -0.5)
-            axk.set_yticks(y, labels=list(models) if k == 0 else [])
-            axk.set_xlim(*zoom(np.concatenate([l_, r, h_])))
-            axk.xaxis.set_major_locator(mpl.ticker.MaxNLocator(4))
-            axk.set_xlabel("% (95% CI)")
-            axk.grid(axis="x", color="#DDDDDD", linewidth=0.6)
-            axk.set_axisbelow(True)
+            ci_panel(axk, o, y, models if k == 0 else [], np.concatenate([l_, r, h_]))
     chart.figure = fig
     chart.alt = "Compliance signatures: " + "; ".join(
         f"{m}: "
