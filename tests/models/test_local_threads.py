@@ -44,3 +44,22 @@ def test_the_progress_line_shows_tokens_per_second():
     line = log_line(board)
     assert "local/smollm2 3/10 18/min 60 tok/s ETA" in line, line
     print(line)
+
+
+def test_the_default_takes_every_core_when_idle_and_half_when_busy(monkeypatch) -> None:
+    import os
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.1, 0.1, 0.1))
+    assert default_threads() == 2
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.7, 1.0, 0.5))
+    assert default_threads() == 1
+
+    def unknown():
+        raise OSError("no load average here")
+
+    monkeypatch.setattr(os, "getloadavg", unknown)
+    assert default_threads() == 1  # unknown load counts as busy
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(16)), raising=False)
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    assert default_threads() == 4  # a 135M model gains little beyond 4

@@ -157,12 +157,18 @@ THREADS_ENV = "DEFLECTBENCH_THREADS"
 
 
 def default_threads() -> int:
-    """Half the cores this process may use, at most 4 (at least 1). llama.cpp's threads spin
-    while they wait for each other, so one per core collapses when other work shares the
-    cores (3 tokens/s instead of 60 on a busy 2-core machine); half of them degrade gracefully,
-    and a 135M model gains little beyond 4."""
+    """Every core this process may use when the machine is idle, half of them when it is busy
+    (at most 4, at least 1). llama.cpp's threads spin while they wait for each other, so one
+    per core collapses when other work shares the cores (3 tokens/s instead of 60 on a busy
+    2-core machine); half of them degrade gracefully, and a 135M model gains little beyond 4.
+    Busy: the 1-minute load average is at least half a core (unknown counts as busy)."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return max(1, min(4, (cores or 1) // 2))
+    cores = cores or 1
+    try:
+        busy = os.getloadavg()[0] >= 0.5
+    except (AttributeError, OSError):
+        busy = True
+    return max(1, min(4, cores // 2 if busy else cores))
 
 
 def threads_for(name: str, config: object, env: Mapping[str, str]) -> int:
