@@ -34,7 +34,7 @@ from streaming_run import TWO, Server, ServerProcess, lognormal_median, sections
 
 from deflectbench.benchmark import default_benchmark  # noqa: E402
 from deflectbench.config import build_models, resolve_plan  # noqa: E402
-from deflectbench.run import RunOptions, execute  # noqa: E402
+from deflectbench.execute import RunOptions, execute  # noqa: E402
 from deflectbench.store import Store  # noqa: E402
 
 

@@ -47,7 +47,7 @@ from deflectbench.pipeline import (  # noqa: E402
     judge_with_model,
     pending_for_judge,
 )
-from deflectbench.run import RunOptions, execute  # noqa: E402
+from deflectbench.execute import RunOptions, execute  # noqa: E402
 from deflectbench.store import Store  # noqa: E402
 from support.fakes import VERDICT, is_judge_request  # noqa: E402
 from support.servers import FakeLLMServer, RecordedRequest  # noqa: E402

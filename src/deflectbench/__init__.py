@@ -2,29 +2,46 @@
 refuse, hedge, label or comply?
 
 The public Python API is re-exported here, loaded on first use so the CLI starts fast
-(``__version__`` too):
-``load_benchmark``, ``default_benchmark``, ``resolve_benchmark`` (a pack by name or file),
-``Store``, ``get_model``, ``analyze``,
-``scored_table``, ``import_paths``, ``export``, ``build_report``, ``compare`` and
-``leaderboard`` (results side by side, as DataFrames).
+(``__version__`` too): one function per command (``run``, ``run_async``, ``judge``,
+``status``, ``analyze``, ``report``, ``audit``, ``import_``, ``export``, ``merge``, ``spec``,
+``validate``, ``calibrate``, ``compare``, ``leaderboard``), each returning a typed result whose
+``to_json()`` is the command's ``--json``; ``RunConfig``, the one configuration of a run; and the
+parts (``load_benchmark``, ``default_benchmark``, ``resolve_benchmark``, ``Store``,
+``get_model``, ``scored_table``, ``import_paths``, ``build_report``). docs/python-api.md walks
+through them.
 """
 
 from importlib import import_module
 from typing import Any
 
 _EXPORTS = {
+    # the commands, one typed result each (deflectbench.api)
+    "run": "deflectbench.api.run",
+    "run_async": "deflectbench.api.run",
+    "judge": "deflectbench.api.run",
+    "status": "deflectbench.api.run",
+    "analyze": "deflectbench.api.results",
+    "report": "deflectbench.api.results",
+    "audit": "deflectbench.api.results",
+    "import_": "deflectbench.api.results",
+    "export": "deflectbench.api.results",
+    "merge": "deflectbench.api.results",
+    "spec": "deflectbench.api.results",
+    "validate": "deflectbench.api.labels",
+    "calibrate": "deflectbench.api.labels",
+    "compare": "deflectbench.api.compare",
+    "leaderboard": "deflectbench.api.compare",
+    # the one configuration of a run
+    "RunConfig": "deflectbench.config",
+    # the parts, for those who build their own pipeline
     "load_benchmark": "deflectbench.benchmark",
     "default_benchmark": "deflectbench.benchmark",
     "resolve_benchmark": "deflectbench.benchmark",
     "Store": "deflectbench.store",
     "get_model": "deflectbench.models.registry",
-    "analyze": "deflectbench.analysis",
     "scored_table": "deflectbench.analysis",
     "import_paths": "deflectbench.interop",
-    "export": "deflectbench.interop",
-    "build_report": "deflectbench.report",
-    "compare": "deflectbench.analysis.compare.api",
-    "leaderboard": "deflectbench.analysis.compare.api",
+    "build_report": "deflectbench.views.report",
 }
 
 __all__ = ["__version__", *_EXPORTS]

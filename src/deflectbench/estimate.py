@@ -3,7 +3,7 @@ anything is sent (and without writing to the store).
 
 JUDGE_OUTPUT_TOKENS (a judge's JSON verdict) and TYPICAL_OUTPUT_TOKENS (a generation when the
 store has none of the model's yet) are the pipeline's, which paces by them too; the condition
-a model would run under is found as :func:`deflectbench.run.execute` registers it.
+a model would run under is found as :func:`deflectbench.execute.execute` registers it.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def planned_condition(store: Store, model: str, settings: Settings, label: str |
 
 
 class DryRunOptions(Protocol):
-    """What a dry run reads of a run's options (:class:`deflectbench.run.RunOptions` has it)."""
+    """What a dry run reads of a run's options (:class:`deflectbench.execute.RunOptions` has it)."""
 
     @property
     def retry_errors(self) -> bool: ...

@@ -11,7 +11,7 @@ import pytest
 
 from deflectbench.analysis import AnalysisOptions, analyze, scored_table, verdict_table
 from deflectbench.judging.rubric import parse_reply
-from deflectbench.report import build_report
+from deflectbench.views.report import build_report
 from deflectbench.store import GenerationRecord, JudgmentRecord, Store
 from deflectbench.vocab import ConsensusError
 

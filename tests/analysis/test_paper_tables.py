@@ -14,7 +14,7 @@ import pytest
 from rich.console import Console
 
 from deflectbench.analysis import AnalysisOptions, analyze
-from deflectbench.cli.tables import render_terminal
+from deflectbench.views.terminal.tables import render_terminal
 from deflectbench.interop import import_paths
 from deflectbench.store import Store
 from support.fixtures import write_release_fixture

@@ -21,7 +21,7 @@ from deflectbench.analysis import (
     scored_table,
     verdict_table,
 )
-from deflectbench.cli.tables import render_terminal
+from deflectbench.views.terminal.tables import render_terminal
 from deflectbench.interop import export, import_paths
 from deflectbench.pipeline import RunContext, generate, judge_lexical, pending_for_judge
 from deflectbench.store import GenerationRecord, JudgmentRecord, Store

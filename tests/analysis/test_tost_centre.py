@@ -10,7 +10,7 @@ from rich.console import Console
 
 from deflectbench.analysis.stats.hypothesis import tost_two_proportions
 from deflectbench.analysis.tables.significance import level_tost
-from deflectbench.cli.tables import _tost_interval
+from deflectbench.views.terminal.tables import _tost_interval
 
 
 def _scored(rates: dict[int, tuple[int, int]]) -> pd.DataFrame:
@@ -41,7 +41,7 @@ def test_the_interval_is_centred_on_the_adjusted_difference():
 
 
 def test_the_report_shows_the_interval_and_its_centre():
-    from deflectbench.report.tables import _tost_ci
+    from deflectbench.views.report.tables import _tost_ci
 
     r = level_tost(_scored({1: (2, 20), 2: (3, 20)})).iloc[0].to_dict()
     assert _tost_ci(r) == (

@@ -359,7 +359,7 @@ def test_validate_prints_tables_and_refuses_an_unknown_annotator(labeled):
 
 
 def test_without_labels_validate_and_the_report_say_so_plainly(tmp_path, benchmark):
-    from deflectbench.report import build_report
+    from deflectbench.views.report import build_report
     from support.fixtures import write_release_fixture
 
     write_release_fixture(tmp_path / "release", models=("gpt-5.5",), claims=CLAIMS[:2], runs=1)
@@ -377,7 +377,7 @@ def test_without_labels_validate_and_the_report_say_so_plainly(tmp_path, benchma
 
 
 def test_the_report_section_shows_the_validate_numbers(labeled, benchmark, tmp_path):
-    from deflectbench.report import build_report
+    from deflectbench.views.report import build_report
 
     with Store.open(labeled / "deflectbench.db", readonly=True) as store:
         options = AnalysisOptions(n_resamples=100)

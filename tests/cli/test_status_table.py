@@ -8,7 +8,7 @@ import os
 from rich.console import Console
 
 from deflectbench.benchmark import default_benchmark
-from deflectbench.cli.tables import status_tables
+from deflectbench.views.terminal.run_tables import status_tables
 from support.in_process import run_cli
 from support.report_store import make_store
 

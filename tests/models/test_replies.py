@@ -16,7 +16,7 @@ import pytest
 from deflectbench.models.base import GenerationParams, Message
 from deflectbench.models.cache import CachedModel, request_key
 from deflectbench.pipeline import RunContext, generate
-from deflectbench.run import RunOptions
+from deflectbench.execute import RunOptions
 from deflectbench.store import Store, StoreError
 from support.fakes import (
     JUDGE,

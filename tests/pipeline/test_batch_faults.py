@@ -21,7 +21,7 @@ from deflectbench.models.base import GenerationParams, Message
 from deflectbench.models.providers import build_api_model
 from deflectbench.pipeline.batches import MAX_ATTEMPTS, BatchMode, Limits, cell_id
 from deflectbench.pipeline.context import RunContext
-from deflectbench.run import RunOptions, estimate
+from deflectbench.execute import RunOptions, estimate
 from deflectbench.store import Store
 from support.batch_servers import BatchServer, Faults
 from support.fakes import VERDICT, is_judge_request

@@ -11,7 +11,7 @@ import pytest
 
 from deflectbench.cost import Price
 from deflectbench.models.base import Completion, GenerationParams, Limits, Message, Model, Usage
-from deflectbench.run import RunOptions, execute
+from deflectbench.execute import RunOptions, execute
 from deflectbench.store import Store
 from support.fakes import plan_for
 

@@ -250,7 +250,7 @@ def test_a_server_echoing_the_key_leaves_no_key_in_the_manifest(tmp_path, server
 
 
 def test_an_interrupted_run_keeps_what_it_measured(tmp_path, server, benchmark):
-    from deflectbench.run import execute
+    from deflectbench.execute import execute
     from deflectbench.store import Store
     from support.fakes import build, plan_for, sections
 

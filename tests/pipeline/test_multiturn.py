@@ -16,8 +16,8 @@ from deflectbench.analysis.frames.scored import scored_table
 from deflectbench.benchmark.packs import load_pack
 from deflectbench.models.base import GenerationParams
 from deflectbench.pipeline.turns import TurnCell
-from deflectbench.report.build import build_report
-from deflectbench.run import RunOptions, execute
+from deflectbench.views.report.build import build_report
+from deflectbench.execute import RunOptions, execute
 from deflectbench.store import Store
 from deflectbench.store.turns import split_prompt_id, turn_prompt_id
 from deflectbench.vocab import FIELDS, consensus_outcome

@@ -11,7 +11,7 @@ import re
 import threading
 
 from deflectbench.benchmark.packs import load_pack
-from deflectbench.run import RunOptions
+from deflectbench.execute import RunOptions
 from deflectbench.vocab import FIELDS
 from support.cli_runs import query
 from support.fakes import is_judge_request, plan_for, run_once, sections

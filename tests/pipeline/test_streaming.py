@@ -24,7 +24,7 @@ from deflectbench.models.base import (
     Usage,
 )
 from deflectbench.pipeline import Board, Requests
-from deflectbench.run import RunOptions, execute
+from deflectbench.execute import RunOptions, execute
 from deflectbench.store import Store
 from support.fakes import build, is_judge_request, plan_for, reply, run_once
 from support.servers import FakeLLMServer, RecordedRequest

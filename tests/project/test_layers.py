@@ -35,26 +35,28 @@ FLOORS: dict[str, int] = {
     "cost": 1,
     "config": 3,
     "pipeline": 3,
-    "estimate": 4,  # the dry run; run re-exports it
-    "run": 5,
+    "estimate": 4,  # the dry run; execute re-exports it
+    "execute": 5,
     "config_reference": 4,
-    "inspect_eval": 6,  # the task reports the analysis' corrected rates
     "analysis": 5,
     "interop": 6,  # its tidy exports carry the analysis' consensus and outcome
-    "report": 6,
-    "web": 6,
-    "cli": 7,
-    "__main__": 8,
+    "inspect_eval": 6,  # the task reports the analysis' corrected rates
+    "results": 7,  # the typed results of the commands that gather several rooms
+    "views": 8,  # every view of a typed result: terminal, HTML, figures, the card
+    "web": 9,
+    "api": 10,  # the public functions: the CLI, Python and the pages call these
+    "cli": 11,
+    "__main__": 12,
 }
 #: Rooms a room may never import, whatever the floors say.
 FORBIDDEN: dict[str, set[str]] = {
     "models": {"store"},
     "engine": {"store"},
     "store": {"models", "engine", "judging", "benchmark"},
-    "analysis": {"models", "engine", "pipeline", "run", "judging", "config"},
-    "inspect_eval": {"store", "run", "engine", "pipeline", "config"},
-    "report": {"store", "models", "engine", "pipeline", "run", "judging", "interop", "config"},
-    "web": {"models", "engine", "pipeline", "run", "judging", "config"},
+    "analysis": {"models", "engine", "pipeline", "execute", "judging", "config"},
+    "inspect_eval": {"store", "execute", "engine", "pipeline", "config"},
+    "views": {"store", "models", "engine", "config"},
+    "web": {"models", "engine", "pipeline", "execute", "judging", "config"},
 }
 
 

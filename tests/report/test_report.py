@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 
 from deflectbench.analysis import AnalysisOptions
-from deflectbench.report import ReportError, build_report, write_report_after_run
-from deflectbench.report.build import FIGURE_NAMES as ALL_FIGURES
-from deflectbench.report.calibration_tables import CORRECTED_FIGURES
-from deflectbench.report.pack_tables import PACK_FIGURES
-from deflectbench.report.turn_tables import TURN_FIGURES
-from deflectbench.report.validity_checks import VALIDITY_CHECK_FIGURES
+from deflectbench.views.report import ReportError, build_report, write_report_after_run
+from deflectbench.views.report.build import FIGURE_NAMES as ALL_FIGURES
+from deflectbench.views.report.calibration_tables import CORRECTED_FIGURES
+from deflectbench.views.report.pack_tables import PACK_FIGURES
+from deflectbench.views.report.turn_tables import TURN_FIGURES
+from deflectbench.views.report.validity_checks import VALIDITY_CHECK_FIGURES
 from deflectbench.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -139,7 +139,7 @@ def test_model_and_judge_text_appear_as_escaped_text(built):
     assert "&lt;/table&gt;" in html
     assert "<script" not in html and "<img src=x" not in html and "<iframe" not in html
     assert "<details>" in html  # the long response is folded
-    for template in (ROOT / "src/deflectbench/report/templates").glob("*.j2"):
+    for template in (ROOT / "src/deflectbench/views/report/templates").glob("*.j2"):
         assert not re.search(r"\|\s*safe|Markup|autoescape\s+false", template.read_text()), template
 
 

@@ -7,8 +7,8 @@ import hashlib
 import pytest
 
 from deflectbench.analysis import AnalysisOptions
-from deflectbench.report import build as report_build
-from deflectbench.report import build_report
+from deflectbench.views.report import build as report_build
+from deflectbench.views.report import build_report
 from deflectbench.store import Store
 from support.report_store import make_store
 

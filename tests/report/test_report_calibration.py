@@ -11,7 +11,7 @@ import pytest
 
 from deflectbench.analysis import AnalysisOptions, analyze
 from deflectbench.benchmark import default_benchmark
-from deflectbench.report import build_report
+from deflectbench.views.report import build_report
 from deflectbench.store import Store
 from support.calibration_store import planted_store
 

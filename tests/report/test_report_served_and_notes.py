@@ -13,7 +13,7 @@ from deflectbench.analysis import AnalysisOptions
 from deflectbench.benchmark import default_benchmark
 from deflectbench.benchmark.loader import parse_benchmark
 from deflectbench.conditions import Settings
-from deflectbench.report import build_report
+from deflectbench.views.report import build_report
 from deflectbench.store import Store
 from support.report_store import make_store
 

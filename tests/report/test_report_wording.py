@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from deflectbench.report.figures_appendix import claims_chart
+from deflectbench.views.report.figures_appendix import claims_chart
 
 
 def test_tied_claim_rates_are_said_plainly():

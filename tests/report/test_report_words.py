@@ -12,7 +12,7 @@ import pytest
 
 from deflectbench.analysis import AnalysisOptions
 from deflectbench.benchmark import default_benchmark
-from deflectbench.report import build_report
+from deflectbench.views.report import build_report
 from deflectbench.store import Store
 from support.report_store import make_store
 
@@ -54,7 +54,7 @@ def test_no_literal_backtick_in_the_page(page):
 def test_the_output_length_figure_has_headroom():
     import pandas as pd
 
-    from deflectbench.report.figures_appendix import tokens_chart
+    from deflectbench.views.report.figures_appendix import tokens_chart
 
     tokens = pd.DataFrame(
         {"model": ["a", "a", "b"], "outcome": ["refusal", "other", "refusal"],
@@ -68,7 +68,7 @@ def test_the_output_length_figure_has_headroom():
 def test_long_model_names_break_after_the_provider_in_the_length_figure():
     import pandas as pd
 
-    from deflectbench.report.figures_appendix import tokens_chart
+    from deflectbench.views.report.figures_appendix import tokens_chart
 
     models = ["anthropic/claude-haiku-4-5-20251001", "openai-compatible/Qwen2.5-7B-Instruct"]
     tokens = pd.DataFrame({"model": models, "outcome": ["refusal", "refusal"],

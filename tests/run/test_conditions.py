@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from deflectbench.conditions import ConditionError
-from deflectbench.run import RunOptions
+from deflectbench.execute import RunOptions
 from deflectbench.store import Store
 from support.fakes import SUBJECT, plan_for, reply, run_once, sections
 from support.servers import FakeLLMServer

@@ -27,7 +27,7 @@ from deflectbench.models.base import (
     Usage,
 )
 from deflectbench.models.registry import get_model
-from deflectbench.run import RunOptions, RunReport, execute
+from deflectbench.execute import RunOptions, RunReport, execute
 from deflectbench.store import Store
 from support.servers import FakeLLMServer, RecordedRequest
 

@@ -189,7 +189,7 @@ _USER_ERRORS = (
     ("deflectbench.models.registry", "UnknownModelError"),
     ("deflectbench.store.files", "StoreError"),
     ("deflectbench.interop.release", "InteropError"),
-    ("deflectbench.report.build", "ReportError"),
+    ("deflectbench.views.report.build", "ReportError"),
     ("deflectbench.web.server", "WebError"),
 )
 

@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # models load numpy (through vocab): imported where used, so 
     from deflectbench.config import RunPlan
     from deflectbench.models.base import Model
     from deflectbench.models.file_batch import BatchFileModel, FileBatches
-    from deflectbench.run import RunOptions
+    from deflectbench.execute import RunOptions
     from deflectbench.store import Store
 
 
@@ -71,7 +71,7 @@ def write_batch_file(
     from deflectbench.pipeline.batches import BatchMode
     from deflectbench.pipeline.requests import generation_params
     from deflectbench.records import Cell
-    from deflectbench.run import record_run, register_conditions
+    from deflectbench.execute import record_run, register_conditions
 
     if len(plan.models) != 1:
         raise ConfigError(

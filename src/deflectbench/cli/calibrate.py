@@ -89,7 +89,7 @@ def _table(title: str) -> Table:
 
 
 def _short(field: str) -> str:
-    from deflectbench.report.tables import FIELD_SHORT
+    from deflectbench.views.report.tables import FIELD_SHORT
 
     return FIELD_SHORT.get(field, field)
 

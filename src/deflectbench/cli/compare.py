@@ -171,7 +171,7 @@ def _recorded_table(result: Comparison) -> Table:
 
 
 def _terminal(result: Comparison, baseline: bool) -> list[Any]:
-    from deflectbench.cli.tables import SHORT_FRAMING
+    from deflectbench.views.terminal.tables import SHORT_FRAMING
 
     t = result.table
     out: list[Any] = []

@@ -1,39 +1,24 @@
 """The --db results file for a command that may fail after opening it: a file the command
-created is removed again when it fails, so a failure never leaves an empty store behind."""
+created is removed again when it fails (:func:`deflectbench.api._common.store_or_nothing`)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from deflectbench.cli.options import open_store
+from deflectbench.api._common import store_or_nothing as _store_or_nothing
+from deflectbench.cli.console import err
 
 if TYPE_CHECKING:
     from deflectbench.store import Store
 
-#: The files SQLite keeps beside a database while it is open (WAL, shared memory, rollback).
-SIDECARS = ("-wal", "-shm", "-journal")
-
 
 @contextmanager
 def store_or_nothing(db: Path) -> Iterator[Store]:
-    """:func:`open_store`, closed on exit; if ``db`` did not exist and the block raises, the
-    file (and any SQLite sidecar it created) is deleted. An interrupt keeps it: what finished
-    is stored, and the same command resumes."""
-    files = [db, *(db.with_name(db.name + suffix) for suffix in SIDECARS)]
-    created = [f for f in files if not f.exists()]
-    store = open_store(db)
-    failed = False
-    try:
+    """The results file, removed again if the block fails and created it; lock waits on stderr."""
+    with _store_or_nothing(
+        db, on_busy=lambda message: err.print(f"[yellow]{message}[/]", highlight=False)
+    ) as store:
         yield store
-    except Exception:
-        failed = True
-        raise
-    finally:
-        store.close()
-        if failed and db in created:
-            for f in created:
-                with suppress(OSError):
-                    f.unlink(missing_ok=True)

@@ -7,10 +7,30 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from deflectbench.api._common import (
+    DEFAULT_DB,
+    analysis_options,
+    fit_resamples,
+    pick_benchmark,
+    run_file_benchmark,
+    split,
+    stored_benchmark,
+)
+
 if TYPE_CHECKING:
-    from deflectbench.analysis.options import AnalysisOptions
-    from deflectbench.benchmark import Benchmark
     from deflectbench.store import Store
+
+__all__ = [
+    "DEFAULT_DB",
+    "analysis_options",
+    "fit_resamples",
+    "open_store",
+    "pick_benchmark",
+    "run_file_benchmark",
+    "split",
+    "stored_benchmark",
+    "write_json",
+]
 
 DbOption = Annotated[
     Path,
@@ -21,7 +41,6 @@ DbOption = Annotated[
         envvar="DEFLECTBENCH_DB",
     ),
 ]
-DEFAULT_DB = Path("deflectbench.db")
 ConsensusOption = Annotated[
     str,
     typer.Option(
@@ -55,87 +74,16 @@ BenchmarkOption = Annotated[
 ]
 
 
-def pick_benchmark(value: str | None) -> Benchmark:
-    """``--benchmark NAME|FILE`` for commands that make results (default: the paper's pack)."""
-    from deflectbench.benchmark import resolve_benchmark
-
-    return resolve_benchmark(value)
-
-
-def run_file_benchmark(value: str | None, config: Path | None) -> str | None:
-    """The run file's ``benchmark``: a pack name, or a path relative to the run file."""
-    if value is None or config is None or ("/" not in value and not value.endswith(".json")):
-        return value
-    path = Path(value)
-    return str(path if path.is_absolute() else config.parent / path)
-
-
-def stored_benchmark(store: Store, value: str | None) -> Benchmark:
-    """``--benchmark`` for commands that read results: the pack given, else the one pack the
-    store holds; a store holding several packs is an error naming them (never mixed)."""
-    from deflectbench.analysis.summary.packs import pack_of_store
-    from deflectbench.benchmark import resolve_benchmark
-
-    return pack_of_store(store, resolve_benchmark(value) if value else None)
-
-
-def split(values: list[str] | None) -> list[str]:
-    """Accept both repeated options and comma-separated lists."""
-    out: list[str] = []
-    for v in values or []:
-        out.extend(x.strip() for x in v.split(",") if x.strip())
-    return out
-
-
-def analysis_options(
-    consensus: str,
-    judges: list[str] | None,
-    values: str,
-    resamples: int,
-    seed: int,
-    *,
-    fitted_later: bool = False,
-) -> AnalysisOptions:
-    """The shared analysis flags (--consensus, --judge, --judge-values, --resamples, --seed).
-    ``fitted_later``: the command sizes --resamples for its pack (:func:`fit_resamples`) once
-    it knows it; here only for one claim (else for the paper's 80)."""
-    from deflectbench.analysis.options import AnalysisOptions
-    from deflectbench.config.plan import RESAMPLE_CLAIMS, check_resamples, check_seed
-
-    check_seed(seed)
-    check_resamples(resamples, claims=1 if fitted_later else RESAMPLE_CLAIMS)
-
-    return AnalysisOptions.of(
-        consensus=consensus,
-        judges=split(judges) or None,
-        values=values,
-        n_resamples=resamples,
-        seed=seed,
-    )
-
-
-def fit_resamples(resamples: int, pack: Benchmark) -> int:
-    """``--resamples`` sized for ``pack``'s claims (the bootstrap holds resamples x claims at
-    once): refused in one line naming the largest that fits when they do not."""
-    from deflectbench.config.plan import check_resamples
-
-    return check_resamples(resamples, claims=len(pack.claims))
-
-
 def open_store(db: Path, *, must_exist: bool = False) -> Store:
-    """Open (and migrate) the --db results file; commands that only read need it to exist, so
-    a mistyped path is an error, never a new empty store. A wait for another process's write
-    lock is announced on stderr."""
+    """:func:`deflectbench.api._common.open_store`, a lock wait said on stderr in yellow."""
+    from deflectbench.api._common import open_store as open_results
     from deflectbench.cli.console import err
-    from deflectbench.store import Store, StoreError
-    from deflectbench.store.files import check_file
 
-    check_file(db)  # a path that could hold no store is said as such, before "no results"
-    if must_exist and not db.exists():
-        raise StoreError(f"no results at --db {db}: run `deflectbench run` (or `import`) first")
-    store = Store.open(db)
-    store.on_busy = lambda message: err.print(f"[yellow]{message}[/]", highlight=False)
-    return store
+    return open_results(
+        db,
+        must_exist=must_exist,
+        on_busy=lambda message: err.print(f"[yellow]{message}[/]", highlight=False),
+    )
 
 
 def write_json(data: Any, json_out: Path | None) -> bool:

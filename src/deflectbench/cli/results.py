@@ -152,7 +152,7 @@ def analyze(
     from deflectbench.analysis.summary.build import analyze as analyze_store
     from deflectbench.analysis.summary.pack_change import check_pack_content
     from deflectbench.cli.options import fit_resamples, stored_benchmark
-    from deflectbench.cli.tables import render_terminal
+    from deflectbench.views.terminal.tables import render_terminal
 
     store = open_store(db, must_exist=True)
     try:
@@ -251,7 +251,7 @@ def report(
         deflectbench report --out release-report --compat release
     """
     from deflectbench.cli.options import fit_resamples, stored_benchmark
-    from deflectbench.report import build_report
+    from deflectbench.views.report import build_report
 
     store = open_store(db, must_exist=True)
     try:
@@ -310,7 +310,7 @@ def import_(
         deflectbench import hf-results/ --db copy.db   # a folder from `export --format hf`
     """
     from deflectbench.cli.options import pick_benchmark
-    from deflectbench.cli.tables import import_table
+    from deflectbench.views.terminal.tables import import_table
     from deflectbench.interop.sources import find_sources, import_sources
 
     b = pick_benchmark(benchmark)

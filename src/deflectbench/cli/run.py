@@ -218,7 +218,7 @@ def run(f: RunCommandFlags) -> None:
     from deflectbench.config.shard import parse_shard
     from deflectbench.judging.hygiene import check_self_judging
     from deflectbench.pipeline.control import CONTROL_PRICE, with_control
-    from deflectbench.run import RunOptions, execute
+    from deflectbench.execute import RunOptions, execute
 
     file = load_run_file(f.config) if f.config is not None else RunFile()
     b = pick_benchmark(f.benchmark or run_file_benchmark(file.run.benchmark, f.config))
@@ -290,7 +290,7 @@ def run(f: RunCommandFlags) -> None:
 
             print_summary(report.batches)
         if f.write_report and not report.stopped_early and len(scored):
-            from deflectbench.report import write_report_after_run
+            from deflectbench.views.report import write_report_after_run
 
             with err.status("writing the report…"):
                 html = write_report_after_run(store, b, f.report_out)
@@ -470,7 +470,7 @@ def judge(f: JudgeCommandFlags) -> None:
     from deflectbench.judging.judges import check_judge_language
     from deflectbench.pipeline import RunContext, manifest
     from deflectbench.pipeline.self_consistency import check_share
-    from deflectbench.run import RunOptions, judge_all, store_meter
+    from deflectbench.execute import RunOptions, judge_all, store_meter
 
     part = parse_shard(f.shard)
     if part is not None and f.batch:
@@ -599,7 +599,7 @@ def _judge_dry_run(
 ) -> None:
     """``judge --dry-run``: what judging and the --self-consistency pass would send and cost;
     then refused as the command would be (an unpriced judge under a budget)."""
-    from deflectbench.cli.tables import estimate_view
+    from deflectbench.views.terminal.run_tables import estimate_view
     from deflectbench.cost import CostMeter, refuse_unpriced
     from deflectbench.estimate import DryRun, judge_estimate
 
@@ -673,7 +673,7 @@ def status(
     if as_json:
         console.print_json(data=st)
         raise typer.Exit(rc)
-    from deflectbench.cli.tables import status_tables
+    from deflectbench.views.terminal.run_tables import status_tables
 
     for table in status_tables(st, db):
         console.print(table)

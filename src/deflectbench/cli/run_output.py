@@ -13,7 +13,7 @@ from deflectbench.cli.console import console, err
 if TYPE_CHECKING:
     from deflectbench.benchmark import Benchmark
     from deflectbench.config import RunPlan
-    from deflectbench.run import RunOptions
+    from deflectbench.execute import RunOptions
     from deflectbench.store import Store
 
 
@@ -34,8 +34,8 @@ def print_estimate(
     db: Path, b: Benchmark, plan: RunPlan, built: dict[str, Any], options: RunOptions
 ) -> None:
     """The dry run: nothing is sent and nothing is written."""
-    from deflectbench.cli.tables import estimate_view
-    from deflectbench.run import estimate
+    from deflectbench.views.terminal.run_tables import estimate_view
+    from deflectbench.execute import estimate
     from deflectbench.store import Store
 
     with ExitStack() as stack:
@@ -93,7 +93,7 @@ def scored_for_plan(store: Store, b: Benchmark, plan: RunPlan) -> Any:
 
 def print_run_report(report: Any, scored: Any, plan: RunPlan, db: Path) -> None:
     from deflectbench.analysis.tables.rates import framing_outcomes
-    from deflectbench.cli.tables import framing_tables
+    from deflectbench.views.terminal.run_tables import framing_tables
 
     for m, res in report.generation.items():
         what = f"generated, {res.skipped} already stored, {res.errors} errors"

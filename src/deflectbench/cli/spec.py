@@ -157,7 +157,7 @@ def _print_prompts(b: Benchmark) -> None:
 
 def _print_summary(b: Benchmark, as_json: bool) -> None:
     from deflectbench.benchmark.overview import benchmark_summary
-    from deflectbench.cli.tables import spec_tables
+    from deflectbench.views.terminal.tables import spec_tables
 
     summary = benchmark_summary(b)
     if as_json:
@@ -184,7 +184,7 @@ def _print_summary(b: Benchmark, as_json: bool) -> None:
 
 
 def _print_listings(b: Benchmark, chosen: list[str], as_json: bool) -> None:
-    from deflectbench.cli import tables
+    from deflectbench.views.terminal import tables
 
     rows = {name: LISTING_ROWS[name](b) for name in chosen}
     if as_json:

@@ -80,7 +80,7 @@ def _table(title: str) -> Table:
 def _short(field: str) -> str:
     """A field's short name, as the report writes it (imported on use: the report loads pandas,
     which ``--help`` must not)."""
-    from deflectbench.report.tables import FIELD_SHORT
+    from deflectbench.views.report.tables import FIELD_SHORT
 
     return FIELD_SHORT.get(field, field)
 
@@ -193,7 +193,7 @@ def render_validity(data: Mapping[str, Any], db: Path, pack: str = "") -> list[T
     the pack the numbers are of (its title; see :func:`deflectbench.benchmark.title`)."""
     import pandas as pd
 
-    from deflectbench.report.tables import FIELD_SHORT
+    from deflectbench.views.report.tables import FIELD_SHORT
 
     c, s = data["counts"], data["settings"]
     of = f" of {pack}" if pack else ""

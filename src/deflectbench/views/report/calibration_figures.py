@@ -10,7 +10,7 @@ import matplotlib as mpl
 import numpy as np
 
 from deflectbench.analysis.calibration.corrected import Corrected
-from deflectbench.report.chart import (
+from deflectbench.views.report.chart import (
     INK,
     OUTCOME_COLORS,
     OUTCOME_LABELS,

@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from deflectbench.analysis.validity.load import Validity
-from deflectbench.report.format import count, isnan, num
-from deflectbench.report.tables import Table, make_table
+from deflectbench.views.format import count, isnan, num
+from deflectbench.views.report.tables import Table, make_table
 
 __all__ = [
     "NO_LABELS",

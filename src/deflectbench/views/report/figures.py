@@ -18,7 +18,7 @@ import pandas as pd
 from matplotlib.patches import Rectangle
 
 from deflectbench.analysis.tables.rates import FramingSwing
-from deflectbench.report.chart import (
+from deflectbench.views.report.chart import (
     FALLACY_LABELS,
     FORMATS,
     FRAMING_LABELS,
@@ -39,7 +39,7 @@ from deflectbench.report.chart import (
     save_chart,
     text_color,
 )
-from deflectbench.report.figures_appendix import claims_chart, sample_counts_chart, tokens_chart
+from deflectbench.views.report.figures_appendix import claims_chart, sample_counts_chart, tokens_chart
 from deflectbench.vocab import OUTCOMES
 
 __all__ = [

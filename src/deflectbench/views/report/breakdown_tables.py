@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from deflectbench.analysis.summary.build import Summary
 from deflectbench.analysis.tables.breakdowns import COACH_FIELDS
-from deflectbench.report.chart import OUTCOME_LABELS
-from deflectbench.report.format import count, num, pct
-from deflectbench.report.tables import Table, make_table
+from deflectbench.views.report.chart import OUTCOME_LABELS
+from deflectbench.views.format import count, num, pct
+from deflectbench.views.report.tables import Table, make_table
 from deflectbench.vocab import LEVEL_NAMES, OUTCOMES
 
 __all__ = ["BREAKDOWN_FIELDS", "FIELD_LABELS", "breakdown_tables", "level_label"]

@@ -9,8 +9,8 @@ import pandas as pd
 
 from deflectbench.analysis.summary.build import Summary
 from deflectbench.analysis.summary.counts import CostRow
-from deflectbench.report.format import count, usd
-from deflectbench.report.tables import Table, make_table
+from deflectbench.views.format import count, usd
+from deflectbench.views.report.tables import Table, make_table
 
 __all__ = ["count_tables"]
 

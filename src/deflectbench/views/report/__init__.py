@@ -3,7 +3,7 @@ a Markdown page, CSV tables and PNG/SVG/PDF figures.
 
     from deflectbench.analysis.options import AnalysisOptions
     from deflectbench.benchmark import default_benchmark
-    from deflectbench.report import build_report
+    from deflectbench.views.report import build_report
     from deflectbench.store import Store
 
     with Store.open("deflectbench.db", readonly=True) as store:
@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from deflectbench.report.build import (
+    from deflectbench.views.report.build import (
         ReportError,
         ReportPaths,
         build_report,
@@ -35,7 +35,7 @@ def __getattr__(name: str) -> Any:
     """The names above, from ``build`` on first use: it loads pandas, matplotlib and jinja2,
     which a module of the report imported for one constant (a short field name) does not need."""
     if name in __all__:
-        from deflectbench.report import build
+        from deflectbench.views.report import build
 
         return getattr(build, name)
-    raise AttributeError(f"module 'deflectbench.report' has no attribute {name!r}")
+    raise AttributeError(f"module 'deflectbench.views.report' has no attribute {name!r}")

@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 
 from deflectbench.analysis.manifests import CELLS, cells, pack_manifests
-from deflectbench.report.tables import Table, make_table
+from deflectbench.views.report.tables import Table, make_table
 
 __all__ = ["MANIFEST_INTRO", "MANIFEST_TABLES", "manifest_tables"]
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from deflectbench.analysis.summary.build import Summary
 from deflectbench.analysis.summary.small_sample import MULTI_TURN
-from deflectbench.report.chart import (
+from deflectbench.views.report.chart import (
     OUTCOME_LABELS,
     STYLE,
     Chart,
@@ -21,8 +21,8 @@ from deflectbench.report.chart import (
     new_figure,
     outcome_legend,
 )
-from deflectbench.report.format import ci, count, pct
-from deflectbench.report.tables import Table, few_claims_line, make_table
+from deflectbench.views.format import ci, count, pct
+from deflectbench.views.report.tables import Table, few_claims_line, make_table
 from deflectbench.vocab import OUTCOMES
 
 __all__ = ["TURN_FIGURES", "TURN_INTRO", "TURN_TABLES", "turn_chart", "turn_tables"]

@@ -11,9 +11,9 @@ from __future__ import annotations
 import matplotlib as mpl
 
 from deflectbench.analysis.summary.build import Summary
-from deflectbench.report.chart import INK, STYLE, Chart, model_style, new_figure
-from deflectbench.report.format import count, pct
-from deflectbench.report.tables import Table, make_table
+from deflectbench.views.report.chart import INK, STYLE, Chart, model_style, new_figure
+from deflectbench.views.format import count, pct
+from deflectbench.views.report.tables import Table, make_table
 
 
 def validity_key_numbers(s: Summary) -> list[tuple[str, str]]:

@@ -17,23 +17,23 @@ from deflectbench.analysis.options import AnalysisOptions
 from deflectbench.analysis.summary.build import Summary
 from deflectbench.analysis.summary.examples import SNIPPET_CHARS
 from deflectbench.benchmark.title import pack_title
-from deflectbench.report.calibration_tables import (
+from deflectbench.views.report.calibration_tables import (
     CORRECTED_FIGURES,
     CORRECTED_TABLES,
     corrected_intro_of,
 )
-from deflectbench.report.chart import OUTCOME_LABELS
-from deflectbench.report.format import num, pct, pval
-from deflectbench.report.manifest_tables import MANIFEST_INTRO, MANIFEST_TABLES
-from deflectbench.report.tables import FIELD_SHORT, Table
-from deflectbench.report.turn_tables import TURN_FIGURES, TURN_INTRO, TURN_TABLES
-from deflectbench.report.validity_checks import (
+from deflectbench.views.report.chart import OUTCOME_LABELS
+from deflectbench.views.format import num, pct, pval
+from deflectbench.views.report.manifest_tables import MANIFEST_INTRO, MANIFEST_TABLES
+from deflectbench.views.report.tables import FIELD_SHORT, Table
+from deflectbench.views.report.turn_tables import TURN_FIGURES, TURN_INTRO, TURN_TABLES
+from deflectbench.views.report.validity_checks import (
     VALIDITY_CHECK_FIGURES,
     VALIDITY_CHECK_INTRO,
     VALIDITY_CHECK_TABLES,
     validity_key_numbers,
 )
-from deflectbench.report.validity_tables import VALIDITY_TABLES, validity_intro
+from deflectbench.views.report.validity_tables import VALIDITY_TABLES, validity_intro
 from deflectbench.vocab import FIELDS, FRAMINGS, OUTCOMES
 
 __all__ = ["render_pages"]
@@ -280,7 +280,7 @@ def _environment(kind: str) -> Environment:
     ``md`` (every value's ``<`` and ``>`` escaped on output, so text cannot become HTML in a
     Markdown viewer, while apostrophes and quotes stay readable in the raw file)."""
     env = Environment(
-        loader=PackageLoader("deflectbench.report", "templates"),
+        loader=PackageLoader("deflectbench.views.report", "templates"),
         autoescape=kind == "html",
         finalize=None if kind == "html" else _md_finalize,
         undefined=StrictUndefined,

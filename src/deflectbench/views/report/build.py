@@ -24,15 +24,15 @@ from deflectbench.analysis.summary.build import Summary, summarize
 from deflectbench.analysis.validity.load import judge_validity
 from deflectbench.benchmark import Benchmark
 from deflectbench.escaping import csv_safe
-from deflectbench.report import figures as fg
-from deflectbench.report.breakdown_tables import breakdown_tables
-from deflectbench.report.calibration_figures import corrected_chart
-from deflectbench.report.calibration_tables import CORRECTED_FIGURES, corrected_report_tables
-from deflectbench.report.count_tables import count_tables
-from deflectbench.report.manifest_tables import manifest_tables
-from deflectbench.report.pack_tables import PACK_FIGURES, language_chart, pack_tables
-from deflectbench.report.page import render_pages
-from deflectbench.report.tables import (
+from deflectbench.views.report import figures as fg
+from deflectbench.views.report.breakdown_tables import breakdown_tables
+from deflectbench.views.report.calibration_figures import corrected_chart
+from deflectbench.views.report.calibration_tables import CORRECTED_FIGURES, corrected_report_tables
+from deflectbench.views.report.count_tables import count_tables
+from deflectbench.views.report.manifest_tables import manifest_tables
+from deflectbench.views.report.pack_tables import PACK_FIGURES, language_chart, pack_tables
+from deflectbench.views.report.page import render_pages
+from deflectbench.views.report.tables import (
     Table,
     agreement_tables,
     appendix_tables,
@@ -41,13 +41,13 @@ from deflectbench.report.tables import (
     headline_tables,
     significance_tables,
 )
-from deflectbench.report.turn_tables import TURN_FIGURES, turn_chart, turn_tables
-from deflectbench.report.validity_checks import (
+from deflectbench.views.report.turn_tables import TURN_FIGURES, turn_chart, turn_tables
+from deflectbench.views.report.validity_checks import (
     VALIDITY_CHECK_FIGURES,
     over_refusal_chart,
     validity_check_tables,
 )
-from deflectbench.report.validity_tables import validity_tables
+from deflectbench.views.report.validity_tables import validity_tables
 
 __all__ = ["FIGURE_NAMES", "ReportError", "ReportPaths", "build_report", "write_report_after_run"]
 

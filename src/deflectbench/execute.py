@@ -22,7 +22,7 @@ from deflectbench.benchmark import Benchmark
 from deflectbench.config import RunPlan
 from deflectbench.cost import CostMeter, Price, refuse_unpriced
 
-# The dry run lives in its own module; importers of deflectbench.run keep finding it here.
+# The dry run lives in its own module; importers of deflectbench.execute keep finding it here.
 from deflectbench.estimate import EstimateRow as EstimateRow
 from deflectbench.estimate import estimate as estimate
 from deflectbench.estimate import plan_settings

@@ -14,7 +14,7 @@ import matplotlib as mpl
 import numpy as np
 import pandas as pd
 
-from deflectbench.report.chart import (
+from deflectbench.views.report.chart import (
     INK,
     MODEL_COLORS,
     OUTCOME_COLORS,
