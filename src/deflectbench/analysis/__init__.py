@@ -50,7 +50,7 @@ from deflectbench.analysis.summary.build import (
     summarize,
     summarize_frames,
 )
-from deflectbench.analysis.summary.to_json import jsonable
+from deflectbench.analysis.jsonable import jsonable
 from deflectbench.analysis.tables.agreement import agreement_table
 from deflectbench.analysis.tables.appendix import (
     fallacy_density_by_model,

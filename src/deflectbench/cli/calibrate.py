@@ -202,7 +202,7 @@ def calibration_json(
         shifts,
     )
     from deflectbench.analysis.frames.scored import verdict_table
-    from deflectbench.analysis.summary.to_json import jsonable
+    from deflectbench.analysis.jsonable import jsonable
     from deflectbench.analysis.validity.load import LEXICAL
     from deflectbench.cli.validate import english_only
 

@@ -25,7 +25,7 @@ from deflectbench.analysis.frames.scored import (
     take_counts,
     verdicts_from_frames,
 )
-from deflectbench.analysis.summary.to_json import jsonable
+from deflectbench.analysis.jsonable import jsonable
 from deflectbench.analysis.tables.agreement import agreement_by_field, agreement_tables
 from deflectbench.benchmark import Benchmark
 from deflectbench.vocab import FIELDS

@@ -12,9 +12,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import pandas as pd
 
+from deflectbench.analysis.jsonable import jsonable
 from deflectbench.analysis.options import CI_LEVEL, MIN_CI_CLAIMS
 from deflectbench.analysis.summary.small_sample import small_sample_elsewhere
 from deflectbench.analysis.tables.agreement import AGREEMENT_COLUMNS
@@ -25,7 +25,7 @@ from deflectbench.vocab import FIELDS, OUTCOMES
 if TYPE_CHECKING:
     from deflectbench.analysis.summary.build import Summary
 
-__all__ = ["SCHEMA_VERSION", "TOST_METHOD", "jsonable", "summary_json"]
+__all__ = ["SCHEMA_VERSION", "TOST_METHOD", "summary_json"]
 
 #: Bumped when a key of the summary changes meaning or disappears (adding keys does not).
 SCHEMA_VERSION = 1
@@ -35,21 +35,6 @@ TOST_METHOD = (
     "(+1 success, +1 failure per level), so ci90 is centred on diff_adjusted, not on the raw "
     "diff; *_clustered a claim-clustered (CR1) SE"
 )
-
-
-def jsonable(value: Any) -> Any:
-    """Plain JSON data: numpy scalars to Python, NaN/inf to None, tuples to lists, keys to str."""
-    if isinstance(value, Mapping):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple | np.ndarray):
-        return [jsonable(v) for v in value]
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if value is pd.NA or value is pd.NaT:
-        return None
-    return value
 
 
 def _records(df: pd.DataFrame) -> list[dict[str, Any]]:

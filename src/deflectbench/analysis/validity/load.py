@@ -28,7 +28,7 @@ from deflectbench.analysis.frames.scored import (
     verdicts_from_frames,
 )
 from deflectbench.analysis.options import MIN_CI_CLAIMS, AnalysisOptions
-from deflectbench.analysis.summary.to_json import jsonable
+from deflectbench.analysis.jsonable import jsonable
 from deflectbench.analysis.validity.measures import (
     annotator_agreement,
     human_outcome,
