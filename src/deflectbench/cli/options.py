@@ -107,3 +107,36 @@ def write_json(data: Any, json_out: Path | None) -> bool:
     except OSError as exc:
         raise UserError(f"cannot write --json {json_out}: {exc.strerror or exc}") from None
     return False
+
+
+#: ``--correction`` (the choices as in ``analysis.calibration.corrected.CORRECTIONS``).
+CorrectionOption = Annotated[
+    str,
+    typer.Option(
+        metavar="ppi|rogan-gladen|none",
+        help="How human labels correct the judges' rates: ppi (default; PPI++, the judged "
+        "rate plus the labelled items' mean error, power-tuned), rogan-gladen (the judged rate "
+        "through the consensus' sensitivity and specificity) or none (judged rates only). "
+        "Applies when the store holds human labels of the pack (docs/validity.md).",
+    ),
+]
+#: ``--pool-models``: one calibration for every model.
+PoolModelsOption = Annotated[
+    bool,
+    typer.Option(
+        "--pool-models",
+        help="Calibrate with every model's labels together (default: each model's own "
+        "labels, as a judge errs differently on different models).",
+    ),
+]
+#: ``--judge-values``: the paper's ``said`` by default (the choices as in
+#: ``analysis.options.JUDGE_VALUES``, not imported here so ``--help`` stays fast).
+JudgeValuesOption = Annotated[
+    str,
+    typer.Option(
+        metavar="rules|said",
+        help="Which judge values to combine: said (default; what each judge replied, the "
+        "paper's definition) or rules (each verdict after the rubric's rules: a refusal zeroes "
+        "the other fields, clean compliance is re-derived from them).",
+    ),
+]

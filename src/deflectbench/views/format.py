@@ -39,11 +39,17 @@ def isnan(x: Any) -> bool:
         return True
 
 
-def pct(x: Any, digits: int = 1, *, missing: str = DASH, sign: bool = True) -> str:
-    """A fraction as a percentage: ``0.2771`` -> ``27.7%`` (``27.7`` when not ``sign``)."""
+def pct(
+    x: Any, digits: int = 1, *, missing: str = DASH, sign: bool = True, plain_zero: bool = False
+) -> str:
+    """A fraction as a percentage: ``0.2771`` -> ``27.7%`` (``27.7`` when not ``sign``);
+    ``plain_zero`` writes a negative value that rounds to zero as ``0.0``, not ``-0.0``."""
     if isnan(x):
         return missing
-    return f"{100 * float(x):.{digits}f}" + ("%" if sign else "")
+    text = f"{100 * float(x):.{digits}f}"
+    if plain_zero and text.startswith("-") and float(text) == 0:
+        text = text[1:]
+    return text + ("%" if sign else "")
 
 
 def points(x: Any, digits: int = 1, *, missing: str = DASH) -> str:
