@@ -1,5 +1,5 @@
-"""The notebook's face: ``deflectbench.compare`` and ``deflectbench.leaderboard`` return
-DataFrames, the same numbers the commands print."""
+"""The notebook's face: ``deflectbench.compare`` and ``deflectbench.leaderboard`` return typed
+results holding DataFrames, the same numbers the commands print."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import pytest
 
 import deflectbench
 from deflectbench.analysis.compare.select import CompareError
-from deflectbench.analysis.options import AnalysisOptions
 from support.compare_store import refusal_store
 
 
@@ -22,7 +21,7 @@ def stores(tmp_path_factory):
 
 def test_compare_returns_dataframes(stores):
     a, b = stores
-    c = deflectbench.compare(str(a), str(b), options=AnalysisOptions(n_resamples=200))
+    c = deflectbench.compare(str(a), str(b), resamples=200)
     assert isinstance(c.table, pd.DataFrame) and isinstance(c.flips, pd.DataFrame)
     assert set(c.table.model_a) == {"a.db:acme/m"}  # the model both stores hold
     r = c.table[(c.table.kind == "outcome") & (c.table.measure == "refusal")]
@@ -33,16 +32,14 @@ def test_compare_returns_dataframes(stores):
 
 def test_two_models_of_one_store(stores):
     a, _ = stores
-    c = deflectbench.compare(f"{a}:acme/m", f"{a}:acme/n", options=AnalysisOptions(n_resamples=50))
+    c = deflectbench.compare(f"{a}:acme/m", f"{a}:acme/n", resamples=50)
     assert set(c.table.model_b) == {"a.db:acme/n"}
     with pytest.raises(CompareError, match="no model 'acme/z'"):
         deflectbench.compare(f"{a}:acme/z", f"{a}:acme/n")
 
 
 def test_leaderboard_returns_a_dataframe(stores):
-    board = deflectbench.leaderboard(
-        [str(s) for s in stores], options=AnalysisOptions(n_resamples=100)
-    )
+    board = deflectbench.leaderboard([str(s) for s in stores], resamples=100).board
     assert list(board.model) == ["acme/m", "acme/n", "acme/m"]
     assert list(board["rank"]) == [1, 2, 3]
     assert board.rate.is_monotonic_decreasing

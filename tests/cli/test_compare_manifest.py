@@ -14,8 +14,9 @@ import pytest
 from deflectbench.analysis.compare.manifest import (
     judge_fingerprint_notes,
     judge_manifest_mismatch,
+    judge_mismatch,
 )
-from deflectbench.analysis.compare.select import Side, judge_mismatch
+from deflectbench.analysis.compare.select import Side
 from support.cli_runs import Cli, write_toml
 from support.replies import unique_reply
 

@@ -1,37 +1,41 @@
-"""Compare results from Python: ``deflectbench.compare("old.db", "new.db")`` returns the
-differences and the flips as DataFrames (what ``deflectbench compare --json`` writes), and
-``deflectbench.leaderboard([...])`` the board (what ``deflectbench leaderboard`` shows)."""
+"""A comparison as one typed result: every difference and flipped cell of one or more pairs of
+sides (:func:`compare_sides`), the regression gate's rules and failures, and how it was computed.
+:func:`deflectbench.compare` returns it; the terminal, the page and the files render it, and
+``to_json()`` is exactly what ``deflectbench compare --json`` writes."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import Any
 
 import pandas as pd
 
-from deflectbench.analysis.compare.corrected import corrected_rows, with_corrected
+from deflectbench.analysis.compare.corrected import corrected_rows
 from deflectbench.analysis.compare.flips import FLIP_COLUMNS, flip_table
-from deflectbench.analysis.compare.manifest import manifest_notes, with_manifest
-from deflectbench.analysis.compare.select import (
-    CompareError,
-    Side,
-    judge_mismatch,
-    pair_sides,
-    parse_selector,
-    read_sides,
-)
+from deflectbench.analysis.compare.manifest import judge_mismatch, manifest_notes
+from deflectbench.analysis.compare.recorded import RecordedRow, SideRow, recorded_rows, side_rows
+from deflectbench.analysis.compare.rows import DiffRow, FlipRow, rows_of
+from deflectbench.analysis.compare.select import CompareError, Side
 from deflectbench.analysis.compare.table import COLUMNS, compare_scored, with_holm
+from deflectbench.analysis.compare.thresholds import (
+    GATE_FAILED,
+    Failure,
+    Threshold,
+    check_thresholds,
+)
 from deflectbench.analysis.options import AnalysisOptions
-from deflectbench.benchmark import Benchmark, resolve_benchmark
 
-__all__ = ["Comparison", "compare", "compare_sides", "leaderboard"]
+__all__ = ["Comparison", "compare_sides"]
 
 
 @dataclass(frozen=True)
 class Comparison:
     """Every difference (``table``, long format, B minus A; ``corrected`` rows where both sides
     have rates corrected for judge error) and every flipped cell (``flips``) of one or more
-    pairs of sides; ``judge_notes`` says where the judges differed (allowed)."""
+    pairs of sides; ``judge_notes`` says where the judges differed (allowed). With a gate
+    (:meth:`with_gate`), the rules and the differences whose whole CI lies beyond one."""
 
     table: pd.DataFrame
     flips: pd.DataFrame
@@ -39,6 +43,72 @@ class Comparison:
     judge_notes: tuple[str, ...] = field(default=())
     #: Where the sides' manifests differ beyond the model (served ids, settings, versions).
     manifest_notes: tuple[str, ...] = field(default=())
+    #: The gate's rules (``--fail-if``) and each (rule, pair) that failed.
+    rules: tuple[Threshold, ...] = ()
+    failures: tuple[Failure, ...] = ()
+    #: The sides were given as NEW and ``baseline`` OLD (differences: new minus baseline).
+    baseline: bool = False
+    #: The page's title: the two sides as given.
+    title: str = ""
+    n_resamples: int = 1000
+    seed: int = 0
+
+    @cached_property
+    def rows(self) -> list[DiffRow]:
+        """The table's rows, typed (what the views and the files read)."""
+        return rows_of(DiffRow, self.table)
+
+    @cached_property
+    def flip_rows(self) -> list[FlipRow]:
+        return rows_of(FlipRow, self.flips)
+
+    @cached_property
+    def side_rows(self) -> list[SideRow]:
+        """Each side once, as its manifest says it was made."""
+        return side_rows(self.pairs)
+
+    @cached_property
+    def recorded_rows(self) -> list[RecordedRow]:
+        """Each side's recorded run manifests, one row each."""
+        return recorded_rows(self.pairs)
+
+    @property
+    def passed(self) -> bool:
+        """No difference lies wholly beyond a rule (True without rules)."""
+        return not self.failures
+
+    @property
+    def exit_code(self) -> int:
+        """The command's exit code: 6 when a rule failed, else 0."""
+        return 0 if self.passed else GATE_FAILED
+
+    def with_gate(self, rules: Sequence[Threshold]) -> Comparison:
+        """This comparison checked against ``rules`` (a rule naming nothing compared is a
+        :class:`~.thresholds.ThresholdError`)."""
+        failures = check_thresholds(self.table, rules)
+        return replace(self, rules=tuple(rules), failures=tuple(failures))
+
+    def to_json(self) -> dict[str, Any]:
+        """Exactly what ``deflectbench compare --json`` writes."""
+        return {
+            "rows": [r.to_json() for r in self.rows],
+            "flips": [f.to_json() for f in self.flip_rows],
+            "sides": [{"a": dict(a.manifest), "b": dict(b.manifest)} for a, b in self.pairs],
+            "judge_notes": list(self.judge_notes),
+            "manifest_notes": list(self.manifest_notes),
+            "gate": {
+                "rules": [t.text for t in self.rules],
+                "failures": [f.line() for f in self.failures],
+            },
+            "method": {
+                "bootstrap": "paired claim-block (same claim draws for both sides)",
+                "resamples": self.n_resamples,
+                "seed": self.seed,
+                "p": "two-sided, from the bootstrap standard error",
+                "p_holm": "Holm over every row (judged rates one family)",
+                "diff": "new minus baseline" if self.baseline else "B minus A",
+            },
+        }
 
 
 def compare_sides(
@@ -104,91 +174,12 @@ def compare_sides(
         if any(not f.empty for f in flips)
         else pd.DataFrame(columns=list(FLIP_COLUMNS))
     )
-    return Comparison(table, flips_df, tuple(pairs), tuple(notes), tuple(others))
-
-
-def _pack_of(sides: Sequence[Side]) -> Benchmark:
-    from deflectbench.benchmark.packs import pack_by_key
-
-    found = pack_by_key(sides[0].pack) if sides else None
-    if found is None:
-        raise CompareError(f"pack {sides[0].pack if sides else '?'} is not shipped: pass it")
-    return found
-
-
-def compare(
-    a: str,
-    b: str,
-    *,
-    benchmark: str | Benchmark | None = None,
-    options: AnalysisOptions | None = None,
-    allow_judge_change: bool = False,
-) -> Comparison:
-    """Compare two sides, each a store path or ``STORE:MODEL[:CONDITION]``: B minus A.
-
-    >>> c = compare("old.db", "new.db")                       # the same models in two runs
-    >>> c = compare("run.db:openai/gpt-5.5", "run.db:anthropic/claude-opus-4-7")
-    >>> c.table[(c.table.scope == "framing") & (c.table.measure == "refusal")]
-    """
-    from deflectbench.store import Store
-
-    options = options or AnalysisOptions()
-    pack = resolve_benchmark(benchmark) if isinstance(benchmark, str) else benchmark
-    sides = []
-    for text in (a, b):
-        selector = parse_selector(text)
-        with Store.open(selector.store) as store:
-            found = read_sides(store, selector, options, pack)
-            of = pack or _pack_of(found)
-            sides.append(
-                [with_corrected(store, with_manifest(store, s), of, options) for s in found]
-            )
-    return compare_sides(
-        pair_sides(sides[0], sides[1]), options, allow_judge_change=allow_judge_change
-    )
-
-
-def leaderboard(
-    stores: Sequence[str],
-    *,
-    by: str = "refusal",
-    ascending: bool = False,
-    benchmark: str | Benchmark | None = None,
-    options: AnalysisOptions | None = None,
-    allow_judge_change: bool = False,
-) -> pd.DataFrame:
-    """Every model x condition x pack of the stores ranked by one rate (``by``: an outcome, a
-    field or ``field:NAME``), with CIs and letter groups (:mod:`.board`), as a DataFrame.
-
-    >>> deflectbench.leaderboard(["run1.db", "run2.db"], by="clean_compliance")
-    """
-    from deflectbench.analysis.compare.board import leaderboard as board_of
-    from deflectbench.analysis.compare.board import parse_measure
-    from deflectbench.analysis.compare.select import (
-        Selector,
-        packs_of,
-        read_store_frames,
-        sides_of,
-    )
-    from deflectbench.store import Store
-
-    options = options or AnalysisOptions()
-    kind, measure = parse_measure(by)
-    pack = resolve_benchmark(benchmark) if isinstance(benchmark, str) else benchmark
-    sides: list[Side] = []
-    for path in stores:
-        selector = parse_selector(str(path))
-        with Store.open(selector.store) as store:
-            read = read_store_frames(store, options)
-            for p in [pack] if pack else packs_of(read):
-                found = sides_of(read, Selector(str(path), selector.store), options, p)
-                sides += [with_manifest(store, s) for s in found]  # the judges' manifests
-    return board_of(
-        sides,
-        measure=measure,
-        kind=kind,
-        descending=not ascending,
-        allow_judge_change=allow_judge_change,
+    return Comparison(
+        table,
+        flips_df,
+        tuple(pairs),
+        tuple(notes),
+        tuple(others),
         n_resamples=options.n_resamples,
         seed=options.seed,
     )

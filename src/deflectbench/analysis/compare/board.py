@@ -12,7 +12,7 @@ Judges must match: the board's judges are those of most rows (the first such set
 on a tie), and a row judged by others is marked (``judges_match`` False) and left unranked,
 unless ``allow_judge_change`` ranks it with the others (still marked). "Others" are other
 judge names, or the same judges with another recorded manifest (another served model id or
-other parameters sent: :func:`.select.judge_mismatch`); such a row's ``judges`` says so.
+other parameters sent: :func:`.manifest.judge_mismatch`); such a row's ``judges`` says so.
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ import numpy as np
 import pandas as pd
 
 from deflectbench.analysis.compare.holm import holm
-from deflectbench.analysis.compare.manifest import judge_identity
+from deflectbench.analysis.compare.manifest import judge_identity, judge_mismatch
 from deflectbench.analysis.compare.paired import paired_bootstrap
-from deflectbench.analysis.compare.select import CompareError, Side, judge_mismatch
+from deflectbench.analysis.compare.select import CompareError, Side
 from deflectbench.analysis.stats.bootstrap import block_bootstrap_many
 from deflectbench.errors import did_you_mean
 from deflectbench.vocab import FIELDS, OUTCOMES

@@ -6,7 +6,7 @@ parameters sent, throughput, spend).
 
 ``compare`` shows the manifests side by side and says where they differ (a served checkpoint,
 a sampling setting, a package version): a difference may be the run's, not the model's. Only
-the judges are a reason to refuse (:func:`.select.judge_mismatch`): different judge names, or
+the judges are a reason to refuse (:func:`judge_mismatch`): different judge names, or
 the same judge with another recorded manifest (:func:`judge_manifest_mismatch`): another
 served model id, or other generation parameters sent (temperature, max tokens, seed, the JSON
 schema, any other body field). A judge's system fingerprint changing alone is only said
@@ -29,6 +29,7 @@ __all__ = [
     "judge_fingerprint_notes",
     "judge_identity",
     "judge_manifest_mismatch",
+    "judge_mismatch",
     "manifest_notes",
     "side_manifest",
     "with_manifest",
@@ -242,3 +243,16 @@ def _model_sent(m: Mapping[str, Any]) -> list[str]:
     rows = (m.get("recorded") or {}).get("model") or []
     found = {x for r in rows if (x := _sent_identity(r.get("sent"))) is not None}
     return sorted(found)
+
+
+def judge_mismatch(a: Side, b: Side) -> str | None:
+    """How the judges of two sides differ (one line), or None when they are the same: other
+    judge names, or the same judges with other recorded manifests (another served model id or
+    other parameters sent: :func:`judge_manifest_mismatch`; a fingerprint alone is only a
+    note)."""
+    if a.judges == b.judges:
+        return judge_manifest_mismatch(a, b)
+    return (
+        f"{a.label} was judged by {', '.join(a.judges) or 'no judge'}, {b.label} by "
+        f"{', '.join(b.judges) or 'no judge'}"
+    )

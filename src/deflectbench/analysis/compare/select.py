@@ -2,8 +2,9 @@
 ``STORE:MODEL[:CONDITION]``, each a scored table of one model (and condition) of one pack.
 
 Each side is scored with the judges that judged *it* (not every judge of its store), so the
-judges of the two sides can be compared: :func:`judge_mismatch` says how they differ, and the
-commands refuse to put results of different judges side by side unless asked.
+judges of the two sides can be compared: :func:`.manifest.judge_mismatch` says how they differ,
+and the commands refuse to put results of different judges side by side unless asked. This
+module imports nothing of :mod:`.manifest` (which reads the sides defined here).
 """
 
 from __future__ import annotations
@@ -33,7 +34,6 @@ __all__ = [
     "Selector",
     "Side",
     "StoreRead",
-    "judge_mismatch",
     "pair_sides",
     "parse_selector",
     "read_sides",
@@ -256,18 +256,3 @@ def pair_sides(a: Sequence[Side], b: Sequence[Side]) -> list[tuple[Side, Side]]:
     by_a = {s.name: s for s in a}
     by_b = {s.name: s for s in b}
     return [(by_a[n], by_b[n]) for n in common]
-
-
-def judge_mismatch(a: Side, b: Side) -> str | None:
-    """How the judges of two sides differ (one line), or None when they are the same: other
-    judge names, or the same judges with other recorded manifests (another served model id or
-    other parameters sent: :func:`.manifest.judge_manifest_mismatch`; a fingerprint alone is
-    only a note)."""
-    if a.judges == b.judges:
-        from deflectbench.analysis.compare.manifest import judge_manifest_mismatch
-
-        return judge_manifest_mismatch(a, b)
-    return (
-        f"{a.label} was judged by {', '.join(a.judges) or 'no judge'}, {b.label} by "
-        f"{', '.join(b.judges) or 'no judge'}"
-    )

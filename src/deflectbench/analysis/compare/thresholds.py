@@ -19,7 +19,17 @@ from deflectbench.analysis.compare.table import MEASURES
 from deflectbench.errors import ConfigError, did_you_mean
 from deflectbench.vocab import FIELDS, FRAMINGS, OUTCOMES
 
-__all__ = ["Failure", "Threshold", "ThresholdError", "check_thresholds", "parse_threshold"]
+__all__ = [
+    "GATE_FAILED",
+    "Failure",
+    "Threshold",
+    "ThresholdError",
+    "check_thresholds",
+    "parse_threshold",
+]
+
+#: The exit code of a failed gate (README: exit codes).
+GATE_FAILED = 6
 
 _PATTERN = re.compile(
     r"^\s*(?:(outcome|field):)?([A-Za-z_]+)\s*([<>])\s*([+-]?\d+(?:\.\d+)?)\s*pp"

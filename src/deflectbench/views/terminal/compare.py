@@ -1,0 +1,139 @@
+"""The terminal's view of a comparison (:class:`~deflectbench.analysis.compare.api.Comparison`):
+what was compared, the runs' manifests, per pair the overall differences (judged, then
+corrected for judge error), the outcomes by framing, and the flipped cells. Read from the typed
+rows; text from a store or a reply is shown without markup or control codes."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rich.console import RenderableType
+from rich.markup import escape
+from rich.table import Table
+
+from deflectbench.views.format import interval, num, pct, points, pval
+
+if TYPE_CHECKING:
+    from deflectbench.analysis.compare.api import Comparison
+    from deflectbench.analysis.compare.rows import DiffRow
+
+__all__ = ["FLIP_LIMIT", "comparison_view", "safe"]
+
+FLIP_LIMIT = 10
+MISSING = "-"
+
+
+def safe(text: Any) -> str:
+    """Text from a store or a reply as the terminal shows it: no markup, no control codes
+    (nothing for a missing value)."""
+    from deflectbench.escaping import terminal_safe
+    from deflectbench.views.format import isnan
+
+    return escape(terminal_safe("" if isnan(text) else str(text)))
+
+
+def _rate(x: Any) -> str:
+    return pct(x, missing=MISSING)
+
+
+def _diff(r: DiffRow) -> str:
+    """The difference in points over its CI on a second, dimmed line (80 columns)."""
+    ci = interval(r.ci_lo, r.ci_hi, sep=", ", signed=True, missing="")
+    return f"{points(r.diff, missing=MISSING)}\n[dim]{f'[{ci}]' if ci else MISSING}[/]"
+
+
+def _sides_table(c: Comparison) -> Table:
+    t = Table(title="What was compared (as the stores record it)")
+    for col in ("side", "condition", "served as", "deflectbench", "judges (verdicts)"):
+        t.add_column(col, overflow="fold")
+    for s in c.side_rows:
+        t.add_row(
+            safe(s.label), safe(s.condition or MISSING), safe(s.served), safe(s.versions),
+            safe(s.judges),
+        )  # fmt: skip
+    return t
+
+
+def _recorded_table(c: Comparison) -> Table:
+    from deflectbench.analysis.compare.recorded import RECORDED_HEADER
+
+    t = Table(title="Run manifests (as each run's clients recorded them)")
+    for col in RECORDED_HEADER:
+        t.add_column(col, overflow="fold")
+    for row in c.recorded_rows:
+        t.add_row(*(safe(v) for v in row))  # served ids, fingerprints: untrusted text
+    return t
+
+
+def _pair_tables(rows: list[DiffRow], title: str, a_word: str, b_word: str) -> list[Table]:
+    """The overall differences, the corrected ones (if any) and the outcomes by framing."""
+    from deflectbench.views.terminal.tables import SHORT_FRAMING
+
+    judged = [r for r in rows if not r.corrected]
+    overall = Table(title=f"Overall: {title}")
+    for col in ("measure", a_word, b_word, "diff [95% CI]", "p (Holm)", "h"):
+        overall.add_column(col, justify="left" if col == "measure" else "right")
+    for r in judged:
+        if r.scope == "overall":
+            overall.add_row(
+                escape(r.name), _rate(r.rate_a), _rate(r.rate_b), _diff(r),
+                pval(r.p_holm, missing=MISSING), num(r.h, "+.2f", missing=MISSING),
+            )  # fmt: skip
+    out = [overall]
+    fixed = [r for r in rows if r.corrected and r.scope == "overall"]
+    if fixed:
+        ct = Table(title="Corrected for judge error, overall (unpaired CI: conservative)")
+        for col in ("measure", a_word, b_word, "diff [95% CI]", "p (Holm)"):
+            ct.add_column(col, justify="left" if col == "measure" else "right")
+        for r in fixed:
+            ct.add_row(
+                escape(r.name), _rate(r.rate_a), _rate(r.rate_b), _diff(r),
+                pval(r.p_holm, missing=MISSING),
+            )  # fmt: skip
+        out.append(ct)
+    framed = Table(title=f"Outcomes by framing: {title}")
+    for col in ("framing", "outcome", a_word, b_word, "diff [95% CI]", "p (Holm)"):
+        framed.add_column(col, justify="left" if col in ("framing", "outcome") else "right")
+    for r in judged:
+        if r.scope == "framing" and r.kind == "outcome":
+            framing = str(r.framing)
+            framed.add_row(
+                escape(SHORT_FRAMING.get(framing, framing)), escape(r.measure), _rate(r.rate_a),
+                _rate(r.rate_b), _diff(r), pval(r.p_holm, missing=MISSING),
+            )  # fmt: skip
+    out.append(framed)
+    return out
+
+
+def _flips(c: Comparison, a_word: str, b_word: str) -> RenderableType:
+    flips = c.flip_rows
+    if not flips:
+        return "no cell (claim x template) changed its majority outcome"
+    t = Table(title=f"Cells whose majority outcome changed: {len(flips)} (first {FLIP_LIMIT})")
+    for col in ("claim", "template", a_word, b_word, f"{b_word} example"):
+        t.add_column(col, overflow="fold")
+    for f in flips[:FLIP_LIMIT]:
+        t.add_row(
+            escape(str(f.claim_id)),
+            escape(str(f.prompt_id)),
+            f"{escape(str(f.outcome_a))} ({_rate(f.share_a)})",
+            f"{escape(str(f.outcome_b))} ({_rate(f.share_b)})",
+            safe(f.example_b),
+        )
+    return t
+
+
+def comparison_view(c: Comparison) -> list[RenderableType]:
+    """Everything ``deflectbench compare`` prints on standard output, in order."""
+    a_word, b_word = ("baseline", "new") if c.baseline else ("A", "B")
+    out: list[RenderableType] = [_sides_table(c), _recorded_table(c)]
+    for a, b in c.pairs:
+        mine = [r for r in c.rows if r.model_a == a.label and r.model_b == b.label]
+        title = f"{safe(b.label)} minus {safe(a.label)} ({b_word} - {a_word}, points)"
+        out += _pair_tables(mine, title, a_word, b_word)
+    out.append(_flips(c, a_word, b_word))
+    out.append(
+        "[dim]p (Holm): adjusted over every row of the comparison; per-template rows and the "
+        "fields by framing: --json, --csv or --html[/]"
+    )
+    return out
