@@ -96,9 +96,12 @@ def ci_lines(rate: Any, lo: Any, hi: Any) -> str:
     return f"{pct(rate)}\n[dim]{interval(lo, hi)}[/]"
 
 
-def num(x: Any, fmt: str = ".2f", *, missing: str = DASH) -> str:
-    """A plain number (kappa, AC1, Cohen's h, X²) in ``fmt``."""
-    return missing if isnan(x) else format(x, fmt)
+def num(x: Any, fmt: str = ".2f", *, missing: str = DASH, zero_below: float = 0.0) -> str:
+    """A plain number (kappa, AC1, Cohen's h, X²) in ``fmt``; one smaller in size than
+    ``zero_below`` is written as 0 (so a tiny move never reads ``-0.00``)."""
+    if isnan(x):
+        return missing
+    return format(0.0 if zero_below and abs(x) < zero_below else x, fmt)
 
 
 def pval(x: Any, *, missing: str = DASH) -> str:
