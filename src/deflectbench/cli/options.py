@@ -140,3 +140,11 @@ JudgeValuesOption = Annotated[
         "the other fields, clean compliance is re-derived from them).",
     ),
 ]
+
+
+def said_busy(message: str) -> None:
+    """A wait for another process's write lock, said on stderr in yellow (the ``on_busy`` the
+    commands hand the public functions)."""
+    from deflectbench.cli.console import err
+
+    err.print(f"[yellow]{message}[/]", highlight=False)

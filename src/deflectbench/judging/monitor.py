@@ -38,8 +38,11 @@ __all__ = [
     "Flags",
     "Item",
     "MonitorInputError",
+    "Tally",
     "flags",
+    "format_of",
     "monitor",
+    "monitor_items",
     "read_items",
 ]
 
@@ -204,3 +207,57 @@ def read_items(
     if fmt == "text":
         return _text_items(stream)
     raise MonitorInputError(f"unknown input format {fmt!r}; valid: {', '.join(FORMATS)}")
+
+
+def format_of(source: str, fmt: str, lines: Iterator[str]) -> tuple[str, Iterable[str]]:
+    """The format to read ``source`` (a path, ``-`` for standard input) in, and its lines.
+    ``auto``: JSONL for ``.jsonl``/``.ndjson`` files, text for other files; on standard input,
+    JSONL if the first non-blank line starts with ``{`` (the lines read to tell are kept)."""
+    from itertools import chain
+    from pathlib import Path
+
+    if fmt != "auto":
+        return fmt, lines
+    if source != "-":
+        return ("jsonl" if Path(source).suffix in (".jsonl", ".ndjson") else "text"), lines
+    head: list[str] = []
+    for line in lines:
+        head.append(line)
+        if line.strip():
+            break
+    first = next((h for h in head if h.strip()), "")
+    return ("jsonl" if first.lstrip().startswith("{") else "text"), chain(head, lines)
+
+
+def monitor_items(items: Iterable[Item], *, workers: int = 1) -> Iterator[tuple[Item, Flags]]:
+    """Each item with its flags, in order, as a stream (the monitor may read ahead when it
+    uses several processes, so each item waits in a queue until its flags come back)."""
+    from collections import deque
+
+    pending: deque[Item] = deque()
+
+    def texts() -> Iterator[str]:
+        for item in items:
+            pending.append(item)
+            yield item.text
+
+    for found in monitor(texts(), workers=workers):
+        yield pending.popleft(), found
+
+
+@dataclass
+class Tally:
+    """How many items the monitor read and how many raised each flag."""
+
+    items: int = 0
+    refusal: int = 0
+    soft_refusal: int = 0
+    labeled: int = 0
+    labeled_compliance: int = 0
+
+    def add(self, found: Flags) -> None:
+        self.items += 1
+        self.refusal += found.refusal
+        self.soft_refusal += found.soft_refusal
+        self.labeled += found.labeled
+        self.labeled_compliance += found.outcome == "labeled_compliance"

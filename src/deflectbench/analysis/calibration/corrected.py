@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from deflectbench.analysis.calibration.load import MEASURES, CalibrationInputs
+from deflectbench.analysis.calibration.shown import RateEstimate
 from deflectbench.analysis.options import AnalysisOptions
 from deflectbench.vocab import FIELDS, FRAMINGS, OUTCOMES
 
@@ -55,29 +56,10 @@ def check_correction(name: str) -> str:
     return name
 
 
-def _clean(x: float | None) -> float | None:
-    if x is None or not np.isfinite(x):
-        return None
-    return round(float(x), 6)
-
-
 def estimate_json(e: Any) -> dict[str, Any]:
     """One estimate as ``{"rate", "ci95": [lo, hi], "n", "n_labels", "method"}`` (+ ``note``
-    when it is undefined or has no interval)."""
-    ci = e.ci95 if e.ci95 is not None else (None, None)
-    out: dict[str, Any] = {
-        "rate": _clean(e.rate),
-        "ci95": [_clean(ci[0]), _clean(ci[1])],
-        "n": int(e.n),
-        "n_labels": int(e.n_labels),
-        "method": e.method,
-    }
-    if e.note:
-        out["note"] = e.note
-    lam = dict(e.details or {}).get("lam")
-    if lam is not None:
-        out["lambda"] = _clean(lam)
-    return out
+    when it is undefined or has no interval, ``lambda`` when the method has one)."""
+    return RateEstimate.of(e).to_json()
 
 
 @dataclass(frozen=True)
@@ -100,6 +82,10 @@ class CellRates:
 
     def get(self, which: str, kind: str, name: str) -> Any:
         return getattr(self, which)[MEASURES.index((kind, name))]
+
+    def shown(self, which: str, kind: str, name: str) -> RateEstimate:
+        """One estimate (``which``: judged, labels or corrected) as the views show it."""
+        return RateEstimate.of(self.get(which, kind, name))
 
 
 @dataclass(frozen=True)

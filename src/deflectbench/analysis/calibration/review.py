@@ -21,8 +21,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from deflectbench.analysis.calibration.corrected import Corrected, estimate_json
+from deflectbench.analysis.calibration.corrected import Corrected
 from deflectbench.analysis.calibration.load import MEASURES, CalibrationInputs
+from deflectbench.analysis.calibration.shown import (
+    DawidSkeneFit,
+    FieldFit,
+    LabelNeed,
+    ModelBudget,
+    Shift,
+)
 from deflectbench.analysis.validity.measures import compare
 from deflectbench.vocab import FIELDS, OUTCOMES
 
@@ -34,6 +41,7 @@ __all__ = [
     "dawid_skene",
     "judge_accuracy",
     "judged_excludes",
+    "label_needs",
     "shifts",
 ]
 
@@ -57,7 +65,7 @@ def judged_excludes(judged: Any, corrected: Any) -> bool | None:
     return bool(corrected.rate < lo or corrected.rate > hi)
 
 
-def shifts(corrected: Corrected) -> list[dict[str, Any]]:
+def shifts(corrected: Corrected) -> list[Shift]:
     """One row per model and measure: judged, corrected, lambda, moved (points), excluded."""
     rows = []
     for model, cell in corrected.models.items():
@@ -65,24 +73,29 @@ def shifts(corrected: Corrected) -> list[dict[str, Any]]:
             j = cell.get("judged", kind, name)
             c = cell.get("corrected", kind, name)
             moved = None if j.rate is None or c.rate is None else 100.0 * (c.rate - j.rate)
+            lam = dict(c.details or {}).get("lam")
             rows.append(
-                {
-                    "model": model,
-                    "kind": kind,
-                    "measure": name,
-                    "judged": estimate_json(j),
-                    "corrected": estimate_json(c),
-                    "lambda": dict(c.details or {}).get("lam"),
-                    "moved_points": None if moved is None else round(moved, 4),
-                    "judged_ci_excludes_corrected": judged_excludes(j, c),
-                }
+                Shift(
+                    model=model,
+                    kind=kind,
+                    measure=name,
+                    judged=cell.shown("judged", kind, name),
+                    corrected=cell.shown("corrected", kind, name),
+                    lam=None if lam is None or not math.isfinite(lam) else float(lam),
+                    moved_points=None if moved is None else _finite(round(moved, 4)),
+                    judged_ci_excludes_corrected=judged_excludes(j, c),
+                )
             )
     return rows
 
 
+def _finite(x: float) -> float | None:
+    return float(x) if math.isfinite(x) else None
+
+
 def budget(
     corrected: Corrected, inputs: CalibrationInputs, target: float = DEFAULT_TARGET
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, ModelBudget]:
     """Per model: labels now, more labels needed so every headline rate's corrected CI
     half-width is under ``target`` (:func:`.budget.labels_needed`, the claim clustering through
     the judged rate's own bootstrap variance), and which rate needs the most; ``more_labels`` None when even labelling
@@ -93,7 +106,7 @@ def budget(
         raise ValueError(f"--target must lie between 0 and 0.5 (a fraction), not {target}")
     lab_model = inputs.labelled["model"].astype(str).to_numpy()
     weights = inputs.labelled["weight"].to_numpy(dtype=np.float64)
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, ModelBudget] = {}
     for model, cell in corrected.models.items():
         mine = np.ones(len(lab_model), bool) if corrected.pooled else lab_model == model
         worst, more, unreachable = None, 0, False
@@ -119,18 +132,16 @@ def budget(
                 break
             if need > more:
                 worst, more = name, need
-        out[model] = {
-            "labels": cell.n_labels,
-            "more_labels": None if unreachable else more,
-            "labels_needed": None if unreachable else cell.n_labels + more,
-            "widest": worst,
-            "target_half_width": target,
-            **(
-                {"note": f"even labelling every generation would not bring {worst} under it"}
-                if unreachable
-                else {}
-            ),
-        }
+        out[model] = ModelBudget(
+            labels=cell.n_labels,
+            more_labels=None if unreachable else more,
+            labels_needed=None if unreachable else cell.n_labels + more,
+            widest=worst,
+            target_half_width=target,
+            note=f"even labelling every generation would not bring {worst} under it"
+            if unreachable
+            else None,
+        )
     return out
 
 
@@ -194,16 +205,16 @@ def judge_accuracy(
 
 def dawid_skene(
     inputs: CalibrationInputs, verdicts: pd.DataFrame, judges: Sequence[str]
-) -> dict[str, Any]:
+) -> DawidSkeneFit:
     """Per field: the latent-class prevalence and each judge's sensitivity and specificity
-    (human labels as anchors where present); ``{"available": False, "note"}`` when the
-    estimator is missing or a field cannot be fitted."""
+    (human labels as anchors where present); not ``available`` (a note why) when the
+    estimator is missing or there are no verdicts; a field that cannot be fitted has a note."""
     try:
         from deflectbench.analysis.calibration import latent
     except ImportError:
-        return {"available": False, "note": "the Dawid-Skene estimator is not installed"}
+        return DawidSkeneFit(False, "the Dawid-Skene estimator is not installed")
     if not len(verdicts) or not judges:
-        return {"available": False, "note": "no judge verdicts to combine"}
+        return DawidSkeneFit(False, "no judge verdicts to combine")
     wide = {
         j: part.drop_duplicates("gen_id").set_index("gen_id")
         for j, part in verdicts.groupby("judge")
@@ -214,7 +225,7 @@ def dawid_skene(
         columns=list(FIELDS),
         index=inputs.labelled["gen_id"].astype(int),
     ).reindex(ids)
-    fields: dict[str, Any] = {}
+    fields: dict[str, FieldFit] = {}
     for f in FIELDS:
         votes = np.column_stack(
             [wide[j][f].reindex(ids).to_numpy(dtype=np.float64) for j in judges]
@@ -222,13 +233,13 @@ def dawid_skene(
         try:
             fit = latent.dawid_skene(votes, anchors[f].to_numpy(dtype=np.float64))
         except (ValueError, ArithmeticError) as exc:
-            fields[f] = {"note": str(exc)}
+            fields[f] = FieldFit(note=str(exc))
             continue
-        fields[f] = _fit_json(fit, judges)
-    return {"available": True, "judges": list(judges), "fields": fields}
+        fields[f] = _field_fit(fit, judges)
+    return DawidSkeneFit(True, judges=tuple(judges), fields=fields)
 
 
-def _fit_json(fit: Any, judges: Sequence[str]) -> dict[str, Any]:
+def _field_fit(fit: Any, judges: Sequence[str]) -> FieldFit:
     get = fit.get if isinstance(fit, Mapping) else lambda k, d=None: getattr(fit, k, d)
     sens = list(np.asarray(get("sensitivity", []), dtype=float))
     spec = list(np.asarray(get("specificity", []), dtype=float))
@@ -236,28 +247,33 @@ def _fit_json(fit: Any, judges: Sequence[str]) -> dict[str, Any]:
     def r(x: Any) -> float | None:
         return None if x is None or not math.isfinite(float(x)) else round(float(x), 6)
 
-    return {
-        "prevalence": r(get("prevalence")),
-        "judges": {
-            j: {
-                "sensitivity": r(sens[i]) if i < len(sens) else None,
-                "specificity": r(spec[i]) if i < len(spec) else None,
-            }
+    return FieldFit(
+        prevalence=r(get("prevalence")),
+        judges={
+            j: (
+                r(sens[i]) if i < len(sens) else None,
+                r(spec[i]) if i < len(spec) else None,
+            )
             for i, j in enumerate(judges)
         },
-    }
+    )
 
 
 def budget_without_labels(
     rates: pd.DataFrame, target: float = DEFAULT_TARGET
 ) -> dict[str, dict[str, Any]]:
+    """:func:`label_needs` as JSON data (per model: labels, widest, target_half_width)."""
+    return {m: need.to_json() for m, need in label_needs(rates, target).items()}
+
+
+def label_needs(rates: pd.DataFrame, target: float = DEFAULT_TARGET) -> dict[str, LabelNeed]:
     """Per model, the labels a corrected CI within ``target`` would need when none exist yet:
     labels alone (no credit for the judges, which is all that can be promised before any
     label), at the judged rate, with the claim clustering of the judged CI. ``rates`` is the
     analysis' ``rates_with_ci`` (model, kind, measure, rate, ci_lo, ci_hi, n)."""
     from deflectbench.analysis.calibration.budget import labels_for_effective_n
 
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, LabelNeed] = {}
     z = 1.959964
     for r in rates[rates["kind"] == "outcome"].to_dict(orient="records"):
         p, n = r.get("rate"), int(r.get("n") or 0)
@@ -268,10 +284,10 @@ def budget_without_labels(
         deff = max(1.0, (half / z) ** 2 / (q * (1 - q) / n)) if half > 0 else 1.0
         n0 = z * z * q * (1 - q) * deff / target**2
         need = labels_for_effective_n(n0, 0.0, n)
-        mine = out.setdefault(
-            str(r["model"]), {"labels": 0, "widest": None, "target_half_width": target}
-        )
+        model = str(r["model"])
+        mine = out.get(model) or LabelNeed(0, None, target)
         labels = n if need is None else math.ceil(need)
-        if labels > mine["labels"]:
-            mine["labels"], mine["widest"] = labels, r["measure"]
+        if labels > mine.labels:
+            mine = LabelNeed(labels, r["measure"], target)
+        out[model] = mine
     return out

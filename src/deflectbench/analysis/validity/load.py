@@ -27,8 +27,9 @@ from deflectbench.analysis.frames.scored import (
     scored_as,
     verdicts_from_frames,
 )
-from deflectbench.analysis.options import MIN_CI_CLAIMS, AnalysisOptions
 from deflectbench.analysis.jsonable import jsonable
+from deflectbench.analysis.options import MIN_CI_CLAIMS, AnalysisOptions
+from deflectbench.analysis.validity.counts import LabelCounts
 from deflectbench.analysis.validity.measures import (
     annotator_agreement,
     human_outcome,
@@ -205,7 +206,12 @@ class Validity:
 
     @property
     def has_labels(self) -> bool:
-        return int(self.counts.get("used", 0)) > 0
+        return self.label_counts.used > 0
+
+    @property
+    def label_counts(self) -> LabelCounts:
+        """The counts, typed (labels used and left out, generations, annotators)."""
+        return LabelCounts.of(self.counts)
 
     def to_json(self) -> dict[str, Any]:
         def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
@@ -223,19 +229,30 @@ class Validity:
     def small_sample(self) -> dict[str, Any]:
         """The small-sample flag over every CI ``validate`` prints: the fewest claims any
         comparison's CIs resampled, and a sentence when fewer than :data:`MIN_CI_CLAIMS`."""
+        fewest = self.fewest_claims
+        few = fewest is not None and fewest < MIN_CI_CLAIMS
+        note = self.small_sample_note
+        return {"min_claims": MIN_CI_CLAIMS, "any": few, "fewest_claims": fewest, "note": note}
+
+    @property
+    def fewest_claims(self) -> int | None:
+        """The fewest claims any comparison's CIs resampled (None: no comparison)."""
         frames = [f for f in (self.raters, self.annotators, self.monitor) if "claims" in f]
         claims = [int(c) for f in frames for c, n in zip(f["claims"], f["n"], strict=True) if n]
-        fewest = min(claims) if claims else None
-        few = fewest is not None and fewest < MIN_CI_CLAIMS
-        note = None
-        if few:
-            note = (
-                f"Small sample: some of these 95% CIs rest on {fewest} claim"
-                f"{'' if fewest == 1 else 's'} (fewer than {MIN_CI_CLAIMS}); the bootstrap "
-                "resamples claims, so these intervals are rough"
-                + ("; over one claim a CI is undefined (shown as -)." if fewest < 2 else ".")
-            )
-        return {"min_claims": MIN_CI_CLAIMS, "any": few, "fewest_claims": fewest, "note": note}
+        return min(claims) if claims else None
+
+    @property
+    def small_sample_note(self) -> str | None:
+        """A sentence when some CI rests on fewer than :data:`MIN_CI_CLAIMS` claims."""
+        fewest = self.fewest_claims
+        if fewest is None or fewest >= MIN_CI_CLAIMS:
+            return None
+        return (
+            f"Small sample: some of these 95% CIs rest on {fewest} claim"
+            f"{'' if fewest == 1 else 's'} (fewer than {MIN_CI_CLAIMS}); the bootstrap "
+            "resamples claims, so these intervals are rough"
+            + ("; over one claim a CI is undefined (shown as -)." if fewest < 2 else ".")
+        )
 
 
 def validity_from_inputs(
