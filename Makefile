@@ -27,9 +27,11 @@ demo: install
 test: install
 	$(BIN)/python -m pytest -q -n auto --dist worksteal
 
+# ruff, then the type checker over src at the strictness pyproject.toml's [tool.mypy] documents.
 lint: install
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
+	$(BIN)/mypy src
 
 format: install
 	$(BIN)/ruff format src tests bench
