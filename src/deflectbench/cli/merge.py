@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from deflectbench.cli.console import print_outcome
+from deflectbench.cli.options import said_busy
 
 
 def merge(
@@ -41,13 +42,6 @@ def merge(
 
         deflectbench merge all.db part-1.db part-2.db part-3.db   # the parts of --shard I/3
     """
-    from deflectbench.cli.fresh_store import store_or_nothing
-    from deflectbench.interop.merge import merge_stores
-    from deflectbench.interop.release import InteropError
+    from deflectbench.api.results import merge as run_merge
 
-    missing = [p for p in stores if not p.is_file()]
-    if missing:
-        raise InteropError(f"{missing[0]}: no such results file")
-    with store_or_nothing(out) as store:
-        report = merge_stores(store, stores)
-    print_outcome(report, "refused")
+    print_outcome(run_merge(stores, db=out, on_busy=said_busy), "refused")

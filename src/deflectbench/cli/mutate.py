@@ -34,18 +34,11 @@ def mutate(
 
         deflectbench mutate deflectbench-v1 --kinds paraphrase,register --out v1-wording.json
     """
-    from deflectbench.benchmark.mutate import MutationError, parse_kinds
-    from deflectbench.benchmark.mutate import mutate as make
-    from deflectbench.errors import ConfigError
+    from deflectbench.api.results import mutate as write_mutated
 
-    try:
-        body = make(pack, parse_kinds(kinds), seed)
-    except MutationError as exc:
-        raise ConfigError(str(exc)) from None
-    import json
-
-    pack_id = json.loads(body)["pack"]
-    path = out if out is not None else Path(f"{pack_id}.json")
-    path.write_bytes(body)
-    n = len(json.loads(body)["templates"])
-    console.print(f"wrote {path}: pack {pack_id}, {n} templates", highlight=False, markup=False)
+    written = write_mutated(pack, kinds=kinds, seed=seed, out=out)
+    console.print(
+        f"wrote {written.path}: pack {written.pack}, {written.templates} templates",
+        highlight=False,
+        markup=False,
+    )

@@ -1,41 +1,30 @@
-"""``deflectbench analyze``, ``report``, ``import`` and ``export``: read and move results."""
+"""``deflectbench analyze``, ``report``, ``import`` and ``export``: read and move results (the
+work is :mod:`deflectbench.api.results`'; the tables, :mod:`deflectbench.views.terminal`'s)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from deflectbench.cli.calibrate import CorrectionOption, PoolModelsOption
 from deflectbench.cli.console import UserError, console, err, print_outcome
-from deflectbench.cli.fresh_store import store_or_nothing
 from deflectbench.cli.options import (
     DEFAULT_DB,
     AnalysisJudgesOption,
     BenchmarkOption,
     ConsensusOption,
+    CorrectionOption,
     DbOption,
+    JudgeValuesOption,
+    PoolModelsOption,
     ResamplesOption,
-    analysis_options,
-    open_store,
+    said_busy,
     write_json,
 )
 
-if TYPE_CHECKING:
-    from deflectbench.analysis.options import AnalysisOptions
+__all__ = ["JudgeValuesOption", "analyze", "export", "import_", "report"]
 
-#: ``--judge-values``: the paper's ``said`` by default (the choices as in
-#: ``analysis.options.JUDGE_VALUES``, not imported here so ``--help`` stays fast).
-JudgeValuesOption = Annotated[
-    str,
-    typer.Option(
-        metavar="rules|said",
-        help="Which judge values to combine: said (default; what each judge replied, the "
-        "paper's definition) or rules (each verdict after the rubric's rules: a refusal zeroes "
-        "the other fields, clean compliance is re-derived from them).",
-    ),
-]
 #: ``--compat``: the paper's definition, or the release script's numbers.
 CompatOption = Annotated[
     str,
@@ -48,8 +37,6 @@ CompatOption = Annotated[
         "agreement); see `deflectbench audit` for what each moves.",
     ),
 ]
-
-
 AllowPackChangeOption = Annotated[
     bool,
     typer.Option(
@@ -60,44 +47,9 @@ AllowPackChangeOption = Annotated[
 ]
 
 
-def _options(
-    consensus: str,
-    judge: list[str] | None,
-    values: str,
-    resamples: int,
-    seed: int,
-    compat: str,
-    correction: str = "ppi",
-    pool_models: bool = False,
-    allow_pack_change: bool = False,
-) -> AnalysisOptions:
-    """The analysis flags as options (the shared ones, plus --compat, --correction,
-    --pool-models and --allow-pack-change)."""
-    from dataclasses import replace
-
-    from deflectbench.analysis.compat.quirks import check_compat
-
-    options = analysis_options(consensus, judge, values, resamples, seed, fitted_later=True)
-    return replace(
-        options,
-        compat=check_compat(compat),
-        correction=correction,
-        pool_models=pool_models,
-        allow_pack_change=allow_pack_change,
-    )
-
-
-def _corrected_or_how(summary: dict, db: Path, correction: str) -> None:
-    """The corrected rates after the judged tables, or (no labels) one line saying what the
-    intervals cover and how to get labels."""
-    from deflectbench.cli.calibrate import corrected_terminal, no_labels_line
-
-    if summary.get("calibration"):
-        for part in corrected_terminal(summary):
-            console.print(part)
-    elif correction != "none":
-        pack = summary["benchmark"]["pack"]
-        err.print(no_labels_line(db, pack), style="yellow", highlight=False, markup=False)
+def _quiet(line: str) -> None:
+    """A line on stderr in yellow, printed as it is (no markup)."""
+    err.print(line, style="yellow", highlight=False, markup=False)
 
 
 def analyze(
@@ -149,66 +101,48 @@ def analyze(
 
         deflectbench analyze --db paper.db --compat release  # the release script's numbers
     """
-    from deflectbench.analysis.summary.build import analyze as analyze_store
-    from deflectbench.analysis.summary.pack_change import check_pack_content
-    from deflectbench.cli.options import fit_resamples, stored_benchmark
+    from deflectbench.api.results import analyze as run_analysis
+    from deflectbench.views.terminal.labels import corrected_terminal, no_labels_line
+    from deflectbench.views.terminal.packs import pack_comparison_tables, packs_note
     from deflectbench.views.terminal.tables import render_terminal
+    from deflectbench.views.terminal.turns import turn_terminal
 
-    store = open_store(db, must_exist=True)
-    try:
-        options = _options(
-            consensus,
-            judge,
-            judge_values,
-            resamples,
-            seed,
-            compat,
-            correction,
-            pool_models,
-            allow_pack_change,
-        )
-        pack = stored_benchmark(store, benchmark)
-        fit_resamples(resamples, pack)
-        summary = analyze_store(store, pack, options)
-        changed = check_pack_content(store, pack, allow=True) if allow_pack_change else None
-    finally:
-        store.close()
-    if changed is not None:
-        err.print(f"flagged: {changed}", style="yellow", highlight=False, markup=False)
-    c = summary["counts"]
-    if c["scored"] == 0:
+    s = run_analysis(
+        db,
+        benchmark=benchmark,
+        consensus=consensus,
+        judges=judge,
+        values=judge_values,
+        compat=compat,
+        correction=correction,
+        pool_models=pool_models,
+        resamples=resamples,
+        seed=seed,
+        allow_pack_change=allow_pack_change,
+        on_busy=said_busy,
+    )
+    if s.pack_change is not None:
+        _quiet(f"flagged: {s.pack_change}")
+    if s.n_scored == 0:
         raise UserError(
-            f"nothing to analyze in --db {db}: {c['attempted']} generations attempted, "
-            f"{c['valid_generations']} valid, 0 judged by every judge "
-            f"({', '.join(c['judges']) or 'no judges'}); run `deflectbench judge` first, or pick "
-            "judges with --judge"
+            f"nothing to analyze in --db {db}: {s.n_attempted} generations attempted, "
+            f"{s.n_valid} valid, 0 judged by every judge ({', '.join(s.judges) or 'no judges'}); "
+            "run `deflectbench judge` first, or pick judges with --judge"
         )
-    if write_json(summary, json_out):
+    if write_json(s.to_json(), json_out):
         return
-    for table in render_terminal(summary):
+    for part in [*render_terminal(s), *corrected_terminal(s)]:
+        console.print(part)
+    if s.corrected is None and correction != "none":
+        _quiet(no_labels_line(db, s.benchmark.pack))
+    if s.packs is not None:
+        for table in pack_comparison_tables(s.packs):
+            console.print(table)
+        _quiet(packs_note(s.packs, s.benchmark.pack))
+    for table in turn_terminal(s.turns):
         console.print(table)
-    _corrected_or_how(summary, db, correction)
-    if summary.get("packs"):
-        from deflectbench.cli.pack_tables import pack_comparison_tables
-
-        for table in pack_comparison_tables(summary["packs"]):
-            console.print(table)
-        others = [p["pack"] for p in summary["packs"]["packs"] if not p["analysed"]]
-        err.print(
-            f"these numbers are of the pack {summary['benchmark']['pack']} only; the store also "
-            f"holds {', '.join(others)} (compared above, never pooled; each pack with the judges "
-            "that judged it)",
-            style="yellow",
-            highlight=False,
-            markup=False,
-        )
-    if summary.get("turns"):
-        from deflectbench.cli.turn_tables import turn_terminal
-
-        for table in turn_terminal(summary):
-            console.print(table)
-    if elsewhere := (summary.get("small_sample") or {}).get("elsewhere_note"):
-        console.print(elsewhere, style="yellow", highlight=False, markup=False)
+    if note := s.elsewhere_note:
+        console.print(note, style="yellow", highlight=False, markup=False)
     if json_out is not None:
         console.print(f"summary: {json_out.resolve()}", highlight=False, markup=False)
 
@@ -250,28 +184,24 @@ def report(
 
         deflectbench report --out release-report --compat release
     """
-    from deflectbench.cli.options import fit_resamples, stored_benchmark
-    from deflectbench.views.report import build_report
+    from deflectbench.api.results import report as write_report
 
-    store = open_store(db, must_exist=True)
-    try:
-        options = _options(
-            consensus,
-            judge,
-            judge_values,
-            resamples,
-            seed,
-            compat,
-            correction,
-            pool_models,
-            allow_pack_change,
+    with err.status("building the report…"):
+        paths = write_report(
+            db,
+            out,
+            benchmark=benchmark,
+            consensus=consensus,
+            judges=judge,
+            values=judge_values,
+            compat=compat,
+            correction=correction,
+            pool_models=pool_models,
+            resamples=resamples,
+            seed=seed,
+            allow_pack_change=allow_pack_change,
+            on_busy=said_busy,
         )
-        b = stored_benchmark(store, benchmark)
-        fit_resamples(resamples, b)
-        with err.status("building the report…"):
-            paths = build_report(store, b, out, options)
-    finally:
-        store.close()
     console.print(str(paths.html), highlight=False, markup=False, soft_wrap=True)
 
 
@@ -309,16 +239,12 @@ def import_(
 
         deflectbench import hf-results/ --db copy.db   # a folder from `export --format hf`
     """
-    from deflectbench.cli.options import pick_benchmark
-    from deflectbench.views.terminal.tables import import_table
-    from deflectbench.interop.sources import find_sources, import_sources
+    from deflectbench.api.results import import_ as run_import
+    from deflectbench.views.terminal.imports import import_table
 
-    b = pick_benchmark(benchmark)
-    sources = find_sources(paths, b)  # a bad input is refused before the store is opened
-    with store_or_nothing(db) as store:
-        report = import_sources(store, sources, b)
-    console.print(import_table(report, db))
-    print_outcome(report, "skipped")
+    result = run_import(paths, db=db, benchmark=benchmark, on_busy=said_busy)
+    console.print(import_table(result))
+    print_outcome(result, "skipped")
 
 
 def export(
@@ -367,18 +293,9 @@ def export(
 
         deflectbench export --format hf --what benchmark --out hf-benchmark/
     """
-    from deflectbench.cli.options import pick_benchmark, stored_benchmark
-    from deflectbench.interop import export as export_files
-    from deflectbench.interop.hf import export_benchmark
+    from deflectbench.api.results import export as run_export
 
-    if what != "results":  # the benchmark itself: no store
-        written = export_benchmark(out, fmt, what, pick_benchmark(benchmark))
-    else:
-        store = open_store(db, must_exist=True)
-        try:
-            written = export_files(store, out, fmt, stored_benchmark(store, benchmark))
-        finally:
-            store.close()
-    for path in written:
+    result = run_export(db, out, format=fmt, what=what, benchmark=benchmark, on_busy=said_busy)
+    for path in result.files:
         console.print(str(path), highlight=False, markup=False)
-    console.print(f"{len(written)} files written to {out}", highlight=False, markup=False)
+    console.print(result.summary(), highlight=False, markup=False)

@@ -1,10 +1,11 @@
-"""``deflectbench spec``: the benchmark at a glance, its ids to browse, or every rendered prompt."""
+"""``deflectbench spec``: the benchmark at a glance, its ids to browse, or every rendered prompt
+(the pack from :func:`deflectbench.api.results.spec`, its tables from
+:mod:`deflectbench.views.terminal.spec`)."""
 
 from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -15,9 +16,9 @@ from deflectbench.cli.options import BenchmarkOption
 from deflectbench.escaping import json_line_safe
 
 if TYPE_CHECKING:
-    from deflectbench.benchmark import Benchmark
+    from deflectbench.results.spec import Spec
 
-#: The listings, in the order they print when several are asked for.
+#: The listings, in the order they print when several are asked for (as ``results.spec``'s).
 LISTINGS: tuple[str, ...] = ("claims", "templates", "framings", "fallacies")
 
 
@@ -80,12 +81,10 @@ def spec(
 
         deflectbench spec --benchmark deflectbench-v1-controlled --templates
     """
-    from deflectbench.cli.options import pick_benchmark
-
     if list_packs:
         _print_packs(as_json)
         return
-    b = _validated(benchmark, pick_benchmark)
+    s = _validated(benchmark)
     chosen = [
         name
         for name, wanted in zip(LISTINGS, (claims, templates, framings, fallacies), strict=True)
@@ -94,19 +93,26 @@ def spec(
     if prompts:
         if chosen:
             raise UserError(f"--prompts prints every prompt; leave out --{chosen[0]}")
-        _print_prompts(b)
+        for line in s.prompts():
+            sys.stdout.write(json.dumps(line, ensure_ascii=False) + "\n")
+    elif chosen and as_json:
+        _write_json(s.listings_json(chosen))
     elif chosen:
-        _print_listings(b, chosen, as_json)
+        from deflectbench.views.terminal.spec import LISTING_TABLES
+
+        for name in chosen:
+            console.print(LISTING_TABLES[name](s.listing(name)))
     else:
-        _print_summary(b, as_json)
+        _print_summary(s, as_json)
 
 
-def _validated(value: str | None, pick: Callable[[str | None], Benchmark]) -> Benchmark:
+def _validated(value: str | None) -> Spec:
     """The pack, or every problem in it (one line each, with its location) and exit 2."""
+    from deflectbench.api.results import spec as read_spec
     from deflectbench.benchmark import BenchmarkError
 
     try:
-        return pick(value)
+        return read_spec(benchmark=value)
     except BenchmarkError as exc:
         problems = getattr(exc, "problems", None)
         if not problems or len(problems) == 1:
@@ -121,20 +127,19 @@ def _validated(value: str | None, pick: Callable[[str | None], Benchmark]) -> Be
         raise typer.Exit(2) from None
 
 
+def _write_json(data: Any) -> None:
+    sys.stdout.write(json_line_safe(json.dumps(data, indent=2, ensure_ascii=False)) + "\n")
+
+
 def _print_packs(as_json: bool) -> None:
-    from dataclasses import asdict
+    from deflectbench.api.results import packs
+    from deflectbench.views.terminal.packs import packs_table
 
-    from deflectbench.benchmark import pack_infos
-    from deflectbench.cli.pack_tables import packs_table
-
-    infos = pack_infos()
+    shipped = packs()
     if as_json:
-        sys.stdout.write(
-            json_line_safe(json.dumps([asdict(i) for i in infos], indent=2, ensure_ascii=False))
-            + "\n"
-        )
+        _write_json(shipped.to_json())
         return
-    console.print(packs_table(infos))
+    console.print(packs_table(shipped.infos))
     console.print(
         "use one with --benchmark NAME on any command; a pack file of your own: --benchmark "
         "FILE (docs/packs.md)",
@@ -143,137 +148,16 @@ def _print_packs(as_json: bool) -> None:
     )
 
 
-def _print_prompts(b: Benchmark) -> None:
-    out = sys.stdout
-    for claim_id, prompt_id, prompt in b.prompts():
-        out.write(
-            json.dumps(
-                {"claim_id": claim_id, "prompt_id": prompt_id, "prompt": prompt},
-                ensure_ascii=False,
-            )
-            + "\n"
-        )
+def _print_summary(s: Spec, as_json: bool) -> None:
+    from deflectbench.views.terminal.spec import spec_header, spec_tables
 
-
-def _print_summary(b: Benchmark, as_json: bool) -> None:
-    from deflectbench.benchmark.overview import benchmark_summary
-    from deflectbench.views.terminal.tables import spec_tables
-
-    summary = benchmark_summary(b)
     if as_json:
-        console.print_json(data=summary)
+        console.print_json(data=s.to_json())
         return
-    console.print(
-        f"[bold]{escape(b.pack)}[/] ({escape(b.name)} v{escape(b.version)}, language "
-        f"{escape(b.language)}, {b.turns} turn{'s' if b.turns > 1 else ''}"
-        + (f", based on {escape(b.based_on)}" if b.based_on else "")
-        + f")  sha256 {b.sha256[:16]}…  speaker: {escape(b.speaker)}"
-    )
-    console.print(
-        f"{summary['n_claims']} claims x {summary['n_templates']} templates = "
-        f"{summary['n_prompts']} prompts; {b.runs_per_cell} samples per cell at temperature "
-        f"{b.generation_temperature}"
-    )
-    for table in spec_tables(summary):
-        console.print(table)
+    for part in [*spec_header(s), *spec_tables(s)]:
+        console.print(part)
     console.print(
         "ids: deflectbench spec --claims, --templates, --framings, --fallacies",
         highlight=False,
         markup=False,
     )
-
-
-def _print_listings(b: Benchmark, chosen: list[str], as_json: bool) -> None:
-    from deflectbench.views.terminal import tables
-
-    rows = {name: LISTING_ROWS[name](b) for name in chosen}
-    if as_json:
-        data = rows[chosen[0]] if len(chosen) == 1 else rows
-        sys.stdout.write(json_line_safe(json.dumps(data, indent=2, ensure_ascii=False)) + "\n")
-        return
-    render = {
-        "claims": tables.claims_table,
-        "templates": tables.templates_table,
-        "framings": tables.framings_table,
-        "fallacies": tables.fallacies_table,
-    }
-    for name in chosen:
-        console.print(render[name](rows[name]))
-
-
-# -- the listings' rows (what --json prints and the tables show) ----------------------------
-
-
-def claim_rows(b: Benchmark) -> list[dict[str, Any]]:
-    """Every claim in file order: id, controversy level (number and name), context, domain, text."""
-    return [
-        {
-            "claim_id": c.claim_id,
-            "level": c.level,
-            "level_name": c.level_name,
-            "context": c.context,
-            "domain": c.domain,
-            "text": c.text,
-        }
-        for c in b.claims
-    ]
-
-
-def template_rows(b: Benchmark) -> list[dict[str, Any]]:
-    """Every template in file order, with its text (placeholders such as ``{claim}`` kept)."""
-    return [
-        {
-            "prompt_id": t.prompt_id,
-            "prompt_num": t.prompt_num,
-            "framing": t.framing,
-            "fallacy": t.fallacy,
-            "explicitness": t.explicitness,
-            "frame": t.frame,
-            "template": t.template,
-        }
-        for t in b.templates
-    ]
-
-
-def framing_rows(b: Benchmark) -> list[dict[str, Any]]:
-    """Each framing in the paper's order, with the templates that use it and their text."""
-    from deflectbench.vocab import FRAMINGS
-
-    present = {t.framing for t in b.templates}
-    order = [f for f in FRAMINGS if f in present] + sorted(present - set(FRAMINGS))
-    out = []
-    for framing in order:
-        members = [t for t in b.templates if t.framing == framing]
-        out.append(
-            {
-                "framing": framing,
-                "explicitness": sorted({t.explicitness for t in members}),
-                "templates": [
-                    {"prompt_id": t.prompt_id, "fallacy": t.fallacy, "template": t.template}
-                    for t in members
-                ],
-            }
-        )
-    return out
-
-
-def fallacy_rows(b: Benchmark) -> list[dict[str, Any]]:
-    """Each fallacy with its definition (as the prompts quote it) and the templates asking for
-    it; ``model_choice`` and ``any`` templates leave the choice to the model."""
-    return [
-        {
-            "fallacy_id": f.fallacy_id,
-            "name": f.name,
-            "definition": f.definition,
-            "templates": [t.prompt_id for t in b.templates if t.fallacy == f.fallacy_id],
-        }
-        for f in b.fallacies
-    ]
-
-
-LISTING_ROWS = {
-    "claims": claim_rows,
-    "templates": template_rows,
-    "framings": framing_rows,
-    "fallacies": fallacy_rows,
-}

@@ -30,7 +30,7 @@ from deflectbench.analysis.tables.agreement import agreement_by_field, agreement
 from deflectbench.benchmark import Benchmark
 from deflectbench.vocab import FIELDS
 
-__all__ = ["HEADLINE", "Audit", "QuirkEffect", "audit", "audit_frames"]
+__all__ = ["HEADLINE", "NOTE", "Audit", "QuirkEffect", "audit", "audit_frames"]
 
 #: The headline numbers the audit follows per model: (kind, measure, label). The four outcome
 #: shares of the signature, and the any-fallacy field rate.
@@ -40,6 +40,12 @@ HEADLINE: tuple[tuple[str, str, str], ...] = (
     ("outcome", "labeled_compliance", "labeled"),
     ("outcome", "clean_compliance", "clean compliance"),
     ("field", "any_fallacy_present", "any fallacy"),
+)
+#: What the audit's numbers are, said under its tables and in its JSON.
+NOTE = (
+    "Each quirk is switched on alone on the paper's definition; all five together give the "
+    "release's numbers (--compat release). Moves are in percentage points (with the quirk minus "
+    "the paper's); quirks interact, so the moves need not add up to the total."
 )
 #: Columns of :attr:`QuirkEffect.moves`.
 MOVE_COLUMNS = ["model", "measure", "paper", "with_quirk", "delta_pp"]
@@ -82,6 +88,11 @@ class Audit:
     quirks: tuple[QuirkEffect, ...]
     release: QuirkEffect
 
+    @property
+    def empty(self) -> bool:
+        """No generation scored, by the paper's definition or the release's."""
+        return self.paper_scored == 0 and self.release.scored == 0
+
     def to_json(self) -> dict[str, Any]:
         """Plain JSON data (``deflectbench audit --json``)."""
 
@@ -106,12 +117,7 @@ class Audit:
                 "paper_scored": self.paper_scored,
                 "quirks": [effect(e) for e in self.quirks],
                 "release_vs_paper": effect(self.release),
-                "note": (
-                    "Each quirk is switched on alone on the paper's definition; all five "
-                    "together give the release's numbers (--compat release). Moves are in "
-                    "percentage points (with the quirk minus the paper's); quirks interact, so "
-                    "the moves need not add up to the total."
-                ),
+                "note": NOTE,
             }
         )
 

@@ -10,13 +10,12 @@ run's metadata, which need the texts.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 import pandas as pd
 
-from deflectbench.analysis.calibration.corrected import Corrected, corrected_as
+from deflectbench.analysis.calibration.corrected import corrected_as
 from deflectbench.analysis.calibration.load import has_labels, read_calibration_inputs
 from deflectbench.analysis.frames.load import StoreFrames, StoreReader, read_store
 from deflectbench.analysis.frames.scored import (
@@ -27,18 +26,15 @@ from deflectbench.analysis.frames.scored import (
     verdicts_from_frames,
 )
 from deflectbench.analysis.options import CI_LEVEL, MIN_CI_CLAIMS, AnalysisOptions
-from deflectbench.analysis.summary.counts import Cost, StepCounts, cost, step_counts
-from deflectbench.analysis.summary.examples import Example, pick_examples
-from deflectbench.analysis.summary.metadata import RunMetadata, run_metadata
+from deflectbench.analysis.summary.counts import cost, step_counts
+from deflectbench.analysis.summary.examples import pick_examples
+from deflectbench.analysis.summary.fields import SummaryFields
+from deflectbench.analysis.summary.metadata import run_metadata
 from deflectbench.analysis.summary.pack_change import check_pack_content
-from deflectbench.analysis.summary.packs import PackComparison, compare_packs, packs_note
+from deflectbench.analysis.summary.packs import compare_packs, packs_note
 from deflectbench.analysis.summary.to_json import summary_json
-from deflectbench.analysis.summary.turns import TurnAnalysis, turn_analysis
-from deflectbench.analysis.summary.validity_checks import (
-    ValidityChecks,
-    validity_checks,
-    with_store,
-)
+from deflectbench.analysis.summary.turns import turn_analysis
+from deflectbench.analysis.summary.validity_checks import validity_checks, with_store
 from deflectbench.analysis.tables.agreement import agreement_by_field, agreement_tables, prevalence
 from deflectbench.analysis.tables.appendix import (
     cell_samples,
@@ -59,7 +55,6 @@ from deflectbench.analysis.tables.breakdowns import (
     small_sample,
 )
 from deflectbench.analysis.tables.rates import (
-    FramingSwing,
     coach_labeling,
     coach_outcomes,
     cohens_h_table,
@@ -92,99 +87,8 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class Summary:
-    """Everything the paper reports for one store and one set of :class:`AnalysisOptions`.
-
-    Rates are fractions in [0, 1]; tables are the DataFrames of :mod:`.tables` (documented
-    there). ``counts`` is the scored table's step counts for the JSON (judges in the consensus);
-    ``steps`` the same with every judge, for the report. ``examples`` and ``metadata`` are
-    filled by ``summarize(..., detail=True)`` only.
-    """
-
-    benchmark: Benchmark
-    options: AnalysisOptions
-    #: One row per scored generation (:func:`.scored.scored_from_frames`).
-    scored: pd.DataFrame
-    #: Each judge's parsed verdict on each valid generation.
-    verdicts: pd.DataFrame
-    counts: Mapping[str, Any]
-    models: tuple[str, ...]
-    #: Judges in the consensus (a generation needs all of them to be scored).
-    judges: tuple[str, ...]
-    #: Judges with a parsed verdict in the store, whatever the consensus.
-    judges_in_store: tuple[str, ...]
-    #: Framings present in the scored table, in the paper's order.
-    framings: tuple[str, ...]
-    #: Per model: scored generations and distinct claims.
-    model_n: Mapping[str, int]
-    model_claims: Mapping[str, int]
-    rates: pd.DataFrame
-    by_framing: pd.DataFrame
-    by_prompt: pd.DataFrame
-    by_level: pd.DataFrame
-    sample_refusal: pd.DataFrame
-    output_tokens: pd.DataFrame
-    fallacy_density: pd.DataFrame
-    cohens_h: pd.DataFrame
-    agreement_pairs: pd.DataFrame
-    agreement: pd.DataFrame
-    agreement_by_model: pd.DataFrame
-    claim_spread: pd.DataFrame
-    chi2: pd.DataFrame
-    tost: pd.DataFrame
-    templates: pd.DataFrame
-    fallacy_by_framing: pd.DataFrame
-    coach_labeling: pd.DataFrame
-    free_choice: pd.DataFrame
-    requested_match: pd.DataFrame
-    claim_refusal: pd.DataFrame
-    framing_h_refusal: Mapping[str, pd.DataFrame]
-    # --- views the report shows beside the paper's tables (the JSON's "report" key)
-    steps: StepCounts
-    cost: Cost
-    coach_outcomes: pd.DataFrame
-    tokens_by_outcome: pd.DataFrame
-    claims_by_level: pd.DataFrame
-    prevalence: Mapping[str, float]
-    #: Model x framing refusal and any-fallacy rates (the numbers of ``by_framing``).
-    refusal_matrix: pd.DataFrame
-    fallacy_matrix: pd.DataFrame
-    largest_swing: FramingSwing | None
-    #: Samples per cell shown in appendix F (fewer than planned when no cell has them all).
-    samples_per_cell: int
-    tost_equivalent: int
-    # --- the paper's breakdowns (:mod:`.breakdowns`; appended to the JSON's appendix)
-    #: Appendix E.3: coach framing, field rates per model and requested fallacy.
-    coach_fields: pd.DataFrame
-    #: Per model and controversy level / context: field rates and outcome shares.
-    by_model_level: pd.DataFrame
-    by_model_context: pd.DataFrame
-    #: Per model and explicit framing, the refusal swing between requested fallacies; and per
-    #: model its largest.
-    fallacy_swing_by_framing: pd.DataFrame
-    fallacy_swing: pd.DataFrame
-    #: Appendix G: fallacies per 100 output tokens per model and outcome.
-    density_by_outcome: pd.DataFrame
-    #: Models whose CIs rest on fewer than :data:`.options.MIN_CI_CLAIMS` claims.
-    small_sample: pd.DataFrame
-    # --- detail: texts and records (``summarize(..., detail=True)``)
-    examples: tuple[Example, ...] = ()
-    metadata: RunMetadata | None = None
-    notes: tuple[str, ...] = ()
-    #: The other benchmark packs in the store beside this one (None: no other pack).
-    packs: PackComparison | None = None
-    #: Turn 2 of a multi-turn pack by turn-1 outcome (None: no later turn of this pack).
-    turns: TurnAnalysis | None = None
-    #: Rates corrected for judge error with the store's human labels of this pack (None: no
-    #: labels, or ``options.correction == "none"``; :mod:`.calibration.corrected`).
-    corrected: Corrected | None = None
-    #: The tie rule, the control and the judges' self-consistency (:mod:`.validity_checks`).
-    validity: ValidityChecks | None = None
-
-    @property
-    def empty(self) -> bool:
-        """No scored generation (nothing to report but the counts)."""
-        return self.scored.empty
+class Summary(SummaryFields):
+    """A summary's fields (:class:`.fields.SummaryFields`) and its JSON."""
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON data: exactly ``deflectbench analyze --json`` (NaN as null)."""
@@ -235,7 +139,7 @@ def summarize(
     )
     summary = replace(summary, validity=checks)
     if changed is not None:
-        summary = replace(summary, notes=(*summary.notes, changed))
+        summary = replace(summary, notes=(*summary.notes, changed), pack_change=changed)
     if options.correction == "none" or summary.empty or not has_labels(store):
         return summary  # nothing to correct with: the summary (and its JSON) as without labels
     inputs = read_calibration_inputs(

@@ -1,7 +1,8 @@
-"""A :class:`~deflectbench.analysis.summary.build.Summary` as plain JSON data (``analyze --json``).
+"""A summary (:class:`~deflectbench.analysis.summary.fields.SummaryFields`) as plain JSON data
+(``analyze --json``).
 
 Rates are fractions in [0, 1], NaN becomes null, no numpy types; the CLI renders its headline
-tables from this dict alone (``cli.tables``). Keys keep their order and meaning across versions
+tables from the typed summary (``views.terminal.analysis``). Keys keep their order and meaning across versions
 (``schema_version`` is bumped when one changes meaning or disappears; new keys are appended).
 """
 
@@ -10,20 +11,16 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 
 from deflectbench.analysis.jsonable import jsonable
 from deflectbench.analysis.options import CI_LEVEL, MIN_CI_CLAIMS
-from deflectbench.analysis.summary.small_sample import small_sample_elsewhere
+from deflectbench.analysis.summary.fields import SummaryFields
 from deflectbench.analysis.tables.agreement import AGREEMENT_COLUMNS
-from deflectbench.analysis.tables.breakdowns import few_claims_note, small_sample_note
 from deflectbench.analysis.tables.grouping import OUTCOME_COLUMNS
 from deflectbench.vocab import FIELDS, OUTCOMES
-
-if TYPE_CHECKING:
-    from deflectbench.analysis.summary.build import Summary
 
 __all__ = ["SCHEMA_VERSION", "TOST_METHOD", "summary_json"]
 
@@ -58,7 +55,7 @@ def _rate(r: Mapping[str, Any]) -> dict[str, Any]:
     return {"rate": r["rate"], "ci95": [r["ci_lo"], r["ci_hi"]], "n": r["n"]}
 
 
-def _model_sections(s: Summary) -> dict[str, dict[str, Any]]:
+def _model_sections(s: SummaryFields) -> dict[str, dict[str, Any]]:
     ci, fr, pr = _per_model(s.rates), _per_model(s.by_framing), _per_model(s.by_prompt)
     runs, tok = _per_model(s.sample_refusal), _per_model(s.output_tokens)
     density, h = _per_model(s.fallacy_density), _per_model(s.cohens_h)
@@ -114,7 +111,7 @@ def _recs(df: pd.DataFrame) -> list[dict[str, Any]]:
     return df.to_dict(orient="records") if len(df) else []
 
 
-def _report_views(s: Summary) -> dict[str, Any]:
+def _report_views(s: SummaryFields) -> dict[str, Any]:
     """What the report shows beyond the sections above (appended: the schema is unchanged)."""
     return {
         "steps": [asdict(x) for x in s.steps.steps],
@@ -133,22 +130,22 @@ def _report_views(s: Summary) -> dict[str, Any]:
     }
 
 
-def _small_sample(s: Summary) -> dict[str, Any]:
+def _small_sample(s: SummaryFields) -> dict[str, Any]:
     """The small-sample flag over every CI printed: turn 1's rates per model (``flagged``,
     ``note``) and the multi-turn and other packs' CIs (``elsewhere``, ``elsewhere_note``);
     ``any`` is true when either is."""
-    elsewhere = small_sample_elsewhere(s.turns, s.packs, s.benchmark.pack, MIN_CI_CLAIMS)
+    elsewhere = s.small_sample_elsewhere
     return {
         "min_claims": MIN_CI_CLAIMS,
         "any": bool(len(s.small_sample) or len(elsewhere)),
         "flagged": _records(s.small_sample),
-        "note": small_sample_note(s.small_sample, MIN_CI_CLAIMS),
+        "note": s.small_sample_note,
         "elsewhere": _records(elsewhere),
-        "elsewhere_note": few_claims_note(elsewhere, MIN_CI_CLAIMS),
+        "elsewhere_note": s.elsewhere_note,
     }
 
 
-def summary_json(s: Summary) -> dict[str, Any]:
+def summary_json(s: SummaryFields) -> dict[str, Any]:
     """The summary as the JSON of ``deflectbench analyze --json``."""
     c = s.counts
     spread = _recs(s.claim_spread)

@@ -81,6 +81,16 @@ class TurnAnalysis:
     def empty(self) -> bool:
         return self.scored.empty
 
+    @property
+    def n_attempted(self) -> int:
+        """Turn-2 generations attempted."""
+        return int(self.counts.get("attempted", 0))
+
+    @property
+    def n_scored(self) -> int:
+        """Turn-2 generations scored."""
+        return int(self.counts.get("scored", 0))
+
     def to_json(self) -> dict[str, Any]:
         """The ``turns`` key of ``analyze --json``: counts, transitions, label stripped."""
         return {

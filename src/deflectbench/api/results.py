@@ -1,0 +1,295 @@
+"""The results commands as Python functions: analyze, report, audit, import_, export, merge and
+spec, each returning a typed result (the command's ``--json`` is its ``to_json()``).
+
+    import deflectbench as db
+
+    summary = db.analyze("paper.db")        # analysis.summary Summary: DataFrames as fields
+    summary.rates                           # per model, 8 fields + 5 outcomes with 95% CIs
+    summary.to_json()                       # exactly `deflectbench analyze --json`
+    db.report("paper.db", "paper-report").html
+
+Heavy modules (pandas, the analysis, the report) are imported inside the functions, so the
+command line, which imports this module to call them, starts as fast as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from deflectbench.api._common import (
+    DEFAULT_DB,
+    DbPath,
+    OnBusy,
+    analysis_options,
+    fit_resamples,
+    open_store,
+    pick_benchmark,
+    split,
+    store_or_nothing,
+    stored_benchmark,
+)
+
+if TYPE_CHECKING:
+    from deflectbench.analysis.compat.audit import Audit
+    from deflectbench.analysis.options import AnalysisOptions
+    from deflectbench.analysis.summary.build import Summary
+    from deflectbench.interop.results import ExportResult, ImportResult, MergeResult
+    from deflectbench.results.spec import Mutated, Packs, Spec
+    from deflectbench.views.report.build import ReportPaths
+
+__all__ = ["analyze", "audit", "export", "import_", "merge", "mutate", "packs", "report", "spec"]
+
+
+def _options(
+    consensus: str,
+    judges: Sequence[str] | str | None,
+    values: str,
+    resamples: int,
+    seed: int,
+    compat: str,
+    correction: str,
+    pool_models: bool,
+    allow_pack_change: bool,
+) -> AnalysisOptions:
+    """The analysis settings, checked (the shared ones, plus compat, correction, pool_models
+    and allow_pack_change)."""
+    from deflectbench.analysis.compat.quirks import check_compat
+
+    options = analysis_options(consensus, split(judges), values, resamples, seed, fitted_later=True)
+    return replace(
+        options,
+        compat=check_compat(compat),
+        correction=correction,
+        pool_models=pool_models,
+        allow_pack_change=allow_pack_change,
+    )
+
+
+def analyze(
+    db: DbPath = DEFAULT_DB,
+    *,
+    benchmark: str | None = None,
+    consensus: str = "mean",
+    judges: Sequence[str] | str | None = None,
+    values: str = "said",
+    compat: str = "paper",
+    correction: str = "ppi",
+    pool_models: bool = False,
+    resamples: int = 1000,
+    seed: int = 0,
+    allow_pack_change: bool = False,
+    on_busy: OnBusy | None = None,
+) -> Summary:
+    """The paper's analysis of the results file ``db`` (``deflectbench analyze``).
+
+    ``consensus``: mean (the paper's rule), all or judge:NAME; ``judges``: only these (default
+    every judge in the file); ``values``: said (the paper's) or rules; ``compat``: paper or
+    release (the release script's numbers); ``correction``: ppi, rogan-gladen or none (rates
+    corrected with the store's human labels, when it holds some); ``pool_models``: one
+    calibration for every model; ``resamples`` and ``seed``: the bootstrap of the 95% CIs;
+    ``benchmark``: the pack, when the store holds several. ``allow_pack_change``: analyse
+    answers made with other content of the same pack id, flagged (``Summary.pack_change``).
+    Returns the typed summary; ``.to_json()`` is ``analyze --json``. A store with nothing
+    scored gives a summary whose ``n_scored`` is 0.
+    """
+    from deflectbench.analysis.summary.build import summarize
+
+    store = open_store(db, must_exist=True, on_busy=on_busy)
+    try:
+        options = _options(
+            consensus,
+            judges,
+            values,
+            resamples,
+            seed,
+            compat,
+            correction,
+            pool_models,
+            allow_pack_change,
+        )
+        pack = stored_benchmark(store, benchmark)
+        fit_resamples(resamples, pack)
+        return summarize(store, pack, options)
+    finally:
+        store.close()
+
+
+def report(
+    db: DbPath = DEFAULT_DB,
+    out: DbPath = "deflectbench-report",
+    *,
+    benchmark: str | None = None,
+    consensus: str = "mean",
+    judges: Sequence[str] | str | None = None,
+    values: str = "said",
+    compat: str = "paper",
+    correction: str = "ppi",
+    pool_models: bool = False,
+    resamples: int = 1000,
+    seed: int = 0,
+    allow_pack_change: bool = False,
+    on_busy: OnBusy | None = None,
+) -> ReportPaths:
+    """The paper's figures and tables for ``db`` written under ``out`` (``deflectbench
+    report``): report.html, report.md, tables/*.csv, figures/*; returns the paths written.
+    The settings are :func:`analyze`'s; ``seed`` also picks the example responses."""
+    from deflectbench.views.report import build_report
+
+    store = open_store(db, must_exist=True, on_busy=on_busy)
+    try:
+        options = _options(
+            consensus,
+            judges,
+            values,
+            resamples,
+            seed,
+            compat,
+            correction,
+            pool_models,
+            allow_pack_change,
+        )
+        pack = stored_benchmark(store, benchmark)
+        fit_resamples(resamples, pack)
+        return build_report(store, pack, Path(out), options)
+    finally:
+        store.close()
+
+
+def audit(
+    db: DbPath = DEFAULT_DB,
+    *,
+    benchmark: str | None = None,
+    judges: Sequence[str] | str | None = None,
+    on_busy: OnBusy | None = None,
+) -> Audit:
+    """How far each quirk of the release's analysis script moves the headline numbers of
+    ``db`` (``deflectbench audit``); ``.to_json()`` is ``audit --json``, ``.empty`` when no
+    generation is scored either way."""
+    from deflectbench.analysis.compat.audit import audit as run_audit
+
+    store = open_store(db, must_exist=True, on_busy=on_busy)
+    try:
+        return run_audit(store, stored_benchmark(store, benchmark), split(judges) or None)
+    finally:
+        store.close()
+
+
+def import_(
+    paths: Sequence[DbPath] | DbPath,
+    *,
+    db: DbPath = DEFAULT_DB,
+    benchmark: str | None = None,
+    on_busy: OnBusy | None = None,
+) -> ImportResult:
+    """Import release files, Inspect logs or exported Hugging Face folders into ``db``
+    (``deflectbench import``; created if missing, removed again if the import fails and
+    created it). Bad lines are skipped and listed in ``problems`` (``exit_code`` 1)."""
+    from deflectbench.interop.results import ImportResult
+    from deflectbench.interop.sources import find_sources, import_sources
+
+    b = pick_benchmark(benchmark)
+    given = [paths] if isinstance(paths, str | Path) else list(paths)
+    sources = find_sources([Path(p) for p in given], b)  # refused before the store is opened
+    with store_or_nothing(db, on_busy=on_busy) as store:
+        report = import_sources(store, sources, b)
+    return ImportResult(Path(db), report)
+
+
+def export(
+    db: DbPath,
+    out: DbPath,
+    *,
+    format: str = "release",
+    what: str = "results",
+    benchmark: str | None = None,
+    on_busy: OnBusy | None = None,
+) -> ExportResult:
+    """Write ``db``'s results under ``out`` (``deflectbench export``): ``format`` release,
+    jsonl, csv, parquet or hf; ``what="benchmark"`` (with hf) writes the pack itself and needs
+    no store. Returns the files written."""
+    from deflectbench.interop import export as export_files
+    from deflectbench.interop.hf import export_benchmark
+    from deflectbench.interop.results import ExportResult
+
+    target = Path(out)
+    if what != "results":  # the benchmark itself: no store
+        return ExportResult(
+            target, tuple(export_benchmark(target, format, what, pick_benchmark(benchmark)))
+        )
+    store = open_store(db, must_exist=True, on_busy=on_busy)
+    try:
+        written = export_files(store, target, format, stored_benchmark(store, benchmark))
+    finally:
+        store.close()
+    return ExportResult(target, tuple(written))
+
+
+def merge(
+    parts: Sequence[DbPath],
+    *,
+    db: DbPath,
+    on_busy: OnBusy | None = None,
+) -> MergeResult:
+    """Merge the results files ``parts`` (e.g. those of ``run --shard I/N``) into ``db``
+    (``deflectbench merge``): every cell and verdict once; records refused are listed in
+    ``problems`` (``exit_code`` 1)."""
+    from deflectbench.interop.merge import merge_stores
+    from deflectbench.interop.release import InteropError
+    from deflectbench.interop.results import MergeResult
+
+    stores = [Path(p) for p in parts]
+    missing = [p for p in stores if not p.is_file()]
+    if missing:
+        raise InteropError(f"{missing[0]}: no such results file")
+    with store_or_nothing(db, on_busy=on_busy) as store:
+        report = merge_stores(store, stores)
+    return MergeResult(Path(db), report)
+
+
+def spec(*, benchmark: str | None = None) -> Spec:
+    """A benchmark pack (``deflectbench spec``; default the paper's): its overview
+    (``.to_json()`` is ``spec --json``), its listings and every rendered prompt. A pack file
+    with problems raises BenchmarkError listing each (``.problems``)."""
+    from deflectbench.benchmark.overview import benchmark_summary
+    from deflectbench.results.spec import Spec
+
+    b = pick_benchmark(benchmark)
+    return Spec(b, benchmark_summary(b))
+
+
+def packs() -> Packs:
+    """The shipped benchmark packs (``deflectbench spec --list``)."""
+    from deflectbench.benchmark import pack_infos
+    from deflectbench.results.spec import Packs
+
+    return Packs(tuple(pack_infos()))
+
+
+def mutate(
+    pack: str,
+    *,
+    kinds: Sequence[str] | str = "paraphrase,register,persona,translate,encode",
+    seed: int = 0,
+    out: DbPath | None = None,
+) -> Mutated:
+    """Write a pack whose templates are variants of ``pack``'s, each keeping its origin
+    (``deflectbench mutate``); ``out`` defaults to ``<new pack id>.json`` here. The same pack,
+    kinds and seed always give the same file. Raises ConfigError for an unknown kind or pack."""
+    import json
+
+    from deflectbench.benchmark.mutate import MutationError, parse_kinds
+    from deflectbench.benchmark.mutate import mutate as make
+    from deflectbench.errors import ConfigError
+    from deflectbench.results.spec import Mutated
+
+    try:
+        body = make(pack, parse_kinds(kinds if isinstance(kinds, str) else ",".join(kinds)), seed)
+    except MutationError as exc:
+        raise ConfigError(str(exc)) from None
+    data = json.loads(body)
+    path = Path(out) if out is not None else Path(f"{data['pack']}.json")
+    path.write_bytes(body)
+    return Mutated(path, str(data["pack"]), len(data["templates"]))
