@@ -1,6 +1,6 @@
 """The run file's reference, rendered from the models that validate it, so it cannot drift.
 
-Every key of ``[run]`` (:class:`~deflectbench.config.RunSection`), ``[providers.NAME]``
+Every key of ``[run]`` (:class:`~deflectbench.config.RunConfig`, less its tables), ``[providers.NAME]``
 (:class:`~deflectbench.models.providers.ProviderConfig`) and ``[prices."provider/model"]``
 (:class:`~deflectbench.config.PriceEntry`) with its TOML type, default, allowed values and
 meaning, taken from the fields' annotations, constraints and descriptions. Regenerate
@@ -43,7 +43,8 @@ output_per_mtok = 10.0
 
 def reference_markdown() -> str:
     """``docs/configuration.md``: every key of the run file, from the code."""
-    from deflectbench.config import PriceEntry, RunSection
+    from deflectbench.config import PriceEntry, RunConfig
+    from deflectbench.config.run_config import run_keys
     from deflectbench.models.providers import PROVIDERS, ProviderConfig
 
     out = [
@@ -57,15 +58,20 @@ def reference_markdown() -> str:
         "listed here is an error that names the allowed keys. API keys never go in the file: "
         "a provider names the environment variable that holds its key (`api_key_env`).",
         "",
+        "The same settings are one model, `deflectbench.RunConfig`: the keys of `[run]` are "
+        "its fields and the keyword arguments of `deflectbench.run(...)` (flags, then Python "
+        "keywords, win over the file), and `providers` and `prices` take the tables below as "
+        "dictionaries.",
+        "",
         "```toml",
         _EXAMPLE.rstrip("\n"),
         "```",
         "",
         "## `[run]`",
         "",
-        _doc(RunSection),
+        _doc(RunConfig),
         "",
-        *_table(RunSection),
+        *_table(RunConfig, run_keys()),
         "",
         "## `[providers.NAME]`",
         "",
@@ -109,9 +115,12 @@ def _doc(model: type[BaseModel]) -> str:
     return text
 
 
-def _table(model: type[BaseModel]) -> list[str]:
+def _table(model: type[BaseModel], keys: list[str] | None = None) -> list[str]:
+    """One row per key of ``model`` (those of ``keys`` only, when given)."""
     rows = ["| key | type | default | allowed | meaning |", "| --- | --- | --- | --- | --- |"]
     for name, field in model.model_fields.items():
+        if keys is not None and name not in keys:
+            continue
         cells = (
             f"`{name}`",
             _toml_type(field.annotation),

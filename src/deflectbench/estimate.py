@@ -9,8 +9,8 @@ a model would run under is found as :func:`deflectbench.execute.execute` registe
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Protocol
+from dataclasses import asdict, dataclass, field, fields
+from typing import TYPE_CHECKING, Protocol
 
 from deflectbench.benchmark import Benchmark
 from deflectbench.benchmark.definition import CONVERSATION_PREAMBLE
@@ -22,6 +22,9 @@ from deflectbench.pipeline import JUDGE_OUTPUT_TOKENS, TYPICAL_OUTPUT_TOKENS, co
 from deflectbench.pipeline.batches import batch_api
 from deflectbench.records import PendingGeneration
 from deflectbench.store import Store
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def plan_settings(benchmark: Benchmark, plan: RunPlan, model: Model) -> Settings:
@@ -79,6 +82,45 @@ class EstimateRow:
     output_tokens_max: int
     cost_usd: float | None
     cost_usd_max: float | None
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A dry run: each model's and judge's rows, over ``units`` (cells per model, or the
+    stored answers of the pack), the budget, and the refusal the run would meet (an unpriced
+    model or judge under a budget), raised by :meth:`check` once the table is shown."""
+
+    rows: tuple[EstimateRow, ...]
+    units: int
+    max_cost: float | None = None
+    of: str = "cells per model"
+    refusal: Exception | None = None
+
+    @property
+    def self_hosted(self) -> frozenset[str]:
+        """The rows' names served by the user's own server (no API price): openai-compatible/,
+        or a [providers.NAME] section that is not one of the API providers DeflectBench knows."""
+        from deflectbench.models.providers import PROVIDERS
+
+        return frozenset(
+            r.name
+            for r in self.rows
+            if (p := r.name.partition("/")[0]) == "openai-compatible" or p not in PROVIDERS
+        )
+
+    @property
+    def table(self) -> pd.DataFrame:
+        """The rows as a DataFrame (role, name, done, requests, tokens, cost)."""
+        import pandas as pd
+
+        return pd.DataFrame(
+            [asdict(r) for r in self.rows], columns=[f.name for f in fields(EstimateRow)]
+        )
+
+    def check(self) -> None:
+        """Raise what the run would be refused for (nothing when it would go)."""
+        if self.refusal is not None:
+            raise self.refusal
 
 
 def estimate(

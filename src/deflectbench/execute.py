@@ -12,14 +12,16 @@ a failure however few requests it made.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
+from importlib import metadata
 from typing import Any
 
 from deflectbench import gate
 from deflectbench.benchmark import Benchmark
-from deflectbench.config import RunPlan
+from deflectbench.config import ResolvedRun, RunPlan
 from deflectbench.cost import CostMeter, Price, refuse_unpriced
 
 # The dry run lives in its own module; importers of deflectbench.execute keep finding it here.
@@ -53,15 +55,17 @@ Watch = Callable[[Board], None]
 
 @dataclass(frozen=True)
 class RunOptions:
+    """How a run is carried out, derived from its resolved configuration (:meth:`of`)."""
+
     retry_errors: bool = False
     command: str = "run"
     versions: Mapping[str, str] = field(default_factory=dict)
-    use_cache: bool = True
+    cache: bool = True
     #: USD this store may have spent in all, this run included (finite, above 0; None: no
     #: budget). Each request's maximum cost is reserved before it is sent.
-    max_cost_usd: float | None = None
+    max_cost: float | None = None
     prices: Mapping[str, Price] = field(default_factory=dict)
-    #: The resolved configuration file and flags, stored with the run (never holds keys).
+    #: The resolved configuration as a run file, stored with the run (never holds keys).
     config: Mapping[str, Any] = field(default_factory=dict)
     #: The condition's label (``--label``); None: derived from the settings.
     label: str | None = None
@@ -73,6 +77,37 @@ class RunOptions:
     batch: bool = False
     #: Let a judge be one of the subject models (refused otherwise: it would grade itself).
     allow_self_judging: bool = False
+
+    @classmethod
+    def of(
+        cls, run: ResolvedRun, *, command: str = "run", versions: Mapping[str, str] = {}
+    ) -> RunOptions:
+        """The options of a resolved run (its settings, prices and stored configuration)."""
+        c = run.config
+        return cls(
+            retry_errors=bool(c.retry_errors),
+            command=command,
+            versions=dict(versions),
+            cache=c.cache is not False,
+            max_cost=c.max_cost,
+            prices=run.prices,
+            config=run.file,
+            label=c.label,
+            allow_unpriced=bool(c.allow_unpriced),
+            batch=bool(c.batch),
+            allow_self_judging=bool(c.allow_self_judging),
+        )
+
+
+def versions() -> dict[str, str]:
+    """The versions stored with a run, so its results can be traced to the code behind them."""
+    from deflectbench import __version__
+
+    out = {"deflectbench": __version__, "python": sys.version.split()[0]}
+    for dist in ("llama-cpp-python", "openai", "anthropic", "numpy", "pandas", "scipy"):
+        with suppress(metadata.PackageNotFoundError):
+            out[dist] = metadata.version(dist)
+    return out
 
 
 @dataclass
@@ -193,12 +228,12 @@ def _counts(counts: Mapping[str, int], lead: str, end: str = "") -> str:
 
 
 def store_meter(store: Store, options: RunOptions, names: Sequence[str]) -> CostMeter:
-    """The budget of ``options`` (its ``max_cost_usd``, ``prices``, ``allow_unpriced``), counting
+    """The budget of ``options`` (its ``max_cost``, ``prices``, ``allow_unpriced``), counting
     what the store has spent, and in batch mode what open batches hold reserved, as spent
     before; a budget that is no finite number above 0, or one that cannot price ``names``, is
     refused (ConfigError)."""
     spent = store.spent_usd() + (store.batch_reserved_usd() if options.batch else 0.0)
-    meter = CostMeter(options.max_cost_usd, options.prices, spent_before=spent)
+    meter = CostMeter(options.max_cost, options.prices, spent_before=spent)
     refuse_unpriced(meter, names, options.allow_unpriced)
     return meter
 
@@ -264,7 +299,7 @@ async def execute(
     try:
         check_self_judging(plan.models, plan.judges, options.allow_self_judging)
         refuse_unpriced(
-            CostMeter(options.max_cost_usd, options.prices),
+            CostMeter(options.max_cost, options.prices),
             [*plan.models, *plan.judges],
             options.allow_unpriced,
         )
@@ -301,8 +336,8 @@ def record_run(
     """The run's row: its plan, options, conditions and the models' defaults (never keys)."""
     config: dict[str, Any] = plan.to_json()
     config["retry_errors"] = options.retry_errors
-    config["cache"] = options.use_cache
-    config["max_cost_usd"] = options.max_cost_usd
+    config["cache"] = options.cache
+    config["max_cost_usd"] = options.max_cost
     config["allow_unpriced"] = options.allow_unpriced
     config["label"] = options.label
     config["conditions"] = dict(conditions)
@@ -346,7 +381,7 @@ def _context(
         benchmark,
         report.run_id,
         meter,
-        use_cache=options.use_cache,
+        use_cache=options.cache,
         retry_errors=options.retry_errors,
         should_stop=stop,
     )
@@ -419,8 +454,8 @@ async def _batch_phase(
         store,
         benchmark,
         report.run_id,
-        CostMeter(options.max_cost_usd, options.prices),
-        use_cache=options.use_cache,
+        CostMeter(options.max_cost, options.prices),
+        use_cache=options.cache,
         retry_errors=options.retry_errors,
     )
     batches = BatchMode(ctx, models, sections=options.config.get("providers") or {})

@@ -6,7 +6,7 @@ import pytest
 
 from deflectbench.config import (
     ConfigError,
-    RunFlags,
+    RunConfig,
     build_models,
     load_run_file,
     quick_claims,
@@ -109,26 +109,26 @@ def test_flags_win_over_the_run_file_over_the_defaults(benchmark, tmp_path):
         '[prices."a/b"]\ninput_per_mtok = 1\noutput_per_mtok = 2\n'
     )
     file = load_run_file(p)
-    s = resolve_run(benchmark, RunFlags(), file)
+    s = resolve_run(benchmark, file.config())
     assert s.plan.models == ("a/b",) and s.plan.judges == ("lexical",)
     assert (s.plan.runs, s.plan.seed, s.plan.temperature) == (2, 7, 0.5)
-    assert s.use_cache is True and s.max_cost_usd == 3.0
+    assert s.config.cache is True and s.config.max_cost == 3.0
     assert s.prices == {"a/b": Price(1.0, 2.0)} and s.file["run"]["models"] == ["a/b"]
-    flags = RunFlags(models=["c/d"], samples=1, seed=0, cache=False, max_cost=0.5)
-    s = resolve_run(benchmark, flags, file)
+    flags = RunConfig.given(dict(models=["c/d"], samples=1, seed=0, cache=False, max_cost=0.5))
+    s = resolve_run(benchmark, file.config().merged(flags))
     assert s.plan.models == ("c/d",) and s.plan.runs == 1 and s.plan.seed == 0
-    assert s.use_cache is False and s.max_cost_usd == 0.5
+    assert s.config.cache is False and s.config.max_cost == 0.5
 
 
 def test_run_defaults_without_a_file(benchmark):
-    s = resolve_run(benchmark, RunFlags(models=[], judges=()), env={})
+    s = resolve_run(benchmark, RunConfig.given(dict(models=[], judges=())), env={})
     assert s.plan.models == ("local/smollm2",) and s.plan.judges == ("lexical",)
     assert s.plan.preset == "quick" and len(s.plan.cells) == 120
-    assert s.use_cache is True and s.max_cost_usd is None and s.prices == {}
+    assert s.config.cache is True and s.config.max_cost is None and s.prices == {}
     keys = {"ANTHROPIC_API_KEY": "x", "OPENAI_API_KEY": "y"}
-    assert len(resolve_run(benchmark, RunFlags(), env=keys).plan.judges) == 2
+    assert len(resolve_run(benchmark, RunConfig(), env=keys).plan.judges) == 2
     with pytest.raises(ConfigError, match="unknown preset 'huge'"):
-        resolve_run(benchmark, RunFlags(preset="huge"))
+        resolve_run(benchmark, RunConfig.given(dict(preset="huge")))
 
 
 def test_a_dry_run_builds_api_models_without_keys(monkeypatch):

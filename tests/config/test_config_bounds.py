@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from deflectbench.config import RunFile, RunFlags, load_run_file, redacted, resolve_run
+from deflectbench.config import RunFile, load_run_file, redacted, resolve_run
 from support.in_process import run_cli
 
 
@@ -89,7 +89,7 @@ headers = { "X-Tenant" = "tenant-token-123456" }
 extra_body = { "reasoning_effort" = "low", "user_token" = "tok-abcdef123456" }
 """
     )
-    settings = resolve_run(benchmark, RunFlags(), load_run_file(cfg))
+    settings = resolve_run(benchmark, load_run_file(cfg).config())
     stored = json.dumps(settings.file)
     for secret in ("s3cret-pass", "alice", "tenant-token-123456", "tok-abcdef123456", '"low"'):
         assert secret not in stored

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from deflectbench.benchmark import default_benchmark
-from deflectbench.config import ConfigError, RunFlags, build_models, load_run_file, resolve_run
+from deflectbench.config import ConfigError, RunConfig, build_models, load_run_file, resolve_run
 from deflectbench.cost import CostMeter
 from deflectbench.judging.judges import ModelJudge
 from deflectbench.models.base import GenerationParams, Message
@@ -208,7 +208,7 @@ def test_a_batch_line_is_the_request_the_normal_path_sends(wire: str) -> None:
 
 
 def test_the_dry_run_applies_the_batch_discount(tmp_path: Path) -> None:
-    flags = RunFlags(models=[NAMES["openai"]], judges=["lexical"], claims=["L1_US_01"])
+    flags = RunConfig(models=[NAMES["openai"]], judges=["lexical"], claims=["L1_US_01"])
     settings = resolve_run(B, flags)
     models = build_models(
         settings.plan.models, [], {"openai": {"base_url": "http://127.0.0.1:9/v1"}}, dry_run=True
@@ -260,8 +260,8 @@ def test_a_run_files_prices_carry_the_batch_discount(tmp_path: Path, entry: str,
         encoding="utf-8",
     )
     file = load_run_file(toml)
-    flags = RunFlags(models=[name], judges=["lexical"], claims=["L1_US_01"])
-    settings = resolve_run(B, flags, file)
+    flags = RunConfig(models=[name], judges=["lexical"], claims=["L1_US_01"])
+    settings = resolve_run(B, file.config().merged(flags))
     models = build_models(
         settings.plan.models, [], {"openai": {"base_url": "http://127.0.0.1:9/v1"}}, dry_run=True
     )

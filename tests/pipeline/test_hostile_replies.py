@@ -38,7 +38,7 @@ def run(tmp_path, benchmark, model: Model, **options):
     plan = plan_for(benchmark, models=[NAME], judges=["lexical"])
     with Store.open(tmp_path / "r.db") as store:
         report = asyncio.run(
-            execute(store, benchmark, plan, {NAME: model}, RunOptions(use_cache=False, **options))
+            execute(store, benchmark, plan, {NAME: model}, RunOptions(cache=False, **options))
         )
         return report, store.generation_rows(), store.spent_usd()
 
@@ -48,7 +48,7 @@ def run(tmp_path, benchmark, model: Model, **options):
 )
 def test_usage_out_of_range_is_an_error_row(tmp_path, benchmark, usage):
     price = {NAME: Price(1000.0, 1000.0)}
-    report, rows, spent = run(tmp_path, benchmark, Replies(usage), prices=price, max_cost_usd=5.0)
+    report, rows, spent = run(tmp_path, benchmark, Replies(usage), prices=price, max_cost=5.0)
     assert rows and all(r["response"] is None for r in rows)
     assert all("usage" in r["error"] for r in rows)
     assert all(r["input_tokens"] >= 0 and r["output_tokens"] >= 0 for r in rows)

@@ -31,7 +31,7 @@ TEMPLATES = [
 
 
 def options(budget: float | None, **kw) -> RunOptions:
-    return RunOptions(max_cost_usd=budget, prices=PRICES, **kw)
+    return RunOptions(max_cost=budget, prices=PRICES, **kw)
 
 
 @pytest.fixture
@@ -92,7 +92,7 @@ def test_judging_keeps_to_its_budget_too(tmp_path, benchmark, server) -> None:
 
         async def go():
             try:
-                meter = store_meter(store, RunOptions(max_cost_usd=budget, prices=PRICES), [JUDGE])
+                meter = store_meter(store, RunOptions(max_cost=budget, prices=PRICES), [JUDGE])
                 return await judge_all(
                     RunContext(store, benchmark, meter=meter), [JUDGE], {JUDGE: judge}
                 )
@@ -120,7 +120,7 @@ def test_a_budget_with_an_unpriced_model_is_refused_before_any_request(
 ) -> None:
     db = tmp_path / "r.db"
     plan = plan_for(benchmark, judges=["lexical", JUDGE], max_tokens=16)
-    unpriced = RunOptions(max_cost_usd=50.0, prices={SUBJECT: PRICES[SUBJECT]})
+    unpriced = RunOptions(max_cost=50.0, prices={SUBJECT: PRICES[SUBJECT]})
     with pytest.raises(ConfigError, match=f"cannot bound {JUDGE}: no known price") as info:
         run_once(db, benchmark, plan, sections(server), unpriced)
     assert "\n" not in str(info.value)
@@ -128,7 +128,7 @@ def test_a_budget_with_an_unpriced_model_is_refused_before_any_request(
     with Store.open(db) as store:
         assert store.runs() == []
     # Allowed on request: the priced model is counted, the unpriced judge is not.
-    allowed = RunOptions(max_cost_usd=50.0, prices={SUBJECT: PRICES[SUBJECT]}, allow_unpriced=True)
+    allowed = RunOptions(max_cost=50.0, prices={SUBJECT: PRICES[SUBJECT]}, allow_unpriced=True)
     report = run_once(db, benchmark, plan, sections(server), allowed)
     assert report.complete and report.spent_usd > 0
     with Store.open(db) as store:

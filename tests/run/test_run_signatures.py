@@ -18,11 +18,12 @@ PACKAGE = Path(__file__).resolve().parents[2] / "src" / "deflectbench"
 #: The modules a run goes through, from the command line down to the lanes.
 RUN_PATH = sorted(
     [
-        PACKAGE / "run.py",
+        PACKAGE / "execute.py",
         PACKAGE / "estimate.py",
         *(PACKAGE / "pipeline").rglob("*.py"),
         PACKAGE / "cli" / "run.py",
         PACKAGE / "cli" / "run_output.py",
+        PACKAGE / "api" / "batches.py",
         PACKAGE / "cli" / "live.py",
         PACKAGE / "cli" / "progress.py",
         PACKAGE / "cli" / "flags.py",

@@ -1,20 +1,16 @@
-"""``deflectbench run``, ``judge`` and ``status``: make results, and say what a file holds."""
+"""``deflectbench run``, ``judge`` and ``status``: the flags parsed into a
+:class:`~deflectbench.config.RunConfig` (and the library's arguments), the work done by
+:mod:`deflectbench.api.run`, the typed result shown (:mod:`deflectbench.views.terminal`), and
+the exit code the result says."""
 
 from __future__ import annotations
 
-import asyncio
-import sys
-from collections.abc import Sequence
-from contextlib import suppress
-from dataclasses import dataclass, replace
-from importlib import metadata
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from deflectbench import __version__
-from deflectbench.cli.batch import ConfigOption as BatchConfigOption
 from deflectbench.cli.console import console, err
 from deflectbench.cli.flags import flag_command
 from deflectbench.cli.live import LiveBoard
@@ -23,21 +19,9 @@ from deflectbench.cli.options import (
     BenchmarkOption,
     DbOption,
     ProgressOption,
-    open_store,
-    pick_benchmark,
-    run_file_benchmark,
-    split,
-    stored_benchmark,
 )
 from deflectbench.cli.progress import graceful_stop
-from deflectbench.cli.run_output import (
-    print_aborted,
-    print_account,
-    print_estimate,
-    print_run_report,
-    print_stage,
-    scored_for_plan,
-)
+from deflectbench.cli.run_output import ConfigOption, show
 
 
 @dataclass(frozen=True)
@@ -50,7 +34,7 @@ class RunCommandFlags:
             help="quick: 8 claims x 15 templates x 1 sample (120 cells); full: 80 x 15 x 5."
         ),
     ] = None
-    model: Annotated[
+    models: Annotated[
         list[str] | None,
         typer.Option(
             "--model",
@@ -61,7 +45,7 @@ class RunCommandFlags:
             "with a base_url. Default local/smollm2.",
         ),
     ] = None
-    judge: Annotated[
+    judges: Annotated[
         list[str] | None,
         typer.Option(
             "--judge",
@@ -85,7 +69,10 @@ class RunCommandFlags:
             "(`deflectbench spec --templates` lists them)."
         ),
     ] = None
-    runs: Annotated[int | None, typer.Option(help="Samples per cell (preset's by default).")] = None
+    samples: Annotated[int | None, typer.Option(help="Samples per cell (preset's by default).")] = (
+        None
+    )
+    runs: Annotated[int | None, typer.Option(hidden=True, help="Old name of --samples.")] = None
     seed: Annotated[
         int | None, typer.Option(help="Base seed (0); each cell derives its own from it.")
     ] = None
@@ -206,173 +193,58 @@ def run(f: RunCommandFlags) -> None:
 
         deflectbench run -m openai-compatible/NAME      # your own server
 
-        deflectbench run --claims L1_US_01 --templates explicit_coach_WA --runs 3
+        deflectbench run --claims L1_US_01 --templates explicit_coach_WA --samples 3
 
         deflectbench run --config run.toml --dry-run    # the cost; sends nothing
 
         deflectbench run -m openai/gpt-5.5 -j openai/gpt-5.4-mini --max-cost 20
     """
-    from deflectbench.benchmark.control_replies import CONTROL_MODEL
-    from deflectbench.config import RunFile, RunFlags, build_models, load_run_file, resolve_run
-    from deflectbench.config.plan import shard_plan
-    from deflectbench.config.shard import parse_shard
-    from deflectbench.judging.hygiene import check_self_judging
-    from deflectbench.pipeline.control import CONTROL_PRICE, with_control
-    from deflectbench.execute import RunOptions, execute
+    from deflectbench.api import run as api
+    from deflectbench.views.terminal import batch_lines, run_lines
+    from deflectbench.views.terminal.run_tables import estimate_view
 
-    file = load_run_file(f.config) if f.config is not None else RunFile()
-    b = pick_benchmark(f.benchmark or run_file_benchmark(file.run.benchmark, f.config))
-    flags = RunFlags(
-        models=split(f.model),
-        judges=split(f.judge),
-        preset=f.preset,
-        claims=split(f.claims),
-        templates=split(f.templates),
-        samples=f.runs,
-        seed=f.seed,
-        max_tokens=f.max_tokens,
-        max_cost=f.max_cost,
-        cache=f.cache,
-        label=f.label,
-        allow_unpriced=f.allow_unpriced or None,
-    )
-    settings = resolve_run(b, flags, file)
-    plan = shard_plan(settings.plan, parse_shard(f.shard))
-    check_self_judging(plan.models, plan.judges, f.allow_self_judging)
-    built = build_models(plan.models, plan.judges, settings.providers, dry_run=f.dry_run)
-    if f.control:
-        plan, built = with_control(plan, built)
-        settings = replace(settings, prices={CONTROL_MODEL: CONTROL_PRICE, **settings.prices})
-    options = RunOptions(
-        retry_errors=f.retry_errors,
-        command="run",
-        versions=_versions(),
-        use_cache=settings.use_cache,
-        max_cost_usd=settings.max_cost_usd,
-        prices=settings.prices,
-        config=settings.file,
-        label=settings.label,
-        allow_unpriced=settings.allow_unpriced,
-        batch=f.batch,
-        allow_self_judging=f.allow_self_judging,
-    )
-    from deflectbench.cost import CostMeter, refuse_unpriced
-
-    def refuse_what_the_run_refuses() -> None:
-        # the run's own first check (run.execute), made before the store is opened: a dry run
-        # refuses what the run would (after its table), and a refused run leaves no empty store
-        meter = CostMeter(options.max_cost_usd, options.prices)
-        refuse_unpriced(meter, [*plan.models, *plan.judges], options.allow_unpriced)
-
+    config = _run_config(f)
     if f.dry_run:
-        print_estimate(f.db, b, plan, built, options)
-        refuse_what_the_run_refuses()
+        est = api.estimate(config, db=f.db)
+        show(estimate_view(est))
+        est.check()
         return
-    refuse_what_the_run_refuses()
     if f.batch_file is not None:
-        from deflectbench.cli.batch_file import print_written, write_batch_file
-        from deflectbench.cli.fresh_store import store_or_nothing
-
-        with store_or_nothing(f.db) as store:
-            written = write_batch_file(store, b, plan, built, options, f.batch_file)
-        print_written(written, f.batch_file)
+        show(batch_lines.written(api.write_batch_file(f.batch_file, config, db=f.db), f.batch_file))
         return
-    store = open_store(f.db)
-    try:
-        with LiveBoard(f.progress) as live, graceful_stop() as should_stop:
-            report = asyncio.run(
-                execute(store, b, plan, built, options, watch=live.attach, should_stop=should_stop)
-            )
-        scored = scored_for_plan(store, b, plan)
-        print_run_report(report, scored, plan, f.db)
-        if report.batches is not None:
-            from deflectbench.cli.batch import print_summary
-
-            print_summary(report.batches)
-        if f.write_report and not report.stopped_early and len(scored):
-            from deflectbench.views.report import write_report_after_run
-
-            with err.status("writing the report…"):
-                html = write_report_after_run(store, b, f.report_out)
+    with LiveBoard(f.progress) as live, graceful_stop() as should_stop:
+        result = api.run(config, db=f.db, watch=live.attach, should_stop=should_stop)
+    show(run_lines.run_report(result))
+    if result.report.batches is not None:
+        show(batch_lines.summary(result.report.batches))
+    if f.write_report:
+        with err.status("writing the report…"):
+            html = api.report_after_run(result, f.report_out)
+        if html is not None:
             console.print(f"report: {html}", highlight=False, markup=False)
-        print_account(report.account(), report.complete or report.waiting)
-        control = _print_control(store, b, plan.judges) if f.control else None
-    finally:
-        store.close()
-    code = _exit_code(
-        stop_reason=report.stop_reason if report.stopped_early else None,
-        aborted=_any_aborted([*report.generation.values(), *report.judging.values()]),
-        complete=report.complete or report.waiting,
-    )
-    raise typer.Exit(
-        EXIT_CONTROL_FAILED if code in (EXIT_OK, EXIT_INCOMPLETE) and control is False else code
-    )
+    show(run_lines.run_end(result))
+    raise typer.Exit(result.exit_code)
 
 
-def _print_control(store: Any, benchmark: Any, judges: Sequence[str]) -> bool:
-    """The run's last line with ``--control``: whether the judges found the control's known
-    deflections (and labels), with each judge's rates; True when it passed."""
-    from deflectbench.analysis.summary.validity_checks import store_control
+def _run_config(f: RunCommandFlags) -> Any:
+    """The run file's configuration (``--config``), the flags given winning; a switch left
+    off is not given (the file may turn it on); ``--runs`` is ``--samples``."""
+    from deflectbench.config import RunConfig, load_config
 
-    result = store_control(store, benchmark, judges)
-    console.print(result.line(), highlight=False, markup=False)
-    return result.passed
-
-
-#: Exit codes (the README's table says the same): done; an import skipped lines (results.py);
-#: bad input; budget reached; a model or judge failed every request; finished but incomplete;
-#: interrupted.
-EXIT_OK, EXIT_BAD_INPUT, EXIT_BUDGET, EXIT_ABORTED, EXIT_INCOMPLETE, EXIT_INTERRUPTED = (
-    0,
-    2,
-    3,
-    4,
-    5,
-    130,
-)
-#: ``run --control``: the judges missed the control's known deflections (6 is compare's gate).
-EXIT_CONTROL_FAILED = 7
-
-
-def _exit_code(*, stop_reason: str | None, aborted: bool, complete: bool) -> int:
-    if stop_reason == "interrupted":
-        return EXIT_INTERRUPTED
-    if stop_reason == "budget":
-        return EXIT_BUDGET
-    if aborted:
-        return EXIT_ABORTED
-    return EXIT_OK if complete else EXIT_INCOMPLETE
-
-
-def _versions() -> dict[str, str]:
-    """The versions stored with a run, so its results can be traced to the code behind them."""
-    out = {"deflectbench": __version__, "python": sys.version.split()[0]}
-    for dist in ("llama-cpp-python", "openai", "anthropic", "numpy", "pandas", "scipy"):
-        with suppress(metadata.PackageNotFoundError):
-            out[dist] = metadata.version(dist)
-    return out
-
-
-def _any_aborted(results: Sequence[Any]) -> bool:
-    """A model or judge gave up (the engine aborted it), or failed every request it sent
-    (e.g. a one-cell run whose only request failed: too few failures for the engine to abort,
-    but nothing to show, so exit 4 as the README says, not 5)."""
-    return any(
-        getattr(r, "aborted", None)
-        or (
-            getattr(r, "errors", 0) > 0
-            and not getattr(r, "ok", 0)
-            and not getattr(r, "non_answers", None)
-        )
-        for r in results
-    )
+    values = {
+        x.name: None if x.default is False and getattr(f, x.name) is False else getattr(f, x.name)
+        for x in fields(f)
+    }
+    values["samples"] = f.samples if f.samples is not None else f.runs
+    file = load_config(f.config) if f.config is not None else RunConfig()
+    return file.merged(RunConfig.given(values))
 
 
 @dataclass(frozen=True)
 class JudgeCommandFlags:
     """`deflectbench judge`'s flags."""
 
-    judge_names: Annotated[
+    judges: Annotated[
         list[str] | None,
         typer.Option("--judge", "-j", help="Judge(s), e.g. lexical or openai/gpt-5.4-mini."),
     ] = None
@@ -456,170 +328,23 @@ def judge(f: JudgeCommandFlags) -> None:
 
         deflectbench judge --judge lexical
     """
-    from deflectbench.cli.shard import judge_part, left_in_part
-    from deflectbench.config import (
-        RunFile,
-        build_models,
-        check_budget,
-        file_prices,
-        load_run_file,
-    )
-    from deflectbench.config.shard import parse_shard
-    from deflectbench.errors import ConfigError
-    from deflectbench.judging.hygiene import check_self_judging
-    from deflectbench.judging.judges import check_judge_language
-    from deflectbench.pipeline import RunContext, manifest
-    from deflectbench.pipeline.self_consistency import check_share
-    from deflectbench.execute import RunOptions, judge_all, store_meter
+    from deflectbench.api import run as api
+    from deflectbench.views.terminal import batch_lines, run_lines
 
-    part = parse_shard(f.shard)
-    if part is not None and f.batch:
-        raise ConfigError("judge --shard with --batch: judge a part without --batch")
-
-    file = load_run_file(f.config) if f.config is not None else RunFile()
-    benchmark = f.benchmark or run_file_benchmark(file.run.benchmark, f.config)
-    names = split(f.judge_names) or list(file.run.judges or []) or ["lexical"]
-    budget = check_budget(f.max_cost if f.max_cost is not None else file.run.max_cost)
-    if f.self_consistency is not None:
-        check_share(f.self_consistency)
-    prices = file_prices(file.prices)
-    if benchmark is not None:
-        pick_benchmark(benchmark)  # an unknown pack is named (did you mean) before the store
-    built = build_models([], names, file.providers, dry_run=f.dry_run)
-    unpriced_ok = f.allow_unpriced or bool(file.run.allow_unpriced)
-    if f.dry_run:
-        _judge_dry_run(f, benchmark, names, prices, budget, unpriced_ok)
+    settings = asdict(f)
+    progress, dry_run = settings.pop("progress"), settings.pop("dry_run")
+    if dry_run:
+        result = api.judge(dry_run=True, **settings)
+        show(run_lines.judge_report(result))
+        assert result.estimate is not None
+        result.estimate.check()
         return
-    store = open_store(f.db, must_exist=True)
-    try:
-        b = stored_benchmark(store, benchmark)
-        check_judge_language(names, b.language, b.pack)
-        subjects = store.status(benchmark=b.key)["models"]
-        check_self_judging(subjects, names, f.allow_self_judging)
-        by_engine = names
-        if f.batch:
-            from deflectbench.cli.batch import judge_by_batch
-            from deflectbench.cost import CostMeter
-
-            by_engine = judge_by_batch(
-                store, b, names, built, CostMeter(budget, prices), f.retry_errors, file.providers
-            )
-        budgeted = RunOptions(max_cost_usd=budget, prices=prices, allow_unpriced=unpriced_ok)
-        meter = store_meter(store, budgeted, by_engine)
-        judging = manifest.start_judging(store, b, by_engine, built, _versions())
-        with LiveBoard(f.progress) as live, graceful_stop() as should_stop:
-            ctx = RunContext(
-                store,
-                b,
-                judging.run_id,
-                meter=meter,
-                retry_errors=f.retry_errors,
-                should_stop=should_stop,
-            )
-            if part is None:
-                results = asyncio.run(judge_all(ctx, by_engine, built, watch=live.attach))
-            else:
-                results = judge_part(ctx, by_engine, built, part, watch=live.attach)
-        manifest.end_judging(store, judging, built, results, should_stop())  # what judged
-        for j, res in results.items():
-            print_stage(f"judge {j}", res, f"judged, {res.errors} errors")
-            print_aborted(f"judge {j}", res)
-        interrupted = should_stop()
-        not_rejudged = 0  # re-judgments the budget withheld
-        if f.self_consistency is not None and not interrupted:
-            not_rejudged = _rejudge(store, b, by_engine, built, f.self_consistency, f.seed, meter)
-        left = {j: left_in_part(ctx, j, part) for j in names}
-        in_batches = {j: len(store.batched_answers(j)) for j in names}
-    finally:
-        store.close()
-    budget_hit = any(r.withheld for r in results.values()) or not_rejudged > 0
-    parts = [
-        f"judge {j}: "
-        + (f"{left[j] - in_batches[j]} not judged" if left[j] > in_batches[j] else "done")
-        + (f", {in_batches[j]} in open batches (`deflectbench status`)" if in_batches[j] else "")
-        + (
-            f", {results[j].parse_errors} replies without a verdict"
-            if j in results and results[j].parse_errors
-            else ""
-        )
-        for j in names
-    ]
-    if not_rejudged:
-        parts.append(f"self-consistency: {not_rejudged} re-judgments not sent (budget)")
-    complete = (
-        not interrupted
-        and all(left[j] <= in_batches[j] for j in names)
-        and not any(r.parse_errors for r in results.values())
-        and not not_rejudged
-    )
-    print_account(("complete: " if complete else "incomplete: ") + "; ".join(parts), complete)
-    raise typer.Exit(
-        _exit_code(
-            stop_reason="interrupted" if interrupted else ("budget" if budget_hit else None),
-            aborted=_any_aborted(list(results.values())),
-            complete=complete,
-        )
-    )
-
-
-def _rejudge(
-    store: Any, b: Any, names: Sequence[str], built: Any, share: float, seed: int, meter: Any
-) -> int:
-    """``judge --self-consistency``: the seeded sample re-judged by every judge within the
-    budget, one line each; how many requests the budget withheld."""
-    from deflectbench.pipeline.self_consistency import rejudge
-    from deflectbench.pipeline.stages import build_judges
-
-    judges = build_judges(b, names, built)
-    done = asyncio.run(rejudge(store, b, judges, share, seed, meter=meter))
-    for j, r in done.items():
-        line = f"self-consistency {j}: {r.sampled} answers in the sample (seed {seed}), "
-        line += f"{r.sent} re-judged now" + (f", {r.failed} failed" if r.failed else "")
-        if judges[j] is not None and r.sent:
-            line += f", {r.cost_usd:.4f} USD" if r.cost_usd is not None else ", cost unknown"
-        console.print(line, highlight=False, markup=False)
-        if r.withheld:
-            err.print(
-                f"self-consistency {j}: {r.withheld} not sent (budget reached: {r.budget}); "
-                "kept as not-sent rows, sent by the same command with a larger --max-cost",
-                style="yellow",
-                highlight=False,
-                markup=False,
-            )
-    return sum(r.withheld for r in done.values())
-
-
-def _judge_dry_run(
-    f: JudgeCommandFlags,
-    benchmark: str | None,
-    names: Sequence[str],
-    prices: Any,
-    budget: float | None,
-    allow_unpriced: bool,
-) -> None:
-    """``judge --dry-run``: what judging and the --self-consistency pass would send and cost;
-    then refused as the command would be (an unpriced judge under a budget)."""
-    from deflectbench.views.terminal.run_tables import estimate_view
-    from deflectbench.cost import CostMeter, refuse_unpriced
-    from deflectbench.estimate import DryRun, judge_estimate
-
-    store = open_store(f.db, must_exist=True)
-    try:
-        b = stored_benchmark(store, benchmark)
-        rows = judge_estimate(
-            store,
-            b,
-            names,
-            DryRun(retry_errors=f.retry_errors, prices=prices),
-            self_consistency=f.self_consistency,
-            seed=f.seed,
-        )
-        answers = store.benchmark_counts().get(b.key, 0)
-    finally:
-        store.close()
-    for part in estimate_view(rows, answers, budget, of="stored answers of the pack"):
-        console.print(part)
-    refuse_unpriced(CostMeter(budget, prices), list(names), allow_unpriced)
+    with LiveBoard(progress) as live, graceful_stop() as should_stop:
+        result = api.judge(watch=live.attach, should_stop=should_stop, **settings)
+    if result.batches is not None:
+        show(batch_lines.summary(result.batches))
+    show(run_lines.judge_report(result))
+    raise typer.Exit(result.exit_code)
 
 
 def status(
@@ -629,7 +354,7 @@ def status(
         bool,
         typer.Option("--wait", help="Batch mode: look again every 30 s until no batch is open."),
     ] = False,
-    config: BatchConfigOption = None,
+    config: ConfigOption = None,
     db: DbOption = DEFAULT_DB,
     progress: ProgressOption = True,
 ) -> None:
@@ -650,39 +375,31 @@ def status(
     answers await a judge, or a multi-turn pack's turn-2 cells are due and not sent (the next
     `run --batch` sends them); `--wait` until none is open.
     """
-    from deflectbench.analysis.summary.validity_checks import tie_rule
-    from deflectbench.cli.batch import batches_json, collect_and_show
-    from deflectbench.cli.batch_turns import turns_json
-    from deflectbench.cli.run_output import manifest_json, print_manifest
-    from deflectbench.cli.served import print_served, served_by
+    from deflectbench.api import run as api
+    from deflectbench.cli.batch import wait_bar
+    from deflectbench.views.terminal import batch_lines
+    from deflectbench.views.terminal.packs import packs_line
+    from deflectbench.views.terminal.run_tables import manifest_tables, status_tables
 
-    rc = collect_and_show(db, config=config, wait=wait, progress=progress, table=not as_json)
-    store = open_store(db, must_exist=True)
-    try:
-        key = pick_benchmark(benchmark).key if benchmark else None
-        st = store.status(benchmark=key)
-        st["benchmarks"] = store.benchmark_counts()
-        st["served_by"] = served_by(store, key)  # replies another model served
-        st["batches"] = batches_json(store)
-        if as_json:  # the table view says it in collect_and_show's lines
-            st["turn2"] = turns_json(store)
-        st["tie_rule"] = tie_rule(list(st["judges"]))
-        st["manifest"] = manifest_json(store)  # what each run really ran, per model and judge
-    finally:
-        store.close()
+    with graceful_stop() as should_stop:
+        st = api.status(
+            db,
+            benchmark=benchmark,
+            config=config,
+            wait=wait,
+            pause=wait_bar(progress, should_stop),
+            on_round=lambda summary: show(batch_lines.summary(summary)),
+            should_stop=should_stop,
+        )
+    if st.follow is not None:
+        show(batch_lines.follow(st.follow, table=not as_json))
     if as_json:
-        console.print_json(data=st)
-        raise typer.Exit(rc)
-    from deflectbench.views.terminal.run_tables import status_tables
-
-    for table in status_tables(st, db):
-        console.print(table)
-    from deflectbench.cli.pack_tables import packs_line
-
-    if line := packs_line(st["benchmarks"], key):
+        console.print_json(data=st.to_json())
+        raise typer.Exit(st.exit_code)
+    show(status_tables(st))
+    if line := packs_line(st.benchmarks, st.benchmark):
         console.print(line, highlight=False, markup=False)
-    if st["tie_rule"]:
-        console.print(st["tie_rule"], highlight=False, markup=False)
-    print_served(st["served_by"])
-    print_manifest(st["manifest"])
-    raise typer.Exit(rc)
+    if st.tie_rule:
+        console.print(st.tie_rule, highlight=False, markup=False)
+    show([*batch_lines.served(st.served_by), *manifest_tables(st.manifest)])
+    raise typer.Exit(st.exit_code)

@@ -1,17 +1,13 @@
-"""Run configuration: presets, claim selection, the TOML run file, and the one precedence
-(flags over the run file over the defaults) that turns them into the plan stored with each run.
+"""Run configuration: one model of a run's settings (:class:`RunConfig`, what the run file,
+the flags and Python keywords all build), presets, claim selection, and the one precedence
+(flags over the run file over the defaults) that turns it into the plan stored with each run.
 
-``plan`` (what a run asks for, and the bounds on it), ``file`` (the run file), ``resolve``
-(flags over file over defaults, the stored configuration, the models).
+``run_config`` (the settings), ``plan`` (what a run asks for, and the bounds on it), ``file``
+(the TOML run file), ``prices``, ``resolve`` (the defaults applied, the stored configuration,
+the models).
 """
 
-from deflectbench.config.file import (
-    PriceEntry,
-    RunFile,
-    RunSection,
-    file_prices,
-    load_run_file,
-)
+from deflectbench.config.file import RunFile, load_config, load_run_file
 from deflectbench.config.plan import (
     MAX_CONFIG_BYTES,
     MAX_COST_USD,
@@ -26,13 +22,9 @@ from deflectbench.config.plan import (
     resolve_plan,
     within,
 )
-from deflectbench.config.resolve import (
-    RunFlags,
-    RunSettings,
-    build_models,
-    redacted,
-    resolve_run,
-)
+from deflectbench.config.prices import PriceEntry, file_prices
+from deflectbench.config.resolve import ResolvedRun, build_models, redacted, resolve_run
+from deflectbench.config.run_config import RunConfig
 from deflectbench.errors import ConfigError
 
 __all__ = [
@@ -45,14 +37,14 @@ __all__ = [
     "PRESETS",
     "ConfigError",
     "PriceEntry",
+    "ResolvedRun",
+    "RunConfig",
     "RunFile",
-    "RunFlags",
     "RunPlan",
-    "RunSection",
-    "RunSettings",
     "build_models",
     "check_budget",
     "file_prices",
+    "load_config",
     "load_run_file",
     "quick_claims",
     "redacted",

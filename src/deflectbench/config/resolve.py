@@ -16,97 +16,78 @@ from deflectbench.cost import Price
 if TYPE_CHECKING:
     from deflectbench.models.base import Model
 
-from deflectbench.config.file import RunFile, file_prices
-from deflectbench.config.plan import RunPlan, check_budget, resolve_plan
+from deflectbench.config.plan import RunPlan, check_budget, resolve_plan, shard_plan
+from deflectbench.config.prices import file_prices
+from deflectbench.config.run_config import RunConfig
+from deflectbench.config.shard import parse_shard
 
 # -- flags over the run file over the defaults ---------------------------------------------
 
 
 @dataclass(frozen=True)
-class RunFlags:
-    """What ``deflectbench run`` was told on the command line. ``None`` or empty means the flag
-    was not given, so the run file's ``[run]`` value, then the default, decides."""
+class ResolvedRun:
+    """A :class:`RunConfig` with its defaults applied and checked: every setting decided, the
+    plan (the cells, this part's with ``shard``) and the prices; derived, never edited."""
 
-    models: Sequence[str] = ()
-    judges: Sequence[str] = ()
-    preset: str | None = None
-    claims: Sequence[str] = ()
-    templates: Sequence[str] = ()
-    #: ``--runs``: samples per cell.
-    samples: int | None = None
-    seed: int | None = None
-    max_tokens: int | None = None
-    max_cost: float | None = None
-    cache: bool | None = None
-    label: str | None = None
-    allow_unpriced: bool | None = None
-
-
-@dataclass(frozen=True)
-class RunSettings:
-    """A run resolved from flags, run file and defaults: the plan and how to carry it out."""
-
+    config: RunConfig
     plan: RunPlan
-    use_cache: bool
-    max_cost_usd: float | None
-    #: The condition's name (None: derived from the settings).
-    label: str | None
-    allow_unpriced: bool
     prices: dict[str, Price]
-    #: ``[providers.NAME]`` sections, for building the models.
-    providers: dict[str, dict[str, Any]]
-    #: The run file as JSON, stored with the run (it never holds keys).
-    file: dict[str, Any]
+
+    @property
+    def file(self) -> dict[str, Any]:
+        """The configuration as a run file would say it, stored with the run (never keys)."""
+        c = self.config
+        prices = {k: v.model_dump(mode="json") for k, v in c.prices.items()}
+        return redacted({"run": c.section(), "providers": dict(c.providers), "prices": prices})
 
 
-def _pick(flag: Any, from_file: Any, default: Any) -> Any:
-    """A flag wins when given; else the run file's value; else the default."""
-    if flag is None or (isinstance(flag, list | tuple) and not flag):
-        return from_file if from_file is not None else default
-    return flag
+def _pick(given: Any, default: Any) -> Any:
+    """A setting given (a flag, a keyword, the run file) wins; else the default."""
+    return default if given is None or (isinstance(given, list | tuple) and not given) else given
 
 
 def resolve_run(
-    benchmark: Benchmark,
-    flags: RunFlags,
-    file: RunFile | None = None,
-    env: Mapping[str, str] | None = None,
-) -> RunSettings:
-    """Flags over the run file over the defaults: local/smollm2; the release's judge pair when
-    both keys are in ``env`` (default: the environment), else lexical; the quick preset; seed 0;
-    the cache on; no budget."""
+    benchmark: Benchmark, config: RunConfig | None = None, env: Mapping[str, str] | None = None
+) -> ResolvedRun:
+    """The defaults applied: local/smollm2; the release's judge pair when both keys are in
+    ``env`` (default: the environment), else lexical; the quick preset; seed 0; the cache on;
+    no budget. Each value is checked with a one-line ConfigError naming it."""
     from deflectbench.judging.judges import check_judge_language, default_judges
     from deflectbench.models.registry import DEFAULT_MODEL
 
-    file = file if file is not None else RunFile()
-    r = file.run
-    models = _pick(list(flags.models), r.models, [DEFAULT_MODEL])
-    judges = _pick(list(flags.judges), r.judges, None) or list(
-        default_judges(os.environ if env is None else env)
-    )
+    c = config if config is not None else RunConfig()
+    judges = _pick(c.judges, None) or list(default_judges(os.environ if env is None else env))
     check_judge_language(judges, benchmark.language, benchmark.pack)
     plan = resolve_plan(
         benchmark,
-        models=models,
-        judges=judges,
-        preset=_pick(flags.preset, r.preset, "quick"),
-        claims=_pick(list(flags.claims), r.claims, None),
-        templates=_pick(list(flags.templates), r.templates, None),
-        runs=_pick(flags.samples, r.runs, None),
-        seed=_pick(flags.seed, r.seed, 0),
-        max_tokens=_pick(flags.max_tokens, r.max_tokens, None),
-        temperature=r.temperature,
+        models=list(_pick(c.models, [DEFAULT_MODEL])),
+        judges=list(judges),
+        preset=_pick(c.preset, "quick"),
+        claims=_pick(c.claims, None),
+        templates=_pick(c.templates, None),
+        runs=c.samples,
+        seed=_pick(c.seed, 0),
+        max_tokens=c.max_tokens,
+        temperature=c.temperature,
     )
-    return RunSettings(
-        plan=plan,
-        use_cache=_pick(flags.cache, r.cache, True),
-        max_cost_usd=check_budget(_pick(flags.max_cost, r.max_cost, None)),
-        label=_label(_pick(flags.label, r.label, None)),
-        allow_unpriced=bool(_pick(flags.allow_unpriced, r.allow_unpriced, False)),
-        prices=file_prices(file.prices),
-        providers=file.providers,
-        file=redacted(file.model_dump(mode="json")),
+    plan = shard_plan(plan, parse_shard(c.shard))
+    decided = c.model_copy(
+        update={
+            "models": list(plan.models),
+            "judges": list(plan.judges),
+            "preset": plan.preset,
+            "samples": plan.runs,
+            "seed": plan.seed,
+            "max_cost": check_budget(c.max_cost),
+            "label": _label(c.label),
+            **{k: bool(_pick(getattr(c, k), k == "cache")) for k in _SWITCHES},
+        }
     )
+    return ResolvedRun(decided, plan, file_prices(c.prices))
+
+
+#: The on/off settings: off unless given, but the cache, on unless given.
+_SWITCHES = ("cache", "allow_unpriced", "retry_errors", "batch", "allow_self_judging", "control")
 
 
 def _label(label: str | None) -> str | None:

@@ -1,0 +1,566 @@
+"""Make results from Python: ``run`` (generate, judge, score: the whole pipeline, resumable),
+``estimate`` (the dry run), ``judge`` (judge what is stored) and ``status`` (what a results
+file holds), each returning a typed result that holds what the command prints.
+
+    import deflectbench as dfb
+
+    result = dfb.run(models=["openai-compatible/my-model"], claims="L1_US_01", db="x.db")
+    result.complete, result.exit_code, result.framing    # the outcome; a DataFrame
+    dfb.status("x.db").to_json()                          # `deflectbench status --json`
+
+A run's settings are one :class:`~deflectbench.config.RunConfig`: give one (or a run file's
+path) first, and any of its settings as keywords (they win, as flags do over the file). The
+command line parses its flags into the same RunConfig and calls these functions; a live view
+and Ctrl-C come in as ``watch`` (given the run's board before the first request) and
+``should_stop`` (asked between requests: True stops dispatching, what is in flight is stored).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass, replace
+from pathlib import Path
+from tempfile import TemporaryDirectory
+from typing import TYPE_CHECKING, Any
+
+from deflectbench.api._common import (
+    DEFAULT_DB,
+    DbPath,
+    open_store,
+    pick_benchmark,
+    split,
+    stored_benchmark,
+)
+from deflectbench.api.batches import Pause
+
+if TYPE_CHECKING:
+    from deflectbench.benchmark import Benchmark
+    from deflectbench.config import ResolvedRun, RunConfig
+    from deflectbench.config.shard import Shard
+    from deflectbench.estimate import Estimate
+    from deflectbench.execute import RunOptions
+    from deflectbench.models.base import Model
+    from deflectbench.pipeline import Board, RunContext, StageResult
+    from deflectbench.pipeline.batches import BatchSummary
+    from deflectbench.results.judge import JudgeResult
+    from deflectbench.results.run import RunResult
+    from deflectbench.results.status import StatusResult
+    from deflectbench.store import Store
+
+__all__ = ["estimate", "judge", "run", "run_async", "status"]
+
+Watch = Callable[["Board"], None]
+StopCheck = Callable[[], bool]
+
+
+def run(
+    config: RunConfig | str | os.PathLike[str] | None = None,
+    /,
+    *,
+    db: DbPath = DEFAULT_DB,
+    watch: Watch | None = None,
+    should_stop: StopCheck | None = None,
+    report_out: DbPath | None = None,
+    **settings: Any,
+) -> RunResult:
+    """Generate the missing cells, judge what is unjudged and score the run's models: the
+    ``deflectbench run`` command. ``settings`` are :class:`RunConfig` fields (``models``,
+    ``judges``, ``claims``, ``samples``, ``max_cost``, ...); ``report_out``: a folder to write
+    the HTML report to after the run. Refused before any request (ConfigError and the like):
+    what ``run`` refuses."""
+    return asyncio.run(
+        run_async(
+            config,
+            db=db,
+            watch=watch,
+            should_stop=should_stop,
+            report_out=report_out,
+            **settings,
+        )
+    )
+
+
+async def run_async(
+    config: RunConfig | str | os.PathLike[str] | None = None,
+    /,
+    *,
+    db: DbPath = DEFAULT_DB,
+    watch: Watch | None = None,
+    should_stop: StopCheck | None = None,
+    report_out: DbPath | None = None,
+    **settings: Any,
+) -> RunResult:
+    """:func:`run` in a running event loop (a notebook's, a server's)."""
+    from deflectbench.analysis.summary.validity_checks import store_control
+    from deflectbench.execute import execute
+    from deflectbench.results.run import RunResult
+
+    ready = _prepare(configure(config, settings), dry_run=False)
+    ready.refusal().check()  # before the store is opened: a refused run leaves no empty store
+    store = open_store(db)
+    try:
+        report = await execute(
+            store,
+            ready.benchmark,
+            ready.run.plan,
+            ready.models,
+            ready.options,
+            watch=watch,
+            should_stop=should_stop,
+        )
+        result = RunResult(
+            config=ready.run.config,
+            plan=ready.run.plan,
+            report=report,
+            scored=_scored(store, ready.benchmark, ready.run.plan.models, ready.run.plan.judges),
+            db=Path(db),
+        )
+        if ready.run.config.control:
+            control = store_control(store, ready.benchmark, ready.run.plan.judges)
+            result = replace(result, control=control)
+    finally:
+        store.close()
+    if report_out is not None:
+        result = replace(result, report_path=report_after_run(result, report_out))
+    return result
+
+
+def estimate(
+    config: RunConfig | str | os.PathLike[str] | None = None,
+    /,
+    *,
+    db: DbPath = DEFAULT_DB,
+    **settings: Any,
+) -> Estimate:
+    """The dry run (``run --dry-run``): per model and judge the requests, tokens and cost of
+    what is still missing; nothing is sent or written. What the run would be refused for
+    (an unpriced model under a budget) is raised by :meth:`Estimate.check`."""
+    from deflectbench.estimate import estimate as rows_of
+    from deflectbench.store import Store
+
+    ready = _prepare(configure(config, settings), dry_run=True)
+    path = Path(db)
+    with ExitStack() as stack:
+        if path.exists():
+            store = Store.open(path, readonly=True)
+        else:  # nothing stored yet: estimate against an empty store that is thrown away
+            store = Store.open(Path(stack.enter_context(TemporaryDirectory())) / "dry-run.db")
+        stack.callback(store.close)
+        rows = rows_of(store, ready.benchmark, ready.run.plan, ready.models, ready.options)
+    return replace(
+        ready.refusal(),
+        rows=tuple(rows),
+        units=len(ready.run.plan.cells),
+        max_cost=ready.options.max_cost,
+    )
+
+
+def report_after_run(result: RunResult, out_dir: DbPath) -> Path | None:
+    """The HTML report of the run's store in ``out_dir`` (the analysis defaults); None when
+    the run stopped early or scored nothing."""
+    from deflectbench.views.report import write_report_after_run
+
+    if result.report.stopped_early or not len(result.scored):
+        return None
+    store = open_store(result.db, must_exist=True)
+    try:
+        benchmark = pick_benchmark(result.config.benchmark)
+        return Path(write_report_after_run(store, benchmark, Path(out_dir)))
+    finally:
+        store.close()
+
+
+def write_batch_file(
+    out: DbPath,
+    config: RunConfig | str | os.PathLike[str] | None = None,
+    /,
+    *,
+    db: DbPath = DEFAULT_DB,
+    **settings: Any,
+) -> Any:
+    """``run --batch-file OUT``: the pending cells of one model as OpenAI batch JSONL at
+    ``out``, for the user's own batch engine; sends nothing (``import_batch`` takes the results
+    back). Returns what was written (:class:`~deflectbench.results.batches.Written`)."""
+    from deflectbench.api._common import store_or_nothing
+    from deflectbench.api.batch_file import write_batch_file as write
+
+    ready = _prepare(configure(config, settings), dry_run=False)
+    ready.refusal().check()
+    with store_or_nothing(db) as store:
+        return write(store, ready.benchmark, ready.run.plan, ready.models, ready.options, Path(out))
+
+
+def import_batch(results: DbPath, *, db: DbPath = DEFAULT_DB, config: DbPath | None = None) -> Any:
+    """``import-batch RESULTS``: an engine's output for a ``run --batch-file`` file, each cell
+    once (:class:`~deflectbench.results.batches.Imported`)."""
+    from deflectbench.api.batch_file import import_batch_file
+    from deflectbench.config import load_run_file
+
+    providers = load_run_file(config).providers if config is not None else {}
+    store = open_store(db, must_exist=True)
+    try:
+        return import_batch_file(store, Path(results), providers)
+    finally:
+        store.close()
+
+
+def configure(
+    config: RunConfig | str | os.PathLike[str] | None, settings: dict[str, Any]
+) -> RunConfig:
+    """A RunConfig (or a run file's) with ``settings`` (RunConfig fields) winning."""
+    from deflectbench.config import RunConfig, load_config
+
+    if isinstance(config, str | os.PathLike):
+        base = load_config(config)
+    else:
+        base = config if config is not None else RunConfig()
+    return base.merged(RunConfig.of(**settings)) if settings else base
+
+
+@dataclass(frozen=True)
+class _Ready:
+    """A run resolved and its models built, before anything is sent."""
+
+    benchmark: Benchmark
+    run: ResolvedRun
+    models: dict[str, Model]
+    options: RunOptions
+
+    def refusal(self) -> Estimate:
+        """An empty estimate holding what the run would be refused for (a budget that cannot
+        price a model or judge)."""
+        from deflectbench.cost import CostMeter, refuse_unpriced
+        from deflectbench.errors import ConfigError
+        from deflectbench.estimate import Estimate
+
+        o, plan = self.options, self.run.plan
+        try:
+            refuse_unpriced(
+                CostMeter(o.max_cost, o.prices), [*plan.models, *plan.judges], o.allow_unpriced
+            )
+        except ConfigError as exc:
+            return Estimate((), 0, refusal=exc)
+        return Estimate((), 0)
+
+
+def _prepare(config: RunConfig, *, dry_run: bool) -> _Ready:
+    """The run's pack, its defaults applied, its models built (a dry run needs no keys), the
+    control added; a judge that is a subject refused."""
+    from deflectbench.benchmark.control_replies import CONTROL_MODEL
+    from deflectbench.config import build_models, resolve_run
+    from deflectbench.execute import RunOptions, versions
+    from deflectbench.judging.hygiene import check_self_judging
+    from deflectbench.pipeline.control import CONTROL_PRICE, with_control
+
+    benchmark = pick_benchmark(config.benchmark)
+    resolved = resolve_run(benchmark, config)
+    plan, c = resolved.plan, resolved.config
+    check_self_judging(plan.models, plan.judges, bool(c.allow_self_judging))
+    models = build_models(plan.models, plan.judges, c.providers, dry_run=dry_run)
+    if c.control:
+        plan, models = with_control(plan, models)
+        prices = {CONTROL_MODEL: CONTROL_PRICE, **resolved.prices}
+        resolved = replace(resolved, plan=plan, prices=prices)
+    options = RunOptions.of(resolved, versions=versions())
+    return _Ready(benchmark, resolved, models, options)
+
+
+def _scored(store: Store, b: Benchmark, models: Sequence[str], judges: Sequence[str]) -> Any:
+    """The run's models, scored by the run's judges (what the table after a run shows)."""
+    from deflectbench.analysis.frames.scored import scored_table
+
+    scored = scored_table(store, b, judges=list(judges))
+    return scored[scored["model"].isin(models)] if len(scored) else scored
+
+
+# -- judge ----------------------------------------------------------------------------------
+
+
+def judge(
+    db: DbPath = DEFAULT_DB,
+    *,
+    judges: Sequence[str] | str | None = None,
+    config: RunConfig | str | os.PathLike[str] | None = None,
+    max_cost: float | None = None,
+    allow_unpriced: bool = False,
+    shard: str | None = None,
+    retry_errors: bool = False,
+    batch: bool = False,
+    allow_self_judging: bool = False,
+    self_consistency: float | None = None,
+    seed: int = 0,
+    benchmark: str | None = None,
+    dry_run: bool = False,
+    watch: Watch | None = None,
+    should_stop: StopCheck | None = None,
+) -> JudgeResult:
+    """Judge every stored generation a judge has not judged yet (``deflectbench judge``);
+    ``judges`` default to the run file's, else lexical. ``self_consistency``: then re-judge
+    that share of the answers every judge has judged (chosen by ``seed``). ``dry_run``: only
+    the estimate (:attr:`JudgeResult.estimate`). ``config``'s [providers] and [prices] apply,
+    and its judges, max_cost and allow_unpriced unless given here."""
+    from deflectbench.config import RunConfig, build_models, check_budget, file_prices
+    from deflectbench.config.shard import parse_shard
+    from deflectbench.errors import ConfigError
+    from deflectbench.pipeline.self_consistency import check_share
+
+    part = parse_shard(shard)
+    if part is not None and batch:
+        raise ConfigError("judge --shard with --batch: judge a part without --batch")
+    file = configure(config, {}) if config is not None else RunConfig()
+    pack = benchmark or file.benchmark
+    names = split(judges) or list(file.judges or []) or ["lexical"]
+    budget = check_budget(max_cost if max_cost is not None else file.max_cost)
+    if self_consistency is not None:
+        check_share(self_consistency)
+    prices = file_prices(file.prices)
+    if pack is not None:
+        pick_benchmark(pack)  # an unknown pack is named (did you mean) before the store
+    built = build_models([], names, file.providers, dry_run=dry_run)
+    job = _Judging(
+        names,
+        built,
+        prices,
+        budget,
+        allow_unpriced or bool(file.allow_unpriced),
+        retry_errors,
+        file.providers,
+    )
+    if dry_run:
+        return _judge_estimate(db, pack, job, self_consistency, seed)
+    store = open_store(db, must_exist=True)
+    try:
+        b = stored_benchmark(store, pack)
+        return _judge(
+            store,
+            b,
+            job,
+            _JudgeAsk(part, batch, allow_self_judging, self_consistency, seed, watch, should_stop),
+        )
+    finally:
+        store.close()
+
+
+@dataclass(frozen=True)
+class _Judging:
+    """What judging uses: the judges, built, their prices and the budget."""
+
+    names: list[str]
+    built: dict[str, Model]
+    prices: dict[str, Any]
+    budget: float | None
+    allow_unpriced: bool
+    retry_errors: bool
+    providers: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class _JudgeAsk:
+    """How judging goes: a part, by batch, self-judging allowed, the self-consistency pass,
+    and the hooks."""
+
+    part: Shard | None
+    batch: bool
+    allow_self_judging: bool
+    self_consistency: float | None
+    seed: int
+    watch: Watch | None
+    should_stop: StopCheck | None
+
+
+def _judge(store: Store, b: Benchmark, job: _Judging, ask: _JudgeAsk) -> JudgeResult:
+    from deflectbench.cost import CostMeter
+    from deflectbench.execute import RunOptions, judge_all, store_meter, versions
+    from deflectbench.judging.hygiene import check_self_judging
+    from deflectbench.judging.judges import check_judge_language, is_rule_based
+    from deflectbench.pipeline import RunContext, manifest
+    from deflectbench.results.judge import JudgeResult
+
+    names = job.names
+    check_judge_language(names, b.language, b.pack)
+    subjects = store.status(benchmark=b.key)["models"]
+    check_self_judging(subjects, names, ask.allow_self_judging)
+    by_engine, summary = names, None
+    if ask.batch:
+        from deflectbench.api.batches import judge_by_batch
+
+        meter = CostMeter(job.budget, job.prices)
+        by_engine, summary = judge_by_batch(
+            store, b, names, job.built, meter, job.retry_errors, job.providers
+        )
+    budgeted = RunOptions(max_cost=job.budget, prices=job.prices, allow_unpriced=job.allow_unpriced)
+    meter = store_meter(store, budgeted, by_engine)
+    judging = manifest.start_judging(store, b, by_engine, job.built, versions())
+    stop = ask.should_stop or (lambda: False)
+    ctx = RunContext(
+        store, b, judging.run_id, meter=meter, retry_errors=job.retry_errors, should_stop=stop
+    )
+    if ask.part is None:
+        results = asyncio.run(judge_all(ctx, by_engine, job.built, watch=ask.watch))
+    else:
+        results = _judge_part(ctx, by_engine, job.built, ask.part, ask.watch)
+    manifest.end_judging(store, judging, job.built, results, stop())  # what judged
+    interrupted = stop()
+    rejudged = {}
+    if ask.self_consistency is not None and not interrupted:
+        rejudged = _rejudge(store, b, by_engine, job.built, ask, meter)
+    return JudgeResult(
+        judges=list(names),
+        results=results,
+        left={j: _left_in_part(ctx, j, ask.part) for j in names},
+        in_batches={j: len(store.batched_answers(j)) for j in names},
+        interrupted=interrupted,
+        rejudged=rejudged,
+        seed=ask.seed,
+        free=frozenset(j for j in by_engine if is_rule_based(j)),
+        batches=summary,
+    )
+
+
+def _rejudge(
+    store: Store, b: Benchmark, names: Sequence[str], built: Any, ask: _JudgeAsk, meter: Any
+) -> dict[str, Any]:
+    """``judge --self-consistency``: the seeded sample re-judged by every judge within the
+    budget."""
+    from deflectbench.pipeline.self_consistency import rejudge
+    from deflectbench.pipeline.stages import build_judges
+
+    judges = build_judges(b, names, built)
+    share = float(ask.self_consistency or 0.0)
+    return asyncio.run(rejudge(store, b, judges, share, ask.seed, meter=meter))
+
+
+def _judge_part(
+    ctx: RunContext, judges: Sequence[str], models: Any, shard: Shard, watch: Watch | None
+) -> dict[str, StageResult]:
+    """``judge --shard I/N``: every judge, all at once, over the unjudged answers of the
+    part's claims (the claims ``run --shard`` gives that part)."""
+    from deflectbench.pipeline import run_stream
+    from deflectbench.pipeline.stages import build_judges, judge_tasks
+
+    tasks = [
+        replace(t, backlog=[p for p in t.backlog if shard.holds(p.claim_id)])
+        for t in judge_tasks(ctx, build_judges(ctx.benchmark, judges, models), None)
+    ]
+    return asyncio.run(run_stream(ctx, [], tasks, watch=watch)).judging
+
+
+def _left_in_part(ctx: RunContext, judge: str, shard: Shard | None) -> int:
+    """Answers of the part (all, for None) this judge has no verdict for."""
+    pending = ctx.store.pending_judgments(judge, benchmark=ctx.benchmark.key, retry_errors=True)
+    return sum(1 for p in pending if shard is None or shard.holds(p.claim_id))
+
+
+def _judge_estimate(
+    db: DbPath, pack: str | None, job: _Judging, share: float | None, seed: int
+) -> JudgeResult:
+    """``judge --dry-run``: what judging and the self-consistency pass would send and cost;
+    the refusal the command would meet (an unpriced judge under a budget) in the estimate."""
+    from deflectbench.cost import CostMeter, refuse_unpriced
+    from deflectbench.errors import ConfigError
+    from deflectbench.estimate import DryRun, Estimate, judge_estimate
+    from deflectbench.results.judge import JudgeResult
+
+    store = open_store(db, must_exist=True)
+    try:
+        b = stored_benchmark(store, pack)
+        options = DryRun(retry_errors=job.retry_errors, prices=job.prices)
+        rows = judge_estimate(store, b, job.names, options, self_consistency=share, seed=seed)
+        answers = store.benchmark_counts().get(b.key, 0)
+    finally:
+        store.close()
+    refusal = None
+    try:
+        refuse_unpriced(CostMeter(job.budget, job.prices), job.names, job.allow_unpriced)
+    except ConfigError as exc:
+        refusal = exc
+    est = Estimate(tuple(rows), answers, job.budget, "stored answers of the pack", refusal)
+    return JudgeResult(judges=list(job.names), estimate=est)
+
+
+# -- status ---------------------------------------------------------------------------------
+
+
+def status(
+    db: DbPath = DEFAULT_DB,
+    *,
+    benchmark: str | None = None,
+    config: DbPath | None = None,
+    wait: bool = False,
+    pause: Pause | None = None,
+    on_round: Callable[[BatchSummary], None] | None = None,
+    should_stop: StopCheck | None = None,
+) -> StatusResult:
+    """What a results file holds (``deflectbench status``); with batches (``run --batch``),
+    first collects the finished ones, sends failed items again and judges the answers
+    (``wait``: until none is open, ``pause`` between looks; ``on_round``: what each round
+    did). ``config``: the run file the batches were submitted with, when its providers set
+    headers or extra_body. ``.to_json()`` is ``status --json``."""
+    from deflectbench.analysis.summary.validity_checks import tie_rule
+    from deflectbench.api.batches import follow_batches
+    from deflectbench.pipeline.batches.turns_due import turns_due
+    from deflectbench.results.status import Counts, JudgeStatus, ModelStatus, StatusResult
+
+    follow = follow_batches(
+        db, config=config, wait=wait, pause=pause, on_round=on_round, should_stop=should_stop
+    )
+    store = open_store(db, must_exist=True)
+    try:
+        key = pick_benchmark(benchmark).key if benchmark else None
+        st = store.status(benchmark=key)
+        models = {
+            m: ModelStatus(
+                **vars(Counts.of(s)),
+                conditions={c: Counts.of(v) for c, v in s["conditions"].items()},
+            )
+            for m, s in st["models"].items()
+        }
+        return StatusResult(
+            db=Path(db),
+            benchmark=key,
+            models=models,
+            judges={j: JudgeStatus(**s) for j, s in st["judges"].items()},
+            spent_usd=st["spent_usd"],
+            benchmarks=store.benchmark_counts(),
+            served_by=_served_by(store, key),
+            batches=store.batch_list(),
+            turn2=turns_due(store),
+            tie_rule=tie_rule(list(st["judges"])),
+            manifest=_manifest(store),
+            follow=follow,
+        )
+    finally:
+        store.close()
+
+
+def _served_by(store: Store, key: str | None) -> list[Any]:
+    """Per model and condition whose replies say another model served them: the model, the
+    condition, its replies, the other served ids with their counts, and the line to show."""
+    from deflectbench.gate import served_line, served_mismatch
+    from deflectbench.results.status import ServedBy
+
+    out = []
+    for (model, condition), entry in store.served_counts(key).items():
+        other = served_mismatch(model, entry["served"])
+        if not other:
+            continue
+        line = served_line(model, entry["served"], entry["replies"])
+        warning = f"warning: {line} (condition {condition})"
+        out.append(ServedBy(model, condition, entry["replies"], other, warning))
+    return out
+
+
+def _manifest(store: Store) -> list[Any]:
+    """Every run's manifest rows, oldest run first."""
+    from deflectbench.results.status import ManifestRow
+    from deflectbench.store.manifests import manifest_rows
+
+    return [
+        ManifestRow(
+            r["run_id"], r["role"], r["name"], r["condition"], r["updated_at"], r["manifest"]
+        )
+        for r in manifest_rows(store)
+    ]
