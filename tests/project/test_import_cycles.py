@@ -141,3 +141,46 @@ def test_circles_finds_a_circle():
 
 def test_no_module_level_import_circle():
     assert circles(import_graph()) == []
+
+
+#: Rooms where no circle is allowed of any kind: lazy imports (inside functions) and
+#: ``TYPE_CHECKING`` imports count too, since a circle there is a tangle of responsibilities
+#: even when Python happens to load it (issue 32: the CLI and the analysis are what a user of
+#: the library reads first).
+NO_CIRCLE_AT_ALL = ("deflectbench.cli", "deflectbench.analysis")
+
+
+def every_import_graph() -> dict[str, set[str]]:
+    """Module -> every package module it imports anywhere (module level, functions, type
+    checking)."""
+    graph = {}
+    for module, path in MODULES.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        edges: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                edges |= _targets(module, path, node)
+        graph[module] = edges - {module}
+    return graph
+
+
+def test_every_import_graph_sees_lazy_and_type_checking_imports():
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from deflectbench import store\n"
+        "def f():\n    from deflectbench import vocab\n"
+    )
+    nodes = [n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Import | ast.ImportFrom)]
+    got = set().union(*(_targets("deflectbench.x", PACKAGE / "x.py", n) for n in nodes))
+    assert got == {"deflectbench.store", "deflectbench.vocab"}
+
+
+def test_no_circle_of_any_kind_inside_cli_or_analysis():
+    graph = every_import_graph()
+    for room in NO_CIRCLE_AT_ALL:
+        inside = {
+            m: {t for t in targets if t == room or t.startswith(room + ".")}
+            for m, targets in graph.items()
+            if m == room or m.startswith(room + ".")
+        }
+        assert circles(inside) == [], room
