@@ -1,4 +1,5 @@
-"""The dataset card of a Hugging Face folder: ``README.md`` with YAML front matter.
+"""The dataset card of a Hugging Face folder: ``README.md`` with YAML front matter; the one
+writer of cards (:func:`card`), for ``export --format hf`` and ``leaderboard --hf`` alike.
 
 The front matter is what the Hub and ``datasets.load_dataset`` read: ``configs`` (which Parquet
 files make which config and split), ``dataset_info`` (each config's features and row counts),
@@ -14,13 +15,16 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from deflectbench import __version__
 from deflectbench.benchmark import Benchmark
 from deflectbench.benchmark.title import pack_title
 from deflectbench.interop.release import InteropError
 from deflectbench.vocab import FIELDS, OUTCOMES
+
+if TYPE_CHECKING:
+    from deflectbench.analysis.compare.leaderboard import Leaderboard
 
 CARD = "README.md"
 ARXIV = "2608.26119"
@@ -124,6 +128,17 @@ def _size_category(n: int) -> str:
     return "100K<n<1M" if n < 1_000_000 else "1M<n<10M"
 
 
+def card(front: Sequence[str], body: Sequence[str]) -> str:
+    """A card: the front matter's YAML lines between their fences, a blank line, the body."""
+    return "\n".join(["---", *front, "---", "", *body])
+
+
+def data_files(name: str, split: str, path: str) -> list[str]:
+    """One ``configs`` entry of the front matter: a config and the file of its split (``path``
+    as YAML writes it)."""
+    return [f"- config_name: {name}", "  data_files:", f"  - split: {split}", f"    path: {path}"]
+
+
 def front_matter(configs: Sequence[Config], b: Benchmark, what: str) -> str:
     """The YAML block (without its ``---`` fences)."""
     lines = [
@@ -143,8 +158,7 @@ def front_matter(configs: Sequence[Config], b: Benchmark, what: str) -> str:
         "configs:",
     ]
     for c in configs:
-        lines += [f"- config_name: {c.name}", "  data_files:", f"  - split: {c.split}"]
-        lines += [f"    path: {_q(c.path)}"]
+        lines += data_files(c.name, c.split, _q(c.path))
         if c.default:
             lines.append("  default: true")
     lines.append("dataset_info:")
@@ -188,10 +202,6 @@ def card_text(configs: Sequence[Config], b: Benchmark, what: str) -> str:
             "benchmark`)."
         )
     out = [
-        "---",
-        front_matter(configs, b, what),
-        "---",
-        "",
         f"# {title}",
         "",
         intro,
@@ -230,7 +240,26 @@ def card_text(configs: Sequence[Config], b: Benchmark, what: str) -> str:
             "check each provider's terms before you publish them.",
         ]
     out += ["", "## Citation", "", "```bibtex", CITATION, "```", ""]
-    return "\n".join(out)
+    return card([front_matter(configs, b, what)], out)
+
+
+def leaderboard_card(lb: Leaderboard, path: str = "leaderboard.csv") -> str:
+    """The card of ``leaderboard --hf``: a config naming the board's CSV (``path``), and what
+    its columns mean."""
+    from deflectbench.analysis.compare.leaderboard import GROUPS_NOTE
+
+    front = [*data_files("leaderboard", "train", path), "tags:", "- deflectbench", "- leaderboard"]
+    body = [
+        f"# DeflectBench leaderboard by {lb.name}",
+        "",
+        f"{len(lb.rows)} rows, one per model x condition x pack of the stores, written by "
+        "`deflectbench leaderboard`. Rates are fractions. `ci95` is the 95% claim-block "
+        f"bootstrap interval. {GROUPS_NOTE}. `judges_match` is false for a row judged by "
+        "other judges than the board's. `share_<outcome>` is the row's compliance signature.",
+        "",
+    ]
+    notes = [f"- {n}" for n in lb.notes]
+    return card(["configs:", *front], body + ([*notes, ""] if notes else []))
 
 
 def read_card(path: Path) -> dict[str, Any] | None:
