@@ -134,7 +134,8 @@ class Calibration:
             "budget": {m: b.to_json() for m, b in self.budget.items()},
             "dawid_skene": None if self.dawid_skene is None else self.dawid_skene.to_json(),
         }
-        return jsonable(data)
+        out: dict[str, Any] = jsonable(data)
+        return out
 
 
 def calibration(

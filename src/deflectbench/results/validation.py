@@ -71,7 +71,8 @@ class RaterRates:
 
     @property
     def table(self) -> pd.DataFrame:
-        """One row per rater, model and measure: the three rates with their CIs."""
+        """One row per rater, model and measure: the rater's own rate (``own``), the labels'
+        alone and the corrected one, each with its CI (``_lo``, ``_hi``)."""
         import pandas as pd
 
         rows = [
@@ -81,8 +82,12 @@ class RaterRates:
                 "kind": r.kind,
                 "measure": r.measure,
                 **{
-                    f"{which}{suffix}": getattr(getattr(r, which), attr)
-                    for which in ("rater", "labels_only", "corrected")
+                    f"{column}{suffix}": getattr(getattr(r, which), attr)
+                    for column, which in (
+                        ("own", "rater"),
+                        ("labels_only", "labels_only"),
+                        ("corrected", "corrected"),
+                    )
                     for suffix, attr in (("", "rate"), ("_lo", "lo"), ("_hi", "hi"))
                 },
                 "n_labels": r.corrected.n_labels,

@@ -266,7 +266,7 @@ def validity_from_inputs(
     the annotators against each other; and, given the monitor's outcome per gen_id, its
     precision and recall against the consensus and against the people's outcome."""
     o = inputs.options
-    boot = {"n_resamples": o.n_resamples, "seed": o.seed}
+    boot: dict[str, Any] = {"n_resamples": o.n_resamples, "seed": o.seed}
     raters = [inputs.raters]
     raters.append(inputs.consensus[["gen_id", *FIELDS]].assign(rater=inputs.consensus_name))
     if extra_raters is not None and len(extra_raters):
