@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 from rich.console import Console
 
-from deflectbench.analysis import AnalysisOptions, analyze
+from deflectbench.analysis import AnalysisOptions, analyze, summarize
 from deflectbench.analysis.stats.bootstrap import block_bootstrap_ci, block_bootstrap_many
 from deflectbench.analysis.summary.small_sample import MULTI_TURN, small_sample_elsewhere
 from deflectbench.analysis.validity.measures import compare
@@ -42,7 +42,8 @@ def test_a_one_claim_store_shows_a_dash_and_says_why(tmp_path):
     db = make_store(tmp_path / "one.db", V1, models=("acme/alpha-1",), claims=["L1_US_01"],
                     hostile=False)  # fmt: skip
     with Store.open(db, readonly=True) as s:
-        j = analyze(s, V1, OPTIONS)
+        typed = summarize(s, V1, OPTIONS)
+    j = typed.to_json()
     refusal = j["models"]["acme/alpha-1"]["outcomes"]["refusal"]
     assert refusal["rate"] is not None and refusal["ci95"] == [None, None]
     small = j["small_sample"]
@@ -50,7 +51,7 @@ def test_a_one_claim_store_shows_a_dash_and_says_why(tmp_path):
     assert "acme/alpha-1 (1 claim)" in small["note"] and "(1 claims)" not in small["note"]
     assert "A CI over one claim is undefined" in small["note"]
     console = Console(record=True, width=200)
-    for table in render_terminal(j):
+    for table in render_terminal(typed):
         console.print(table)
     text = console.export_text()
     assert "20.0-20.0" not in text and "A CI over one claim is undefined" in " ".join(text.split())

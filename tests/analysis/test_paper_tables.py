@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from rich.console import Console
 
-from deflectbench.analysis import AnalysisOptions, analyze
+from deflectbench.analysis import AnalysisOptions, analyze, summarize
 from deflectbench.views.terminal.tables import render_terminal
 from deflectbench.interop import import_paths
 from deflectbench.store import Store
@@ -217,13 +217,14 @@ def test_small_sample_flag_and_note(tmp_path, benchmark):
     write_release_fixture(tmp_path / "f", models=("gpt-5.5",), claims=claims, runs=1, seed=3)
     with Store.open(tmp_path / "s.db") as store:
         import_paths(store, [tmp_path / "f"], benchmark)
-        j = analyze(store, benchmark, AnalysisOptions(n_resamples=20))
+        typed = summarize(store, benchmark, AnalysisOptions(n_resamples=20))
+    j = typed.to_json()
     n_claims = len({c for c in claims})
     assert j["small_sample"]["any"] and j["models"]["gpt-5.5"]["ci_few_claims"]
     assert j["small_sample"]["flagged"] == [{"model": "gpt-5.5", "n_claims": n_claims}]
     assert f"gpt-5.5 ({n_claims} claims)" in j["small_sample"]["note"]
     console = Console(record=True, width=200)
-    for table in render_terminal(j):
+    for table in render_terminal(typed):
         console.print(table)
     text = " ".join(console.export_text().split())
     assert j["small_sample"]["note"] in text

@@ -19,6 +19,7 @@ from deflectbench.analysis import (
     generation_frame,
     judgment_frame,
     scored_table,
+    summarize,
     verdict_table,
 )
 from deflectbench.views.terminal.tables import render_terminal
@@ -248,7 +249,8 @@ def test_a_field_a_judge_left_at_minus_one_is_left_out_of_its_mean():
 def test_analyze_shape_and_json(small_store, benchmark):
     path, _ = small_store
     with Store.open(path, readonly=True) as store:
-        summary = analyze(store, benchmark, AnalysisOptions(n_resamples=100))
+        typed = summarize(store, benchmark, AnalysisOptions(n_resamples=100))
+    summary = typed.to_json()
     text = json.dumps(summary, allow_nan=False)  # no NaN, no numpy types
     assert json.loads(text) == summary
     assert summary["counts"]["attempted"] == 7 and summary["counts"]["scored"] == 3
@@ -282,7 +284,7 @@ def test_analyze_shape_and_json(small_store, benchmark):
         assert set(t) >= {"level_a", "level_b", "diff", "p_value", "equivalent"}
         assert t["level_a"] < t["level_b"]
     assert summary["consensus"] == "mean" and summary["n_resamples"] == 100
-    assert render_terminal(summary)  # the headline tables build from the JSON alone
+    assert render_terminal(typed)  # the headline tables build from the typed summary
 
 
 def test_agreement_is_computed_from_each_judges_own_verdicts(small_store, benchmark):
@@ -402,7 +404,7 @@ def test_terminal_tables_render(release_store, benchmark):
 
     path, _ = release_store
     with Store.open(path, readonly=True) as store:
-        summary = analyze(store, benchmark, AnalysisOptions(n_resamples=100))
+        summary = summarize(store, benchmark, AnalysisOptions(n_resamples=100))
     console = Console(record=True, width=160)
     for table in render_terminal(summary):
         console.print(table)

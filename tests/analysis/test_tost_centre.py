@@ -10,7 +10,7 @@ from rich.console import Console
 
 from deflectbench.analysis.stats.hypothesis import tost_two_proportions
 from deflectbench.analysis.tables.significance import level_tost
-from deflectbench.views.terminal.tables import _tost_interval
+from deflectbench.views.terminal.tables import tost_interval
 
 
 def _scored(rates: dict[int, tuple[int, int]]) -> pd.DataFrame:
@@ -32,7 +32,7 @@ def test_the_interval_is_centred_on_the_adjusted_difference():
     assert r["diff_adjusted"] != pytest.approx(r["diff"])
     wald = tost_two_proportions(2, 20, 3, 20, method="wald")
     assert (wald.ci90[0] + wald.ci90[1]) / 2 == pytest.approx(wald.diff)
-    line = _tost_interval(r.to_dict())
+    line = tost_interval(r["ci90_lo"], r["ci90_hi"], r["diff_adjusted"])
     console = Console(record=True, width=80)
     console.print(line)
     text = console.export_text()
