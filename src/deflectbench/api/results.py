@@ -14,6 +14,7 @@ command line, which imports this module to call them, starts as fast as before.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -191,7 +192,7 @@ def import_(
     from deflectbench.interop.sources import find_sources, import_sources
 
     b = pick_benchmark(benchmark)
-    given = [paths] if isinstance(paths, str | Path) else list(paths)
+    given = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
     sources = find_sources([Path(p) for p in given], b)  # refused before the store is opened
     with store_or_nothing(db, on_busy=on_busy) as store:
         report = import_sources(store, sources, b)

@@ -58,9 +58,10 @@ PROBLEMS_SHOWN = 20
 class Outcome(Protocol):
     """What an import or a merge says when it is done."""
 
-    notes: Sequence[str]
-    problems: Sequence[str]
-
+    @property
+    def notes(self) -> Sequence[str]: ...
+    @property
+    def problems(self) -> Sequence[str]: ...
     def summary(self) -> str: ...
 
 
