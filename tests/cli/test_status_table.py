@@ -8,6 +8,7 @@ import os
 from rich.console import Console
 
 from deflectbench.benchmark import default_benchmark
+from deflectbench.results.status import StatusResult
 from deflectbench.views.terminal.run_tables import status_tables
 from support.in_process import run_cli
 from support.report_store import make_store
@@ -42,7 +43,7 @@ def _text(renderables) -> str:
 
 
 def test_one_row_per_model_and_condition_with_non_answers_and_spent():
-    text = _text(status_tables(STATUS, "x.db"))
+    text = _text(status_tables(StatusResult.of("x.db", STATUS)))
     print(text)
     assert max(len(line) for line in text.splitlines()) <= 80
     assert "anthropic/claude-haiku-4-5-20251001" in text  # a long name kept whole

@@ -502,7 +502,7 @@ def status(
     from deflectbench.analysis.summary.validity_checks import tie_rule
     from deflectbench.api.batches import follow_batches
     from deflectbench.pipeline.batches.turns_due import turns_due
-    from deflectbench.results.status import Counts, JudgeStatus, ModelStatus, StatusResult
+    from deflectbench.results.status import StatusResult
 
     follow = follow_batches(
         db, config=config, wait=wait, pause=pause, on_round=on_round, should_stop=should_stop
@@ -511,19 +511,10 @@ def status(
     try:
         key = pick_benchmark(benchmark).key if benchmark else None
         st = store.status(benchmark=key)
-        models = {
-            m: ModelStatus(
-                **vars(Counts.of(s)),
-                conditions={c: Counts.of(v) for c, v in s["conditions"].items()},
-            )
-            for m, s in st["models"].items()
-        }
-        return StatusResult(
-            db=Path(db),
+        return StatusResult.of(
+            Path(db),
+            st,
             benchmark=key,
-            models=models,
-            judges={j: JudgeStatus(**s) for j, s in st["judges"].items()},
-            spent_usd=st["spent_usd"],
             benchmarks=store.benchmark_counts(),
             served_by=_served_by(store, key),
             batches=store.batch_list(),

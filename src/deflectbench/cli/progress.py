@@ -51,18 +51,17 @@ class StageBars:
         if total <= 0:
             return _nothing_to_do
         task: TaskID = self.progress.add_task(description, total=total, rate="", errors="")
-        counts = {"errors": 0}
+        errors = [0]
 
         def advance(ok: bool) -> None:
-            if not ok:
-                counts["errors"] += 1
+            errors[0] += not ok
             t = self.progress.tasks[task]
             speed = t.speed or 0.0
             self.progress.update(
                 task,
                 advance=1,
                 rate=f"{speed * 60:.0f}/min" if speed else "",
-                errors=f"{counts['errors']} errors" if counts["errors"] else "",
+                errors=f"{errors[0]} errors" if errors[0] else "",
             )
 
         return advance
@@ -77,14 +76,14 @@ def graceful_stop() -> Iterator[Callable[[], bool]]:
     """First Ctrl-C (or SIGTERM, as sent by ``kill``, systemd or a batch scheduler): stop
     dispatching, let requests in flight finish and be stored. A second one: stop at once (what
     is stored stays stored)."""
-    state = {"stop": False}
+    stopped = [False]
     signals = [signal.SIGINT, signal.SIGTERM]
     previous = {s: signal.getsignal(s) for s in signals}
 
     def handler(signum: int, frame: Any) -> None:
-        if state["stop"]:
+        if stopped[0]:
             raise KeyboardInterrupt
-        state["stop"] = True
+        stopped[0] = True
         what = "Ctrl-C" if signum == signal.SIGINT else "SIGTERM"
         err.print(
             f"\n[yellow]{what}: stopping, finishing the requests in flight (again to stop now)[/]"
@@ -93,7 +92,7 @@ def graceful_stop() -> Iterator[Callable[[], bool]]:
     for s in signals:
         signal.signal(s, handler)
     try:
-        yield lambda: state["stop"]
+        yield lambda: stopped[0]
     finally:
         for s in signals:
             signal.signal(s, previous[s])

@@ -105,6 +105,32 @@ class StatusResult:
     #: The batch follow-through (None: the store has no batch).
     follow: BatchFollow | None = None
 
+    @classmethod
+    def of(cls, db: Path, counts: Mapping[str, Any], **rest: Any) -> StatusResult:
+        """A status from the store's counts (``Store.status``: models, judges, spent_usd) and
+        the rest of the fields (each empty unless given)."""
+        models = {
+            m: ModelStatus(
+                **vars(Counts.of(s)),
+                conditions={c: Counts.of(v) for c, v in s["conditions"].items()},
+            )
+            for m, s in counts["models"].items()
+        }
+        empty: dict[str, Any] = {
+            "benchmark": None,
+            "benchmarks": {},
+            "served_by": [],
+            "tie_rule": None,
+        }
+        empty |= {"batches": [], "turn2": [], "manifest": []}
+        return cls(
+            db=Path(db),
+            models=models,
+            judges={j: JudgeStatus(**s) for j, s in counts["judges"].items()},
+            spent_usd=counts["spent_usd"],
+            **(empty | rest),
+        )
+
     @property
     def exit_code(self) -> int:
         """0; with batches, 5 while something is left and 130 when stopped."""
