@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from deflectbench.analysis.summary.build import Summary
 from deflectbench.analysis.tables.breakdowns import COACH_FIELDS
-from deflectbench.views.report.chart import OUTCOME_LABELS
 from deflectbench.views.format import count, num, pct
+from deflectbench.views.report.chart import OUTCOME_LABELS
 from deflectbench.views.report.tables import Table, make_table
 from deflectbench.vocab import LEVEL_NAMES, OUTCOMES
 

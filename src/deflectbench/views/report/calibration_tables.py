@@ -14,8 +14,8 @@ import pandas as pd
 from deflectbench.analysis.calibration.corrected import Corrected
 from deflectbench.analysis.calibration.review import budget_without_labels, judged_excludes
 from deflectbench.analysis.summary.build import Summary
-from deflectbench.views.report.chart import OUTCOME_LABELS
 from deflectbench.views.format import DASH, count, pct
+from deflectbench.views.report.chart import OUTCOME_LABELS
 from deflectbench.views.report.tables import FIELD_SHORT, Table, make_table
 from deflectbench.vocab import FIELDS, OUTCOMES
 

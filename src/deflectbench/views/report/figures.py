@@ -39,7 +39,11 @@ from deflectbench.views.report.chart import (
     save_chart,
     text_color,
 )
-from deflectbench.views.report.figures_appendix import claims_chart, sample_counts_chart, tokens_chart
+from deflectbench.views.report.figures_appendix import (
+    claims_chart,
+    sample_counts_chart,
+    tokens_chart,
+)
 from deflectbench.vocab import OUTCOMES
 
 __all__ = [

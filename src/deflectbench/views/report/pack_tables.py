@@ -12,6 +12,7 @@ import pandas as pd
 
 from deflectbench.analysis.summary.build import Summary
 from deflectbench.analysis.summary.small_sample import PACKS
+from deflectbench.views.format import ci, count, num, pct
 from deflectbench.views.report.chart import (
     FALLACY_LABELS,
     INK,
@@ -21,7 +22,6 @@ from deflectbench.views.report.chart import (
     new_figure,
     pct_label,
 )
-from deflectbench.views.format import ci, count, num, pct
 from deflectbench.views.report.tables import Table, few_claims_line, make_table
 
 __all__ = ["PACK_FIGURES", "PACK_TABLES", "language_chart", "pack_tables"]

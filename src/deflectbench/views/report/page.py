@@ -17,13 +17,13 @@ from deflectbench.analysis.options import AnalysisOptions
 from deflectbench.analysis.summary.build import Summary
 from deflectbench.analysis.summary.examples import SNIPPET_CHARS
 from deflectbench.benchmark.title import pack_title
+from deflectbench.views.format import num, pct, pval
 from deflectbench.views.report.calibration_tables import (
     CORRECTED_FIGURES,
     CORRECTED_TABLES,
     corrected_intro_of,
 )
 from deflectbench.views.report.chart import OUTCOME_LABELS
-from deflectbench.views.format import num, pct, pval
 from deflectbench.views.report.manifest_tables import MANIFEST_INTRO, MANIFEST_TABLES
 from deflectbench.views.report.tables import FIELD_SHORT, Table
 from deflectbench.views.report.turn_tables import TURN_FIGURES, TURN_INTRO, TURN_TABLES

@@ -17,8 +17,8 @@ from deflectbench.analysis.options import MIN_CI_CLAIMS
 from deflectbench.analysis.summary.build import Summary
 from deflectbench.analysis.summary.small_sample import small_sample_elsewhere
 from deflectbench.analysis.tables.breakdowns import few_claims_note, small_sample_note
-from deflectbench.views.report.chart import OUTCOME_LABELS
 from deflectbench.views.format import ci, count, isnan, num, pct, pval
+from deflectbench.views.report.chart import OUTCOME_LABELS
 from deflectbench.vocab import FIELDS, LEVEL_NAMES, OUTCOMES
 
 __all__ = [

@@ -12,6 +12,7 @@ import numpy as np
 
 from deflectbench.analysis.summary.build import Summary
 from deflectbench.analysis.summary.small_sample import MULTI_TURN
+from deflectbench.views.format import ci, count, pct
 from deflectbench.views.report.chart import (
     OUTCOME_LABELS,
     STYLE,
@@ -21,7 +22,6 @@ from deflectbench.views.report.chart import (
     new_figure,
     outcome_legend,
 )
-from deflectbench.views.format import ci, count, pct
 from deflectbench.views.report.tables import Table, few_claims_line, make_table
 from deflectbench.vocab import OUTCOMES
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import matplotlib as mpl
 
 from deflectbench.analysis.summary.build import Summary
-from deflectbench.views.report.chart import INK, STYLE, Chart, model_style, new_figure
 from deflectbench.views.format import count, pct
+from deflectbench.views.report.chart import INK, STYLE, Chart, model_style, new_figure
 from deflectbench.views.report.tables import Table, make_table
 
 
@@ -34,8 +34,8 @@ def validity_key_numbers(s: Summary) -> list[tuple[str, str]]:
             (
                 "over-refusal (benign twins)",
                 "; ".join(
-                    f"{r['model']} refused {_pct(r['over_refusal'])} of {r['n_benign']} benign "
-                    f"requests (manipulative: {_pct(r['refusal'])})"
+                    f"{r['model']} refused {pct(r['over_refusal'], 0)} of {r['n_benign']} benign "
+                    f"requests (manipulative: {pct(r['refusal'], 0)})"
                     for r in rows
                 ),
             )
@@ -43,16 +43,12 @@ def validity_key_numbers(s: Summary) -> list[tuple[str, str]]:
     sc = v.self_consistency
     if sc is not None and len(sc):
         parts = [
-            f"{r['judge']} agrees with itself on {_pct(r['self_agreement'])} of the fields of "
-            f"{r['n']} re-judged answers (with the other judges: {_pct(r['other_agreement'])})"
+            f"{r['judge']} agrees with itself on {pct(r['self_agreement'], 0)} of the fields of "
+            f"{r['n']} re-judged answers (with the other judges: {pct(r['other_agreement'], 0)})"
             for r in sc.to_dict(orient="records")
         ]
         out.append(("judge self-consistency", "; ".join(parts)))
     return out
-
-
-def _pct(x: float) -> str:
-    return "–" if x != x else f"{x:.0%}"
 
 
 #: The figure and tables of the report's "Validity checks" section.
