@@ -112,22 +112,12 @@ def annotate(
         deflectbench annotate --benchmark deflectbench-v1-es --annotator alice
     """
     from deflectbench.interop.labels import check_output, write_blind_sample
-    from deflectbench.interop.labels import export_labels as write_labels
-    from deflectbench.interop.labels import import_labels as read_labels
     from deflectbench.store.labels import check_annotator
     from deflectbench.web import AnnotateApp, WebServer, check_bind, ensure_sample, store_opener
+    from deflectbench.web.jobs import label_job, one_job, sample_size
 
-    chosen = [
-        f"--{name}"
-        for name, value in (
-            ("import", import_labels),
-            ("export", export_labels),
-            ("export-sample", export_sample),
-        )
-        if value is not None
-    ]
-    if len(chosen) > 1:
-        raise UserError(f"{' and '.join(chosen)} each do one job: give one of them per command")
+    jobs = {"--import": import_labels, "--export": export_labels, "--export-sample": export_sample}
+    one_job(jobs)
     for out in (export_sample, export_labels):
         if out is not None:
             check_output(out)
@@ -135,26 +125,23 @@ def annotate(
         check_annotator(annotator)
     check_bind(host or "127.0.0.1", explicit=host is not None)
     store = open_store(db, must_exist=True)
-    serves = import_labels is None and export_labels is None and export_sample is None
+    serves = all(value is None for value in jobs.values())
     # bind before drawing the sample: a busy port or a bad --host must not leave a sample behind
     server = (
         WebServer(None, host or "127.0.0.1", port, explicit=host is not None) if serves else None
     )
     try:
-        if import_labels is not None:
-            done = read_labels(store, import_labels, annotator=annotator)
-            who = ", ".join(f"{a}: {n}" for a, n in done.annotators.items())
-            console.print(f"imported {done.labels} labels ({who})", highlight=False, markup=False)
-            return
-        if export_labels is not None:
-            n = write_labels(store, export_labels, annotator)
-            console.print(f"{n} labels: {export_labels}", highlight=False, markup=False)
+        done = label_job(
+            store, import_from=import_labels, export_to=export_labels, annotator=annotator
+        )
+        if done is not None:
+            console.print(done, highlight=False, markup=False)
             return
         benchmark = stored_benchmark(store, benchmark_name)
-        stored = len(store.annotation_sample(benchmark.key))
-        wanted = sample if sample is not None else (stored or DEFAULT_SAMPLE)
         with err.status("drawing the annotation sample…"):
-            plan = ensure_sample(store, benchmark, wanted, seed)
+            plan = ensure_sample(
+                store, benchmark, sample_size(store, benchmark, sample, DEFAULT_SAMPLE), seed
+            )
         if plan.added:
             err.print(
                 f"sample: {len(plan.items)} items from {plan.strata} strata (model x outcome x "
