@@ -160,7 +160,8 @@ def _handler(
             """On a wildcard bind (``--host 0.0.0.0``), the address this connection reached, as
             a Host header names it: the machine's own IP is its own address, while a
             DNS-rebinding page still sends its own name and is refused."""
-            bound = self.server.server_address[0]
+            address = self.server.server_address  # (host, port, ...) for TCP, as bound here
+            bound = address[0] if isinstance(address, tuple) else address
             if not _wildcard(str(bound)):
                 return None
             local, port = self.connection.getsockname()[:2]

@@ -94,7 +94,8 @@ def recorded_rows(pairs: Sequence[tuple[Side, Side]]) -> list[RecordedRow]:
         for judge, rows in (recorded.get("judges") or {}).items():
             entries += [("judge", judge, r) for r in rows]
         if not entries:
-            out.append(RecordedRow(s.label, "-", "-", "-", *[NOT_RECORDED] * 3, "-", "-"))
+            none = NOT_RECORDED
+            out.append(RecordedRow(s.label, "-", "-", "-", none, none, none, "-", "-"))
         for role, name, r in entries:
             c = cells(r)
             out.append(
