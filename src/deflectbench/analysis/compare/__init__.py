@@ -5,9 +5,11 @@ Modules, bottom up: :mod:`.holm` (Holm's step-down adjustment), :mod:`.paired` (
 bootstrap: the same claim draws for both sides), :mod:`.table` (every outcome and field,
 overall, per framing and per template), :mod:`.flips` (cells whose majority outcome changed),
 :mod:`.thresholds` (``--fail-if`` rules), :mod:`.select` (``STORE[:MODEL[:CONDITION]]`` sides
-read into scored tables, and the judge check), :mod:`.manifest` (what the store records of how
-each side was made), :mod:`.corrected` (rates corrected for judge error, compared),
-:mod:`.board` (the leaderboard and its letter groups), :mod:`.api` (the notebook's
-``deflectbench.compare`` and ``deflectbench.leaderboard``). Like the other subpackages, this
-file re-exports nothing.
+read into scored tables), :mod:`.manifest` (what the store records of how each side was made,
+and the judge check), :mod:`.recorded` (the manifests as typed rows), :mod:`.corrected` (rates
+corrected for judge error, compared), :mod:`.board` (the leaderboard and its letter groups),
+:mod:`.rows` (the typed rows every view reads), :mod:`.api` (:class:`~.api.Comparison`, the
+result ``deflectbench.compare`` returns) and :mod:`.leaderboard` (:class:`~.leaderboard.
+Leaderboard`, ``deflectbench.leaderboard``'s). Like the other subpackages, this file re-exports
+nothing.
 """
