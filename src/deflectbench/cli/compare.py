@@ -5,7 +5,7 @@ side by side, paired over claims, with a regression gate that exits 6. The work 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -29,6 +29,15 @@ AllowJudgeChangeOption = Annotated[
         "are marked. A judge's system fingerprint changing alone is only a note.",
     ),
 ]
+
+
+def out_option(flag: str, help: str, metavar: str = "FILE") -> Any:
+    """An output a command writes when asked (``--json``, ``--csv``, ``--html``, ``--hf``)."""
+    return typer.Option(flag, metavar=metavar, help=help, show_default=False)
+
+
+HtmlOption = Annotated[Path | None, out_option("--html", "Write a self-contained HTML page.")]
+SeedOption = Annotated[int, typer.Option(help="Seed of the shared claim draws.")]
 
 
 def on_busy(message: str) -> None:
@@ -75,23 +84,12 @@ def compare(
     ] = None,
     json_out: Annotated[
         Path | None,
-        typer.Option(
-            "--json",
-            metavar="FILE",
-            help='Write every row as JSON ({"rows": [...]}); `-` prints only the JSON.',
-            show_default=False,
+        out_option(
+            "--json", 'Write every row as JSON ({"rows": [...]}); `-` prints only the JSON.'
         ),
     ] = None,
-    csv_out: Annotated[
-        Path | None,
-        typer.Option("--csv", metavar="FILE", help="Write every row as CSV.", show_default=False),
-    ] = None,
-    html_out: Annotated[
-        Path | None,
-        typer.Option(
-            "--html", metavar="FILE", help="Write a self-contained HTML page.", show_default=False
-        ),
-    ] = None,
+    csv_out: Annotated[Path | None, out_option("--csv", "Write every row as CSV.")] = None,
+    html_out: HtmlOption = None,
     allow_judge_change: AllowJudgeChangeOption = False,
     consensus: ConsensusOption = "mean",
     judge: AnalysisJudgesOption = None,
@@ -103,7 +101,7 @@ def compare(
     ] = "paper",
     correction: CorrectionOption = "ppi",
     resamples: ResamplesOption = 1000,
-    seed: Annotated[int, typer.Option(help="Seed of the shared claim draws.")] = 0,
+    seed: SeedOption = 0,
     benchmark: BenchmarkOption = None,
     benchmark_b: Annotated[
         str | None,

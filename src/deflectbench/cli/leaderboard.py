@@ -9,7 +9,13 @@ from typing import Annotated
 
 import typer
 
-from deflectbench.cli.compare import AllowJudgeChangeOption, on_busy
+from deflectbench.cli.compare import (
+    AllowJudgeChangeOption,
+    HtmlOption,
+    SeedOption,
+    on_busy,
+    out_option,
+)
 from deflectbench.cli.compare_page import write_csv_rows, write_json_rows, write_text
 from deflectbench.cli.console import console, err
 from deflectbench.cli.options import (
@@ -41,38 +47,26 @@ def leaderboard(
     ] = False,
     json_out: Annotated[
         Path | None,
-        typer.Option(
-            "--json",
-            metavar="FILE",
-            help='Write the board as JSON ({"rows": [...]}); `-` prints only the JSON.',
-            show_default=False,
+        out_option(
+            "--json", 'Write the board as JSON ({"rows": [...]}); `-` prints only the JSON.'
         ),
     ] = None,
-    csv_out: Annotated[
-        Path | None,
-        typer.Option("--csv", metavar="FILE", help="Write the board as CSV.", show_default=False),
-    ] = None,
-    html_out: Annotated[
-        Path | None,
-        typer.Option(
-            "--html", metavar="FILE", help="Write a self-contained HTML page.", show_default=False
-        ),
-    ] = None,
+    csv_out: Annotated[Path | None, out_option("--csv", "Write the board as CSV.")] = None,
+    html_out: HtmlOption = None,
     hf_out: Annotated[
         Path | None,
-        typer.Option(
+        out_option(
             "--hf",
+            "Write a Hugging Face dataset folder (leaderboard.csv and a card whose config names "
+            "it); nothing is uploaded: you push the folder.",
             metavar="DIR",
-            help="Write a Hugging Face dataset folder (leaderboard.csv and a card whose config "
-            "names it); nothing is uploaded: you push the folder.",
-            show_default=False,
         ),
     ] = None,
     allow_judge_change: AllowJudgeChangeOption = False,
     consensus: ConsensusOption = "mean",
     judge: AnalysisJudgesOption = None,
     resamples: ResamplesOption = 1000,
-    seed: Annotated[int, typer.Option(help="Seed of the shared claim draws.")] = 0,
+    seed: SeedOption = 0,
     benchmark: BenchmarkOption = None,
 ) -> None:
     """Every model x condition x pack of the stores, ranked by one rate (`--by`, refusal by

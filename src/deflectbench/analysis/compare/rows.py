@@ -18,47 +18,6 @@ from deflectbench.vocab import OUTCOMES
 
 __all__ = ["BOARD_JSON_COLUMNS", "DIFF_JSON_COLUMNS", "BoardRow", "DiffRow", "FlipRow", "rows_of"]
 
-#: The columns of ``compare --csv`` and of each ``--json`` row (``ci95`` is [lo, hi] in JSON).
-DIFF_JSON_COLUMNS: tuple[str, ...] = (
-    "model_a",
-    "model_b",
-    "kind",
-    "measure",
-    "scope",
-    "framing",
-    "template",
-    "corrected",
-    "judges_differ",
-    "rate_a",
-    "rate_b",
-    "diff",
-    "ci95",
-    "p",
-    "p_holm",
-    "h",
-    "n_a",
-    "n_b",
-    "n_claims",
-)
-#: The columns of ``leaderboard --csv`` and of each ``--json`` row.
-BOARD_JSON_COLUMNS: tuple[str, ...] = (
-    "rank",
-    "group",
-    "pack",
-    "store",
-    "model",
-    "condition",
-    "measure",
-    "kind",
-    "rate",
-    "ci95",
-    "n",
-    "n_claims",
-    "judges",
-    "judges_match",
-    *(f"share_{o}" for o in OUTCOMES),
-)
-
 Row = TypeVar("Row", "DiffRow", "FlipRow", "BoardRow")
 
 
@@ -66,6 +25,12 @@ def rows_of(kind: type[Row], frame: pd.DataFrame) -> list[Row]:
     """The frame's rows as ``kind`` records (the columns ``kind`` names; plain values)."""
     names = [f.name for f in fields(kind)]
     return [kind(**{n: jsonable(r.get(n)) for n in names}) for r in frame.to_dict("records")]
+
+
+def _json_columns(kind: type) -> tuple[str, ...]:
+    """The record's fields as its JSON names them: ``ci_lo`` and ``ci_hi`` as one ``ci95``."""
+    names = [f.name for f in fields(kind) if f.name != "ci_hi"]
+    return tuple("ci95" if n == "ci_lo" else n for n in names)
 
 
 def _with_ci(row: Any, columns: tuple[str, ...]) -> dict[str, Any]:
@@ -165,3 +130,9 @@ class BoardRow:
 
     def to_json(self) -> dict[str, Any]:
         return _with_ci(self, BOARD_JSON_COLUMNS)
+
+
+#: The columns of ``compare --csv`` and of each ``--json`` row (``ci95`` is [lo, hi] in JSON).
+DIFF_JSON_COLUMNS = _json_columns(DiffRow)
+#: The columns of ``leaderboard --csv`` and of each ``--json`` row.
+BOARD_JSON_COLUMNS = _json_columns(BoardRow)
