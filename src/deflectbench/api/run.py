@@ -199,7 +199,7 @@ def import_batch(results: DbPath, *, db: DbPath = DEFAULT_DB, config: DbPath | N
     from deflectbench.api.batch_file import import_batch_file
     from deflectbench.config import load_run_file
 
-    providers = load_run_file(config).providers if config is not None else {}
+    providers = load_run_file(Path(config)).providers if config is not None else {}
     store = open_store(db, must_exist=True)
     try:
         return import_batch_file(store, Path(results), providers)
@@ -214,7 +214,7 @@ def configure(
     from deflectbench.config import RunConfig, load_config
 
     if isinstance(config, str | os.PathLike):
-        base = load_config(config)
+        base = load_config(Path(config))
     else:
         base = config if config is not None else RunConfig()
     return base.merged(RunConfig.of(**settings)) if settings else base

@@ -67,9 +67,8 @@ def load_run_file(path: str | Path) -> RunFile:
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = first.get("loc", ())
-        allowed = {"run": run_keys(), (): list(RunFile.model_fields)}.get(
-            loc[0] if len(loc) > 1 else ()
-        )
+        allowed = run_keys() if len(loc) > 1 and loc[0] == "run" else None
+        allowed = list(RunFile.model_fields) if len(loc) <= 1 else allowed
         if loc[:1] == ("run",) and isinstance(run, dict) and "runs" in run:
             first["loc"] = tuple("runs" if x == "samples" else x for x in loc)  # as written
         raise ConfigError(f"--config {path}: {describe(first, allowed=allowed)}") from None

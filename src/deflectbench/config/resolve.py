@@ -171,7 +171,7 @@ def build_models(
     return built
 
 
-class _KeyPlaceholders(dict):  # type: ignore[type-arg]
+class _KeyPlaceholders(dict[str, str]):
     """The environment, with a placeholder for any unset *_API_KEY (dry runs send nothing)."""
 
     def get(self, key: str, default: Any = None) -> Any:

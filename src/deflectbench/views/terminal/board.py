@@ -81,7 +81,7 @@ def render(board: Board) -> Group:
             errors,
             "done" if row.finished and not eta else _clock(eta),
         )
-    lines = [table]
+    lines: list[Table | Text] = [table]
     for p in board.providers():
         line = f"{p.name}: {p.in_flight} / {p.limit} in flight"
         if p.limit < p.max_concurrency:

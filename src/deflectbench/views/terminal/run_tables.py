@@ -21,7 +21,6 @@ if TYPE_CHECKING:
 
     from deflectbench.estimate import Estimate
     from deflectbench.results.status import Counts, ManifestRow, StatusResult
-    from deflectbench.store.batches import BatchRow
 
 
 # -- run ------------------------------------------------------------------------------------
@@ -35,7 +34,9 @@ def estimate_view(est: Estimate) -> list[RenderableType]:
     t.add_column("name", overflow="fold")
     for c in ("done", "to send", "tok in", "tok out", "USD", "USD max"):
         t.add_column(c, justify="right")
-    total, total_max, unknown, own, priced = 0.0, 0.0, [], [], 0
+    total, total_max, priced = 0.0, 0.0, 0
+    unknown: list[str] = []
+    own: list[str] = []
     self_hosted = est.self_hosted
     for row in est.rows:
         if is_rule_based(row.name):  # the lexical judge runs here and sends nothing
@@ -159,12 +160,12 @@ def status_tables(st: StatusResult) -> list[RenderableType]:
             f"{s.missing:,}",
         )
 
-    for m, s in st.models.items():
-        if len(s.conditions) <= 1:
-            row(m, next(iter(s.conditions), "-"), s)
+    for m, ms in st.models.items():
+        if len(ms.conditions) <= 1:
+            row(m, next(iter(ms.conditions), "-"), ms)
             continue
-        for cond, c in s.conditions.items():
-            row(m, cond, c)
+        for cond, counts in ms.conditions.items():
+            row(m, cond, counts)
     judgments = Table(title="Judgments", box=None, pad_edge=False, header_style="bold underline")
     judgments.add_column("judge", no_wrap=True)
     for c in ("judged", "parse errors", "errors"):
@@ -177,7 +178,7 @@ def status_tables(st: StatusResult) -> list[RenderableType]:
     return out
 
 
-def batch_table(rows: Sequence[BatchRow]) -> Table | None:
+def batch_table(rows: Sequence[Any]) -> Table | None:
     """Each batch: provider, id, state, counts, age (the newest 20 collected ones)."""
     from deflectbench.results.status import batch_state
 
