@@ -32,6 +32,7 @@ __all__ = [
     "corrected_terminal",
     "no_labels_line",
     "rater_rates_terminal",
+    "unset",
 ]
 
 #: How validate's tables name the cheap raters.
@@ -55,10 +56,10 @@ def no_labels_line(db: str | Path, pack: str, counts: LabelCounts | None = None)
 
 def _p(x: Any) -> str:
     """A fraction in percent without the sign, ``-0.0`` written ``0.0``."""
-    return DASH if _missing(x) else pct(x, sign=False, plain_zero=True)
+    return DASH if unset(x) else pct(x, sign=False, plain_zero=True)
 
 
-def _missing(x: Any) -> bool:
+def unset(x: Any) -> bool:
     """None, NaN or infinite: what the JSON writes as null."""
     if isnan(x):
         return True
@@ -70,9 +71,9 @@ def _missing(x: Any) -> bool:
 
 def _rate(rate: Any, lo: Any, hi: Any, note: str | None = None) -> str:
     """A rate with its CI, or the note saying why it has no number."""
-    if _missing(rate):
+    if unset(rate):
         return escape(str(note or DASH))
-    ci = " (no CI)" if _missing(lo) or _missing(hi) else f" [{_p(lo)}, {_p(hi)}]"
+    ci = " (no CI)" if unset(lo) or unset(hi) else f" [{_p(lo)}, {_p(hi)}]"
     return f"{_p(rate)}{ci}"
 
 

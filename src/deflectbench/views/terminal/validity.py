@@ -4,7 +4,6 @@ columns; saying plainly what is missing. Takes the typed :class:`Validation`."""
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Any
 
 from rich import box
@@ -12,9 +11,9 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from deflectbench.views.format import DASH, isnan, num, pct
+from deflectbench.views.format import DASH, num, pct
 from deflectbench.views.report.tables import FIELD_SHORT
-from deflectbench.views.terminal.labels import rater_rates_terminal
+from deflectbench.views.terminal.labels import rater_rates_terminal, unset
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -36,23 +35,13 @@ METRICS = (
 OUTCOME_SHORT = {"soft_refusal": "soft refusal", "labeled_compliance": "labeled"}
 
 
-def _missing(x: Any) -> bool:
-    """None, NaN or infinite: what the JSON writes as null."""
-    if isnan(x):
-        return True
-    try:
-        return not math.isfinite(float(x))
-    except (TypeError, ValueError):
-        return False
-
-
 def _cell(row: Any, metric: str) -> str:
     """A statistic over its 95% CI on a second, dimmed line ("–" where undefined)."""
     v = getattr(row, metric, None)
-    if _missing(v):
+    if unset(v):
         return DASH
     lo, hi = getattr(row, f"{metric}_lo", None), getattr(row, f"{metric}_hi", None)
-    if _missing(lo) or _missing(hi):
+    if unset(lo) or unset(hi):
         return num(v)
     return f"{num(v)}\n[dim]{num(lo)}–{num(hi)}[/]"
 
@@ -110,7 +99,7 @@ def _monitor_table(frame: pd.DataFrame) -> Table:
     for header in ("prec", "recall", "F1"):
         t.add_column(header, justify="right", no_wrap=True)
     for row in frame.itertuples(index=False):
-        share = DASH if _missing(row.prevalence) else pct(row.prevalence)
+        share = DASH if unset(row.prevalence) else pct(row.prevalence)
         cells = (_cell(row, m) for m in ("precision", "recall", "f1"))
         outcome = OUTCOME_SHORT.get(row.outcome, row.outcome)
         t.add_row(escape(row.reference), outcome, str(row.n), share, *cells)
