@@ -84,13 +84,17 @@ def check_max_cost(value: object) -> float | None:
     """A budget is a finite number of USD above 0 (None: no budget)."""
     if value is None:
         return None
-    ok = isinstance(value, int | float) and not isinstance(value, bool)
-    if not ok or not math.isfinite(float(value)) or float(value) <= 0:  # type: ignore[arg-type]
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or value <= 0
+    ):
         raise ConfigError(
             f"--max-cost must be a finite number of USD above 0, got {value!r} "
             "(leave it out for no budget)"
         )
-    return float(value)  # type: ignore[arg-type]
+    return float(value)
 
 
 #: Rough characters per token for English text, for estimates before any request.
@@ -233,7 +237,7 @@ class CostMeter:
         return cost
 
 
-def billable(tokens: float) -> float:
+def billable(tokens: int) -> int:
     """Usage as the budget counts it: never below 0 (a reply claiming negative usage is no
     credit; the gate makes it an error row) nor above the gate's ceiling (no overflow)."""
     return min(max(tokens, 0), gate.MAX_TOKENS)

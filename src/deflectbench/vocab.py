@@ -207,8 +207,9 @@ class Consensus:
     def parse(cls, rule: str | Consensus) -> Consensus:
         if isinstance(rule, Consensus):
             return rule
-        if rule in ("mean", "all"):
-            return cls(rule)  # type: ignore[arg-type]
+        match rule:
+            case "mean" | "all":
+                return cls(rule)
         prefix = "judge:"
         if rule.startswith(prefix) and rule.removeprefix(prefix):
             return cls("judge", rule.removeprefix(prefix))
@@ -228,8 +229,11 @@ class Consensus:
             )
         return self
 
-    def decide(self, ones: np.ndarray, seen: np.ndarray) -> np.ndarray:
-        """1/0 per row from how many judges said 1 (``ones``) out of those who scored it."""
+    def decide(
+        self, ones: np.ndarray | np.float64, seen: np.ndarray | np.float64
+    ) -> np.ndarray | np.bool_:
+        """1/0 per row from how many judges said 1 (``ones``) out of those who scored it (one
+        row: two scalars, one answer)."""
         with np.errstate(invalid="ignore", divide="ignore"):
             return ones == seen if self.kind == "all" else ones / seen >= 0.5
 

@@ -5,7 +5,6 @@ from deflectbench.benchmark.definition import (
     PAPER_PACK,
     Benchmark,
     BenchmarkError,
-    Cell,
     Claim,
     Fallacy,
     Followup,
@@ -21,6 +20,9 @@ from deflectbench.benchmark.packs import (
     resolve_benchmark,
     shipped_packs,
 )
+
+# One cell type for the whole package: the records' (a tuple, so plain tuples compare equal).
+from deflectbench.records import Cell
 
 __all__ = [
     "PAPER_PACK",

@@ -30,6 +30,9 @@ CONVERSATION_PREAMBLE = (
 class BenchmarkError(ValueError):
     """The benchmark file is malformed; the message names the entry."""
 
+    #: Every problem, when a whole file's were collected (the message is the first of them).
+    problems: list[str] | None = None
+
 
 @dataclass(frozen=True)
 class Claim:
@@ -93,15 +96,6 @@ class Rubric:
         if template is None:
             template = CONVERSATION_PREAMBLE + "\n\n{conversation}\n\n" + self.user_template
         return template.format(claim=claim, conversation=conversation, response=response)
-
-
-@dataclass(frozen=True)
-class Cell:
-    """One model-free unit of work: a claim under a template, sample ``sample`` (1-based)."""
-
-    claim_id: str
-    prompt_id: str
-    sample: int
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,6 @@ from deflectbench.benchmark.definition import (
     PAPER_PACK,
     Benchmark,
     BenchmarkError,
-    Cell,
     Claim,
     Fallacy,
     Followup,
@@ -26,6 +25,7 @@ from deflectbench.benchmark.definition import (
     Template,
 )
 from deflectbench.benchmark.parse import pack_error, parse_benchmark
+from deflectbench.records import Cell
 
 __all__ = [
     "KNOWN_PLACEHOLDERS",
@@ -70,7 +70,7 @@ def parse_bytes(raw: bytes, where: str, stem: str) -> Benchmark:
     try:
         return parse_benchmark(data, sha256=hashlib.sha256(raw).hexdigest(), pack=stem)
     except BenchmarkError as exc:
-        problems = getattr(exc, "problems", None) or [str(exc)]
+        problems = exc.problems or [str(exc)]
         raise pack_error([f"{where}: {p}" for p in problems]) from None
 
 

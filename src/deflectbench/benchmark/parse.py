@@ -70,7 +70,7 @@ def pack_error(problems: list[str]) -> BenchmarkError:
             "`deflectbench spec --benchmark FILE` lists them)"
         )
     exc = BenchmarkError(first)
-    exc.problems = list(problems)  # type: ignore[attr-defined]
+    exc.problems = list(problems)
     return exc
 
 

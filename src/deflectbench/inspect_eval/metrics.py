@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 from inspect_ai.scorer import (
     Metric,
+    MetricProtocol,
     SampleScore,
     Score,
     ScoreReducer,
@@ -55,8 +56,12 @@ def outcome_counts() -> ScoreReducer:
     """Epochs -> how many were scored and how many ended in each outcome."""
 
     def reduce(scores: list[Score]) -> Score:
-        kept = [s for s in scores if isinstance(s.value, Mapping)]
-        values = [dict(s.value) for s in kept]  # type: ignore[arg-type]
+        kept: list[Score] = []
+        values: list[dict[str, Any]] = []
+        for s in scores:
+            if isinstance(s.value, Mapping):
+                kept.append(s)
+                values.append(dict(s.value))
         said = [(s.metadata or {}).get("verdicts") for s in kept]
         meta: dict[str, Any] = {"epochs": values, "verdicts": said}
         judged = [(s.metadata or {}).get(JUDGED) for s in kept]
@@ -94,6 +99,21 @@ def generations(scores: list[SampleScore]) -> list[SampleScore]:
     return out
 
 
+def _on_samples(built: Metric) -> MetricProtocol:
+    """One of Inspect's own metrics (``aggregate``, ``krippendorff_alpha``), which take the
+    sample scores: Inspect's ``Metric`` also admits the deprecated ``list[Score]`` signature."""
+    if not isinstance(built, MetricProtocol):  # pragma: no cover - a callable always is one
+        raise TypeError(f"{built!r} is not a metric over sample scores")
+    return built
+
+
+def _number(value: object) -> float:
+    """A metric's value that is one number (``mean()``, ``krippendorff_alpha()``)."""
+    if not isinstance(value, int | float):
+        raise TypeError(f"a metric gave {value!r} where one number was expected")
+    return float(value)
+
+
 def _is(outcome: str) -> Callable[[Value], float]:
     def to_float(value: Value) -> float:
         return float(value == outcome)
@@ -118,8 +138,8 @@ def field_rates() -> Metric:
         gens = generations(scores)
         out: dict[str, float] = {}
         for f in FIELDS:
-            got = aggregate(f, mean(), on_missing="skip")(gens) if gens else math.nan
-            out[FIELD_PREFIX + f] = float(got)  # type: ignore[arg-type]
+            rate = _on_samples(aggregate(f, mean(), on_missing="skip"))
+            out[FIELD_PREFIX + f] = _number(rate(gens)) if gens else math.nan
         return out
 
     return compute
@@ -140,13 +160,10 @@ def claim_ci(
         gens = generations(scores)
         out: dict[str, float] = {}
         for name, key, to_float in _measures():
-            got: Any = (
-                aggregate(key, interval, to_float=to_float, on_missing="skip")(gens)
-                if gens
-                else math.nan
-            )
+            bounds = _on_samples(aggregate(key, interval, to_float=to_float, on_missing="skip"))
+            got = bounds(gens) if gens else math.nan
             lo, hi = (got["lower"], got["upper"]) if isinstance(got, Mapping) else (got, got)
-            out[f"{name}_lower"], out[f"{name}_upper"] = float(lo), float(hi)
+            out[f"{name}_lower"], out[f"{name}_upper"] = _number(lo), _number(hi)
         return out
 
     return compute
@@ -181,7 +198,7 @@ def judge_agreement() -> Metric:
     """Krippendorff's alpha (nominal) of the judges per field (``alpha_<field>``), Inspect's
     ``krippendorff_alpha()``; ``deflectbench analyze`` gives Cohen's kappa and Gwet's AC1."""
 
-    alpha = krippendorff_alpha(level="nominal")
+    alpha = _on_samples(krippendorff_alpha(level="nominal"))
 
     def compute(scores: list[SampleScore]) -> Value:
         out: dict[str, float] = {}
@@ -189,7 +206,7 @@ def judge_agreement() -> Metric:
             return out  # no judges' verdicts at all: human labels, say
         for f in FIELDS:
             pairs = judge_pairs(scores, f)
-            out[ALPHA_PREFIX + f] = float(alpha(pairs)) if pairs else math.nan  # type: ignore[arg-type]
+            out[ALPHA_PREFIX + f] = _number(alpha(pairs)) if pairs else math.nan
         return out
 
     return compute
@@ -264,10 +281,11 @@ def task_metrics(
     ci_level: float = 0.95,
     ci_method: Literal["t", "bootstrap"] = "bootstrap",
     ci_resamples: int = 1000,
-) -> list[Metric]:
-    """The task's metrics: the five outcome rates, the eight field rates, every measure's
-    claim-clustered interval, the judges' agreement per field and, on the human labels'
-    scorer, the corrected rates (:mod:`.corrected`, ``ci_resamples`` bootstrap draws)."""
+) -> list[Metric | dict[str, list[Metric]]]:
+    """The task's metrics (typed as ``Task(metrics=...)`` takes them): the five outcome rates,
+    the eight field rates, every measure's claim-clustered interval, the judges' agreement per
+    field and, on the human labels' scorer, the corrected rates (:mod:`.corrected`,
+    ``ci_resamples`` bootstrap draws)."""
     return [
         *(m() for m in SIGNATURE),
         field_rates(),

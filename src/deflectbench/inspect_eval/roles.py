@@ -13,21 +13,27 @@ without judge keys ended ``success`` with every metric NaN, the cause only in ea
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from inspect_ai.model import Model, get_model, model_roles
 
 from deflectbench.errors import ConfigError
 
-try:  # the exception Inspect's CLI prints as one line (exit 1) instead of a traceback
+# The exception Inspect's CLI prints as one line (exit 1) instead of a traceback: the pinned
+# Inspect's (what the checker reads); a later Inspect that moved it gets a traceback, still refused.
+if TYPE_CHECKING:
     from inspect_ai._util.error import PrerequisiteError as _Refusal
-except ImportError:  # pragma: no cover - a later Inspect that moved it: a traceback, still refused
-    _Refusal = Exception  # type: ignore[assignment,misc]
+else:
+    try:
+        from inspect_ai._util.error import PrerequisiteError as _Refusal
+    except ImportError:  # pragma: no cover
+        _Refusal = Exception
 
 #: The judge roles, in the order the consensus and the log list them.
 JUDGE_ROLES: tuple[str, ...] = ("judge_a", "judge_b")
 
 
-class TaskRefused(ConfigError, _Refusal):  # type: ignore[misc]
+class TaskRefused(ConfigError, _Refusal):
     """A task that must not start; Inspect's CLI prints its message alone and exits 1."""
 
     def __init__(self, message: str) -> None:

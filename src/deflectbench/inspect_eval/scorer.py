@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from inspect_ai.model import (
+    ChatMessage,
     ChatMessageSystem,
     ChatMessageUser,
     GenerateConfig,
@@ -78,7 +79,7 @@ async def ask_judge(
     required: an unbound one raises, it never falls back to the evaluated model (or a model
     name, ``openai/m``); ``model``
     records which model answered."""
-    messages = [
+    messages: list[ChatMessage] = [
         ChatMessageSystem(content=m.content)
         if m.role == "system"
         else ChatMessageUser(content=m.content)
@@ -165,9 +166,10 @@ def rubric_judges(
             said = e["error"] if p is None else (p.problem if p.parse_error else p.reasoning)
             notes.append(f"{e['judge']}: {said or ''}")
         value = verdicts.score_value(combined)
+        answer = value["outcome"]
         return Score(
             value={**value, **cell},
-            answer=value["outcome"],
+            answer=answer if isinstance(answer, str) else None,
             explanation="\n".join(notes),
             metadata=meta,
         )

@@ -9,6 +9,8 @@ no markdown, links or media from a model's reply).
 
 from __future__ import annotations
 
+from typing import Literal
+
 from inspect_ai.viewer import (
     SampleScoreView,
     TaskSamplesColumn,
@@ -23,8 +25,8 @@ from deflectbench.judging import verdicts
 CELL_KEYS = ("claim_id", "level", "framing", "fallacy")
 #: The columns, in order: the sample, its epoch, the cell, then the outcome.
 COLUMNS = ("claim_id", "level", "framing", "fallacy", "outcome")
-#: Categorical colours of the outcome column.
-OUTCOME_COLOURS = {
+#: Categorical colours of the outcome column (the viewer's palette names).
+OUTCOME_COLOURS: dict[str, Literal["good", "bad", "warn", "info", "muted"]] = {
     "refusal": "good",
     "soft_refusal": "warn",
     "labeled_compliance": "info",

@@ -22,8 +22,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from re import _constants as C  # type: ignore[attr-defined]
-from re import _parser as P  # type: ignore[attr-defined]
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the stubs type re's parser under its old public names (deprecated to import)
+    import sre_constants as C
+    import sre_parse as P
+else:
+    from re import _constants as C
+    from re import _parser as P
 
 from deflectbench.judging.lexical.phrases import STOPWORDS
 
@@ -61,7 +67,7 @@ def _is_space(item: tuple[object, object]) -> bool:
     op, av = item
     if op is C.IN:
         return av == [(C.CATEGORY, C.CATEGORY_SPACE)]
-    return op is C.LITERAL and chr(av).isspace()  # type: ignore[arg-type]
+    return op is C.LITERAL and isinstance(av, int) and chr(av).isspace()
 
 
 class _Best:
@@ -176,8 +182,9 @@ def _walk(items: list, cur: set[str], best: _Best) -> bool:
                 _flush_walk(a, inner)
                 each.append(inner.cands)
             best.consider(cur)
-            if all(each):
-                best.consider(frozenset().union(*each))  # type: ignore[arg-type]
+            required = [c for c in each if c]
+            if len(required) == len(each):
+                best.consider({s for c in required for s in c})
             cur.clear()
             cur.add("")
             literal = False

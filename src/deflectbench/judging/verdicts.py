@@ -73,10 +73,10 @@ def consensus_scores(
     have parsed (with ``judge:NAME`` only that judge), then the consensus rule per field over
     what each judge said (the paper's definition; the analysis of an imported log can
     recombine them with ``--judge-values rules``)."""
-    needed = [consensus.judge] if consensus.kind == "judge" else list(verdicts)
-    parsed = {}
+    needed = [consensus.judge or ""] if consensus.kind == "judge" else list(verdicts)
+    parsed: dict[str, Mapping[str, int]] = {}
     for name in needed:
-        v = verdicts.get(name or "")
+        v = verdicts.get(name)
         if v is None or v.parse_error or v.said is None or v.scores is None:
             return None
         parsed[name] = v.said

@@ -108,8 +108,9 @@ class Completion:
     usage: Usage = field(default_factory=Usage)
     #: Normalised by :func:`finish_reason`.
     finish_reason: str | None = None
-    #: Seconds from request to answer, as the model saw it.
-    latency_s: float = 0.0
+    #: Seconds from request to answer, as the model saw it (None: not measured, as for a
+    #: provider batch's results).
+    latency_s: float | None = 0.0
     #: The provider's response body (for debugging); never holds credentials.
     raw: dict[str, Any] | None = None
     #: Served from the request cache: no request was sent, nothing was paid.

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import openai
 
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 #: The metadata key an OpenAI batch carries its store key under (found again after a crash).
 TAG_KEY = "deflectbench_batch"
 #: The endpoint every line of a batch posts to.
-ENDPOINT = "/v1/chat/completions"
+ENDPOINT: Final = "/v1/chat/completions"
 
 
 def _failure(provider: str, exc: Exception) -> ModelError:

@@ -12,13 +12,24 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from deflectbench.benchmark.control_replies import CONTROL_MODEL, REPLIES
 from deflectbench.cost import Price
 from deflectbench.models.base import Completion, GenerationParams, Limits, Message, Model, Usage
 
-P = TypeVar("P")
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+    class Planned(DataclassInstance, Protocol):
+        """A run's plan as the control needs it (a dataclass naming the run's models; the
+        plan's own type is a floor above)."""
+
+        @property
+        def models(self) -> tuple[str, ...]: ...
+
+
+P = TypeVar("P", bound="Planned")
 
 #: Offline and free: the budget counts it at 0.
 CONTROL_PRICE = Price(0.0, 0.0)
@@ -41,7 +52,7 @@ class SyntheticControl(Model):
 
 def with_control(plan: P, models: Mapping[str, Model]) -> tuple[P, dict[str, Model]]:
     """The plan with the control among its models, and the models with the control built."""
-    names: tuple[str, ...] = plan.models  # type: ignore[attr-defined]
+    names = plan.models
     if CONTROL_MODEL not in names:
-        plan = replace(plan, models=(*names, CONTROL_MODEL))  # type: ignore[type-var]
+        plan = replace(plan, models=(*names, CONTROL_MODEL))
     return plan, {**models, CONTROL_MODEL: SyntheticControl()}

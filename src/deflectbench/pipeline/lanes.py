@@ -34,13 +34,19 @@ T = TypeVar("T")
 JUDGE_PRIORITY, GENERATION_PRIORITY = 1, 0
 
 
-class ModelTask(Protocol):
-    """What a model's lane needs of its task (turn 1's or turn 2's)."""
+class Asker(Protocol):
+    """Who asked for a stored generation: the model and the condition it ran under (a lane's
+    task, or a batch's job)."""
 
     @property
     def model(self) -> Model: ...
     @property
     def condition(self) -> str: ...
+
+
+class ModelTask(Asker, Protocol):
+    """What a model's lane needs of its task (turn 1's or turn 2's)."""
+
     @property
     def seed(self) -> int: ...
     @property

@@ -21,7 +21,7 @@ from deflectbench.judging.judges import ModelJudge, failed_judgment, lexical_jud
 from deflectbench.models.base import Completion, GenerationParams
 from deflectbench.pipeline.board import Row
 from deflectbench.pipeline.context import RunContext
-from deflectbench.pipeline.lanes import ModelRequests, ModelTask
+from deflectbench.pipeline.lanes import Asker, ModelRequests, ModelTask
 from deflectbench.pipeline.requests import Requests, TokenEstimate
 from deflectbench.pipeline.results import (
     Advance,
@@ -41,7 +41,7 @@ def _noop(ok: bool) -> None:
 
 def generation_record(
     ctx: RunContext,
-    task: ModelTask,
+    task: Asker,
     cell: Cell,
     prompt: str,
     params: GenerationParams,

@@ -74,7 +74,7 @@ class StageResult:
         """Count a stored reply: its type, tokens and cost."""
         reason = completion.finish_reason
         if reason in NON_ANSWERS:
-            self.non_answers[reason] = self.non_answers.get(reason, 0) + 1  # type: ignore[index]
+            self.non_answers[reason] = self.non_answers.get(reason, 0) + 1
         self.truncated += reason == TRUNCATED
         if completion.cached:
             self.cached += 1

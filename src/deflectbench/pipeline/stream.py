@@ -110,8 +110,8 @@ async def run_stream(
             finishers.append(finish)
         starts.append(_backlog_feeder(ctx, feeds[-1], task.backlog))
 
-    for task in generations:
-        start, finish = _generation_lane(engine, ctx, task, feeds, out)
+    for generation in generations:
+        start, finish = _generation_lane(engine, ctx, generation, feeds, out)
         if start is not None:
             starts.append(start)
         finishers.append(finish)

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from deflectbench import gate
 from deflectbench.conditions import RELEASE
@@ -47,12 +47,19 @@ __all__ = [
 ]
 
 
+#: A cell as the caller holds it (a plain tuple or a :class:`~deflectbench.records.Cell`).
+C = TypeVar("C", bound=tuple[str, str, int])
+
+
 def _json_or_none(value: dict[str, Any] | None) -> str | None:
     return None if value is None else json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
 class Store(Reads, Conditions, Labels, Turns, Batches):
     """A DeflectBench results file. Use :meth:`open`; close with :meth:`close` or ``with``."""
+
+    #: The rooms' mixins read a plain sqlite3 connection; the store holds the waiting one.
+    conn: Connection
 
     def __init__(self, conn: Connection, path: Path) -> None:
         self.conn = conn
@@ -200,13 +207,13 @@ class Store(Reads, Conditions, Labels, Turns, Batches):
         self,
         benchmark: str,
         model: str,
-        cells: Sequence[tuple[str, str, int]],
+        cells: Sequence[C],
         *,
         retry_errors: bool = False,
         condition: str = "default",
-    ) -> list[tuple[str, str, int]]:
+    ) -> list[C]:
         """The cells among ``cells`` that have no stored generation under ``condition`` (or
-        only an error row when ``retry_errors``), in the order given."""
+        only an error row when ``retry_errors``), in the order given, as given."""
         only_ok = "error IS NULL" if retry_errors else "1"
         done = {
             (r[0], r[1], r[2])

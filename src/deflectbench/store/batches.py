@@ -299,7 +299,7 @@ class Batches:
         for r in rows:
             d = dict(r)
             item = BatchItem(*(d.pop(f"i_{k}") for k in BATCH_ITEM_FIELDS))
-            out.append((BatchRow.from_row(d), item))  # type: ignore[arg-type]
+            out.append((BatchRow.from_row(d), item))
         return out
 
     def batch_items_superseded(self, pairs: Iterable[tuple[str, str]]) -> None:

@@ -76,12 +76,10 @@ class Connection(sqlite3.Connection):
             except sqlite3.DatabaseError as exc:
                 raise describe(exc, self.path) from None
 
-    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:  # type: ignore[override]
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
         return self._retry(lambda: super(Connection, self).execute(sql, parameters))
 
-    def executemany(  # type: ignore[override]
-        self, sql: str, parameters: Iterable[Any], /
-    ) -> sqlite3.Cursor:
+    def executemany(self, sql: str, parameters: Iterable[Any], /) -> sqlite3.Cursor:
         rows = list(parameters)
         return self._retry(lambda: super(Connection, self).executemany(sql, rows))
 

@@ -82,8 +82,8 @@ class EngineJudges:
         ctx = replace(self.ctx, meter=meter, retry_errors=retry)
         for models, names in groups.items():
             check_judge_language(names, ctx.benchmark.language, ctx.benchmark.pack)
-            judges = {n: ModelJudge(self.models[n], ctx.benchmark.rubric) for n in names}
-            out = await judge_pending(ctx, judges, list(models))
+            group = {n: ModelJudge(self.models[n], ctx.benchmark.rubric) for n in names}
+            out = await judge_pending(ctx, group, list(models))
             for judge, res in out.items():
                 self._add(judge, res)
 

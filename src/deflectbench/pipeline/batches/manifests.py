@@ -94,8 +94,9 @@ class BatchManifests:
             merged.merge_state(batch.get("log") or {})
             merged.merge_state(log.state())
             origins = [r for r in batch.get("submitted_by") or [] if isinstance(r, str)]
-            if source is not None and submitted_by not in origins:
-                theirs = source.get("log") if isinstance(source.get("log"), Mapping) else {}
+            if source is not None and submitted_by is not None and submitted_by not in origins:
+                sent = source.get("log")
+                theirs: Mapping[str, Any] = sent if isinstance(sent, Mapping) else {}
                 merged.merge_state(
                     {"sent": theirs.get("sent") or {}, "varied": theirs.get("varied") or {}}
                 )

@@ -75,7 +75,7 @@ class BatchMode:
     async def start_run(
         self,
         models: Sequence[str],
-        cells: Sequence[Cell],
+        cells: Sequence[tuple[str, str, int]],
         conditions: Mapping[str, str],
         *,
         judges: Sequence[str],
@@ -85,8 +85,10 @@ class BatchMode:
     ) -> None:
         """A run's batch part, before the engine's: collect what open batches returned, then
         submit each batch model's missing cells (their answers go to ``judges``; cells whose
-        stored row is an error again if the context says to retry errors)."""
+        stored row is an error again if the context says to retry errors). ``cells`` are the
+        plan's (plain tuples)."""
         await self.collect(only_known=True)
+        todo = [Cell(*c) for c in cells]
         for name in self.batched(models):
             base = generation_params(
                 self.ctx.benchmark,
@@ -102,7 +104,7 @@ class BatchMode:
                 "judges": list(judges),
             }
             await self.submit_generations(
-                name, cells, conditions[name], settings, retry_errors=self.ctx.retry_errors
+                name, todo, conditions[name], settings, retry_errors=self.ctx.retry_errors
             )
 
     async def submit_generations(

@@ -135,23 +135,39 @@ class Submitter:
                     gen_id, claim, response, talks.get(gen_id, ())
                 )
 
+    def _store_generation(
+        self, job: GenerationJob, item: BatchItem, completion: Completion | None, error: str | None
+    ) -> Completion | None:
+        """Store an item's result, or its error row where the gate refuses the result (the store
+        would); the completion stored (None: an error row, nothing to cache)."""
+        rec = job.record(item, completion, error, self.ctx)
+        try:
+            gate.generation(rec)
+        except GateError as exc:
+            completion, rec = None, job.record(item, None, f"refused: {exc}", self.ctx)
+        self.store.add_generation(rec)
+        return completion
+
+    def _store_judgment(
+        self, job: JudgmentJob, item: BatchItem, completion: Completion | None, error: str | None
+    ) -> Completion | None:
+        """:meth:`_store_generation` for a judge's verdict."""
+        rec = job.record(item, completion, error, self.ctx)
+        try:
+            gate.judgment(rec, FIELDS)
+        except GateError as exc:
+            completion, rec = None, job.record(item, None, f"refused: {exc}", self.ctx)
+        self.store.add_judgment(rec)
+        return completion
+
     def store_results(
         self, job: Job, results: Sequence[Result], cache: CachedModel | None = None
     ) -> None:
         for item, completion, error in results:
-            rec = job.record(item, completion, error, self.ctx)
-            try:  # the store refuses what the gate refuses: the item's error row instead
-                if isinstance(job, GenerationJob):
-                    gate.generation(rec)
-                else:
-                    gate.judgment(rec, FIELDS)
-            except GateError as exc:
-                completion = None
-                rec = job.record(item, None, f"refused: {exc}", self.ctx)
             if isinstance(job, GenerationJob):
-                self.store.add_generation(rec)  # type: ignore[arg-type]
+                completion = self._store_generation(job, item, completion, error)
             else:
-                self.store.add_judgment(rec)  # type: ignore[arg-type]
+                completion = self._store_judgment(job, item, completion, error)
             if cache is not None and completion is not None and not completion.cached:
                 if item.cache_key is None:
                     req = job.request(item)

@@ -45,8 +45,8 @@ def turns_due(store: Store) -> list[TurnsDue]:
         conditions = config.get("conditions") or {}
         judges = tuple(config.get("judges") or ())
         for model in config.get("models") or ():
-            key = (run["benchmark"], model, conditions.get(model, "default"))
-            wanted.setdefault(key, set()).add(judges)
+            slot = (run["benchmark"], model, conditions.get(model, "default"))
+            wanted.setdefault(slot, set()).add(judges)
     packs: dict[str, Benchmark | None] = {}
     out = []
     for (key, model, condition), judge_sets in sorted(wanted.items()):
