@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from deflectbench.analysis.summary.build import Summary
     from deflectbench.interop.results import ExportResult, ImportResult, MergeResult
     from deflectbench.results.spec import Mutated, Packs, Spec
-    from deflectbench.views.report.build import ReportPaths
+    from deflectbench.views.report.build import ReportResult
 
 __all__ = ["analyze", "audit", "export", "import_", "merge", "mutate", "packs", "report", "spec"]
 
@@ -133,7 +133,7 @@ def report(
     seed: int = 0,
     allow_pack_change: bool = False,
     on_busy: OnBusy | None = None,
-) -> ReportPaths:
+) -> ReportResult:
     """The paper's figures and tables for ``db`` written under ``out`` (``deflectbench
     report``): report.html, report.md, tables/*.csv, figures/*; returns the paths written.
     The settings are :func:`analyze`'s; ``seed`` also picks the example responses."""

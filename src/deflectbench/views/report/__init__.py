@@ -24,11 +24,12 @@ if TYPE_CHECKING:
     from deflectbench.views.report.build import (
         ReportError,
         ReportPaths,
+        ReportResult,
         build_report,
         write_report_after_run,
     )
 
-__all__ = ["ReportError", "ReportPaths", "build_report", "write_report_after_run"]
+__all__ = ["ReportError", "ReportPaths", "ReportResult", "build_report", "write_report_after_run"]
 
 
 def __getattr__(name: str) -> Any:

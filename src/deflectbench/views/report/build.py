@@ -49,7 +49,14 @@ from deflectbench.views.report.validity_checks import (
 )
 from deflectbench.views.report.validity_tables import validity_tables
 
-__all__ = ["FIGURE_NAMES", "ReportError", "ReportPaths", "build_report", "write_report_after_run"]
+__all__ = [
+    "FIGURE_NAMES",
+    "ReportError",
+    "ReportPaths",
+    "ReportResult",
+    "build_report",
+    "write_report_after_run",
+]
 
 #: Every figure file the report may write (stale ones are removed on rebuild).
 FIGURE_NAMES = (
@@ -95,6 +102,10 @@ class ReportPaths:
     markdown: Path
     tables: tuple[Path, ...]
     figures: tuple[Path, ...]
+
+
+#: What :func:`deflectbench.report` returns: the paths the report wrote.
+ReportResult = ReportPaths
 
 
 def charts(s: Summary) -> list[fg.Chart]:
