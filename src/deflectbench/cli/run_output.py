@@ -36,5 +36,4 @@ def show(items: Iterable[Any]) -> None:
             style=item.style,
             highlight=False,
             markup=item.markup,
-            soft_wrap=item.soft_wrap,
         )

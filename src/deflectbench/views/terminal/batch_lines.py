@@ -161,5 +161,5 @@ def imported(report: Imported, results: Path) -> Shown:
         line += f", {report.not_open} already imported or in no open batch file"
     if report.garbled:
         line += f", {report.garbled} unreadable lines"
-    notes = [Line(f"note: {p}", err=True, soft_wrap=True) for p in report.problems]
+    notes = [Line(f"note: {p}", err=True) for p in report.problems]
     return [out(line), *notes]

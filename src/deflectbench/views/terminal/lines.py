@@ -12,13 +12,12 @@ from rich.console import RenderableType
 @dataclass(frozen=True)
 class Line:
     """One line of text: to stdout, or with ``err`` to stderr; ``markup`` when its text
-    holds rich markup of ours (never model text), ``soft_wrap`` to leave long lines unbroken."""
+    holds rich markup of ours (never model text)."""
 
     text: str
     style: str | None = None
     err: bool = False
     markup: bool = False
-    soft_wrap: bool = False
 
 
 def out(text: str, style: str | None = None) -> Line:
