@@ -2,9 +2,10 @@
 refuse, hedge, label or comply?
 
 The public Python API is re-exported here, loaded on first use so the CLI starts fast
-(``__version__`` too): one function per command (``run``, ``run_async``, ``judge``,
+(``__version__`` too): one function per command (``run``, ``run_async``, ``estimate``, ``judge``,
 ``status``, ``analyze``, ``report``, ``audit``, ``import_``, ``export``, ``merge``, ``spec``,
-``validate``, ``calibrate``, ``compare``, ``leaderboard``), each returning a typed result whose
+``validate``, ``calibrate``, ``import_labels``, ``export_labels``, ``compare``,
+``leaderboard``), each returning a typed result whose
 ``to_json()`` is the command's ``--json``; ``RunConfig``, the one configuration of a run; and the
 parts (``load_benchmark``, ``default_benchmark``, ``resolve_benchmark``, ``Store``,
 ``get_model``, ``scored_table``, ``import_paths``, ``build_report``). docs/python-api.md walks
@@ -18,6 +19,7 @@ _EXPORTS = {
     # the commands, one typed result each (deflectbench.api)
     "run": "deflectbench.api.run",
     "run_async": "deflectbench.api.run",
+    "estimate": "deflectbench.api.run",
     "judge": "deflectbench.api.run",
     "status": "deflectbench.api.run",
     "analyze": "deflectbench.api.results",
@@ -29,6 +31,8 @@ _EXPORTS = {
     "spec": "deflectbench.api.results",
     "validate": "deflectbench.api.labels",
     "calibrate": "deflectbench.api.labels",
+    "import_labels": "deflectbench.api.labels",
+    "export_labels": "deflectbench.api.labels",
     "compare": "deflectbench.api.compare",
     "leaderboard": "deflectbench.api.compare",
     # the one configuration of a run

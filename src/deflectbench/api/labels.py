@@ -7,6 +7,7 @@ calibrate`` are these functions and a view.
     v = db.validate("labelled.db")          # v.raters, v.annotators, v.monitor: DataFrames
     c = db.calibrate("labelled.db", target=2)
     c.judges, c.shift_table, c.budget_table  # DataFrames; c.to_json() is `calibrate --json`
+    db.import_labels("labels.csv", db="labelled.db")   # `annotate --import` (docs/annotation.md)
 """
 
 from __future__ import annotations
@@ -27,11 +28,12 @@ from deflectbench.api._common import (
 )
 
 if TYPE_CHECKING:
+    from deflectbench.interop.labels import LabelImport
     from deflectbench.results.calibration import Calibration
     from deflectbench.results.rule_raters import ProgressBars
     from deflectbench.results.validation import Validation
 
-__all__ = ["calibrate", "validate"]
+__all__ = ["calibrate", "export_labels", "import_labels", "validate"]
 
 
 def validate(
@@ -135,5 +137,46 @@ def calibrate(
             include_unsure=include_unsure,
             annotators=names,
         )
+    finally:
+        store.close()
+
+
+def import_labels(
+    path: DbPath,
+    *,
+    db: DbPath = DEFAULT_DB,
+    annotator: str | None = None,
+    on_busy: OnBusy | None = None,
+) -> LabelImport:
+    """Human labels from a CSV or JSON Lines file into the results file (``deflectbench annotate
+    --import``; the columns are docs/annotation.md's): all or none, a bad row raises an
+    :class:`~deflectbench.interop.release.InteropError` naming every problem and stores nothing.
+    ``annotator`` names who labelled the rows whose annotator column is empty."""
+    from deflectbench.interop.labels import import_labels as import_file
+
+    store = open_store(db, must_exist=True, on_busy=on_busy)
+    try:
+        return import_file(store, Path(path), annotator=annotator)
+    finally:
+        store.close()
+
+
+def export_labels(
+    path: DbPath,
+    *,
+    db: DbPath = DEFAULT_DB,
+    annotator: str | None = None,
+    on_busy: OnBusy | None = None,
+) -> int:
+    """The results file's human labels (one annotator's, or everyone's) to a CSV or JSON Lines
+    file that :func:`import_labels` reads back (``deflectbench annotate --export``); how many."""
+    from deflectbench.interop.labels import check_output
+    from deflectbench.interop.labels import export_labels as export_file
+
+    out = Path(path)
+    check_output(out)
+    store = open_store(db, must_exist=True, on_busy=on_busy)
+    try:
+        return export_file(store, out, annotator)
     finally:
         store.close()

@@ -47,7 +47,7 @@ __all__ = ["analyze", "audit", "export", "import_", "merge", "mutate", "packs", 
 def _options(
     consensus: str,
     judges: Sequence[str] | str | None,
-    values: str,
+    judge_values: str,
     resamples: int,
     seed: int,
     compat: str,
@@ -59,7 +59,9 @@ def _options(
     and allow_pack_change)."""
     from deflectbench.analysis.compat.quirks import check_compat
 
-    options = analysis_options(consensus, split(judges), values, resamples, seed, fitted_later=True)
+    options = analysis_options(
+        consensus, split(judges), judge_values, resamples, seed, fitted_later=True
+    )
     return replace(
         options,
         compat=check_compat(compat),
@@ -75,7 +77,7 @@ def analyze(
     benchmark: str | None = None,
     consensus: str = "mean",
     judges: Sequence[str] | str | None = None,
-    values: str = "said",
+    judge_values: str = "said",
     compat: str = "paper",
     correction: str = "ppi",
     pool_models: bool = False,
@@ -87,7 +89,7 @@ def analyze(
     """The paper's analysis of the results file ``db`` (``deflectbench analyze``).
 
     ``consensus``: mean (the paper's rule), all or judge:NAME; ``judges``: only these (default
-    every judge in the file); ``values``: said (the paper's) or rules; ``compat``: paper or
+    every judge in the file); ``judge_values``: said (the paper's) or rules; ``compat``: paper or
     release (the release script's numbers); ``correction``: ppi, rogan-gladen or none (rates
     corrected with the store's human labels, when it holds some); ``pool_models``: one
     calibration for every model; ``resamples`` and ``seed``: the bootstrap of the 95% CIs;
@@ -103,7 +105,7 @@ def analyze(
         options = _options(
             consensus,
             judges,
-            values,
+            judge_values,
             resamples,
             seed,
             compat,
@@ -125,7 +127,7 @@ def report(
     benchmark: str | None = None,
     consensus: str = "mean",
     judges: Sequence[str] | str | None = None,
-    values: str = "said",
+    judge_values: str = "said",
     compat: str = "paper",
     correction: str = "ppi",
     pool_models: bool = False,
@@ -144,7 +146,7 @@ def report(
         options = _options(
             consensus,
             judges,
-            values,
+            judge_values,
             resamples,
             seed,
             compat,
