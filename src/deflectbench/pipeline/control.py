@@ -11,25 +11,25 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from dataclasses import Field, replace
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from deflectbench.benchmark.control_replies import CONTROL_MODEL, REPLIES
 from deflectbench.cost import Price
 from deflectbench.models.base import Completion, GenerationParams, Limits, Message, Model, Usage
 
-if TYPE_CHECKING:
-    from _typeshed import DataclassInstance
 
-    class Planned(DataclassInstance, Protocol):
-        """A run's plan as the control needs it (a dataclass naming the run's models; the
-        plan's own type is a floor above)."""
+class Planned(Protocol):
+    """A run's plan as the control needs it: a dataclass naming the run's models (the plan's
+    own type is a floor above)."""
 
-        @property
-        def models(self) -> tuple[str, ...]: ...
+    __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
+
+    @property
+    def models(self) -> tuple[str, ...]: ...
 
 
-P = TypeVar("P", bound="Planned")
+P = TypeVar("P", bound=Planned)
 
 #: Offline and free: the budget counts it at 0.
 CONTROL_PRICE = Price(0.0, 0.0)
