@@ -34,10 +34,10 @@ from paper_store import ensure_paper_store  # noqa: E402
 
 from deflectbench.analysis import summarize  # noqa: E402
 from deflectbench.benchmark import Benchmark, default_benchmark  # noqa: E402
+from deflectbench.store import Store  # noqa: E402
 from deflectbench.views.report import build as report_build  # noqa: E402
 from deflectbench.views.report import build_report  # noqa: E402
 from deflectbench.views.report import figures as report_figures  # noqa: E402
-from deflectbench.store import Store  # noqa: E402
 
 TARGET_S = 20.0
 

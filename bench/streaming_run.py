@@ -40,6 +40,7 @@ sys.path[:0] = [str(ROOT / "src"), str(ROOT / "tests")]
 
 from deflectbench.benchmark import Benchmark, default_benchmark  # noqa: E402
 from deflectbench.config import RunPlan, build_models, resolve_plan  # noqa: E402
+from deflectbench.execute import RunOptions, execute  # noqa: E402
 from deflectbench.judging.judges import ModelJudge  # noqa: E402
 from deflectbench.pipeline import (  # noqa: E402
     RunContext,
@@ -47,7 +48,6 @@ from deflectbench.pipeline import (  # noqa: E402
     judge_with_model,
     pending_for_judge,
 )
-from deflectbench.execute import RunOptions, execute  # noqa: E402
 from deflectbench.store import Store  # noqa: E402
 from support.fakes import VERDICT, is_judge_request  # noqa: E402
 from support.servers import FakeLLMServer, RecordedRequest  # noqa: E402

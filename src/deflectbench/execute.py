@@ -25,10 +25,10 @@ from deflectbench.config import ResolvedRun, RunPlan
 from deflectbench.cost import CostMeter, Price, refuse_unpriced
 
 # The dry run lives in its own module; importers of deflectbench.execute keep finding it here.
-from deflectbench.estimate import EstimateRow as EstimateRow
-from deflectbench.estimate import estimate as estimate
-from deflectbench.estimate import plan_settings
-from deflectbench.estimate import planned_condition as planned_condition
+from deflectbench.dry_run import EstimateRow as EstimateRow
+from deflectbench.dry_run import estimate as estimate
+from deflectbench.dry_run import plan_settings
+from deflectbench.dry_run import planned_condition as planned_condition
 from deflectbench.judging.hygiene import check_self_judging
 from deflectbench.judging.judges import ModelJudge
 from deflectbench.models.base import Model

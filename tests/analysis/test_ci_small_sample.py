@@ -15,8 +15,8 @@ from deflectbench.analysis.stats.bootstrap import block_bootstrap_ci, block_boot
 from deflectbench.analysis.summary.small_sample import MULTI_TURN, small_sample_elsewhere
 from deflectbench.analysis.validity.measures import compare
 from deflectbench.benchmark import default_benchmark, load_pack
-from deflectbench.views.terminal.tables import render_terminal
 from deflectbench.store import Store
+from deflectbench.views.terminal.tables import render_terminal
 from support.report_store import claims_per_level, make_store
 
 V1 = default_benchmark()

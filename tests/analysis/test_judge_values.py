@@ -11,8 +11,8 @@ import pytest
 
 from deflectbench.analysis import AnalysisOptions, analyze, scored_table, verdict_table
 from deflectbench.judging.rubric import parse_reply
-from deflectbench.views.report import build_report
 from deflectbench.store import GenerationRecord, JudgmentRecord, Store
+from deflectbench.views.report import build_report
 from deflectbench.vocab import ConsensusError
 
 BROKE_RULES = {  # refusal together with a fallacy: the rules turn it into a pure refusal

@@ -14,9 +14,9 @@ import pytest
 from rich.console import Console
 
 from deflectbench.analysis import AnalysisOptions, analyze, summarize
-from deflectbench.views.terminal.tables import render_terminal
 from deflectbench.interop import import_paths
 from deflectbench.store import Store
+from deflectbench.views.terminal.tables import render_terminal
 from support.fixtures import write_release_fixture
 
 FIELDS = [

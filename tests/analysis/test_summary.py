@@ -22,10 +22,10 @@ from deflectbench.analysis import (
     summarize,
     verdict_table,
 )
-from deflectbench.views.terminal.tables import render_terminal
 from deflectbench.interop import export, import_paths
 from deflectbench.pipeline import RunContext, generate, judge_lexical, pending_for_judge
 from deflectbench.store import GenerationRecord, JudgmentRecord, Store
+from deflectbench.views.terminal.tables import render_terminal
 from deflectbench.vocab import FIELDS, OUTCOMES, Consensus, ConsensusError, apply_rules, outcome
 from support.fakes import EchoModel
 from support.fixtures import write_release_fixture

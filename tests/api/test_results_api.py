@@ -152,6 +152,7 @@ def test_the_results_terminal_is_rendered_from_the_typed_summary(db):
     p = run_cli("analyze", "--db", db, "--resamples", "60", "--correction", "none",
                 env={**__import__("os").environ, "COLUMNS": "200"})  # fmt: skip
     assert p.returncode == 0, p.stderr
+
     def lines(text: str) -> str:  # the CLI's console neither centres titles nor pads lines
         return "\n".join(x.strip() for x in text.splitlines())
 

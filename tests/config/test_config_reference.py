@@ -57,8 +57,13 @@ def test_the_documented_run_defaults_are_the_real_ones(benchmark):
     assert s.plan.runs == 1 and "quick 1" in fields["samples"].description
     assert s.plan.seed == 0 and "Default: 0." in fields["seed"].description
     assert s.config.cache is True and "Default: true." in fields["cache"].description
-    assert s.config.allow_unpriced is False and "Default: false." in fields["allow_unpriced"].description
+    assert (
+        s.config.allow_unpriced is False
+        and "Default: false." in fields["allow_unpriced"].description
+    )
     assert s.config.max_cost is None and "no budget" in fields["max_cost"].description
     full = resolve_run(benchmark, RunConfig(preset="full"), env={})
-    assert full.plan.runs == benchmark.runs_per_cell == 5 and "full 5" in fields["samples"].description
+    assert (
+        full.plan.runs == benchmark.runs_per_cell == 5 and "full 5" in fields["samples"].description
+    )
     assert f"({benchmark.generation_temperature:.1f} for v1)" in fields["temperature"].description

@@ -13,10 +13,10 @@ from typing import ClassVar
 
 import pytest
 
+from deflectbench.execute import RunOptions
 from deflectbench.models.base import GenerationParams, Message
 from deflectbench.models.cache import CachedModel, request_key
 from deflectbench.pipeline import RunContext, generate
-from deflectbench.execute import RunOptions
 from deflectbench.store import Store, StoreError
 from support.fakes import (
     JUDGE,

@@ -16,12 +16,12 @@ import pytest
 from deflectbench.benchmark import default_benchmark
 from deflectbench.config import ConfigError, RunConfig, build_models, load_run_file, resolve_run
 from deflectbench.cost import CostMeter
+from deflectbench.execute import RunOptions, estimate
 from deflectbench.judging.judges import ModelJudge
 from deflectbench.models.base import GenerationParams, Message
 from deflectbench.models.providers import build_api_model
 from deflectbench.pipeline.batches import MAX_ATTEMPTS, BatchMode, Limits, cell_id
 from deflectbench.pipeline.context import RunContext
-from deflectbench.execute import RunOptions, estimate
 from deflectbench.store import Store
 from support.batch_servers import BatchServer, Faults
 from support.fakes import VERDICT, is_judge_request

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 import pytest
 
 from deflectbench.cost import Price
-from deflectbench.models.base import Completion, GenerationParams, Limits, Message, Model, Usage
 from deflectbench.execute import RunOptions, execute
+from deflectbench.models.base import Completion, GenerationParams, Limits, Message, Model, Usage
 from deflectbench.store import Store
 from support.fakes import plan_for
 

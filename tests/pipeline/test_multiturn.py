@@ -14,12 +14,12 @@ import pytest
 from deflectbench.analysis import AnalysisOptions, summarize
 from deflectbench.analysis.frames.scored import scored_table
 from deflectbench.benchmark.packs import load_pack
+from deflectbench.execute import RunOptions, execute
 from deflectbench.models.base import GenerationParams
 from deflectbench.pipeline.turns import TurnCell
-from deflectbench.views.report.build import build_report
-from deflectbench.execute import RunOptions, execute
 from deflectbench.store import Store
 from deflectbench.store.turns import split_prompt_id, turn_prompt_id
+from deflectbench.views.report.build import build_report
 from deflectbench.vocab import FIELDS, consensus_outcome
 from support.cli_runs import Cli, query
 from support.fakes import build, is_judge_request, plan_for, run_once, sections

@@ -153,7 +153,7 @@ def test_the_estimate_prices_the_pass_as_the_budget_reserves_it(judged) -> None:
     512 (the judge's max_tokens) a reply; the prompt tokens at about 4 characters a token."""
     from deflectbench.benchmark.packs import load_pack
     from deflectbench.cost import Price
-    from deflectbench.estimate import DryRun, judge_estimate
+    from deflectbench.dry_run import DryRun, judge_estimate
     from deflectbench.store import Store
 
     cfg, db, server = judged

@@ -14,6 +14,7 @@ from rich.console import Console
 
 from deflectbench.cli.live import LiveBoard, log_line, render
 from deflectbench.engine import Engine, EnginePolicy, Failure
+from deflectbench.execute import RunOptions, execute
 from deflectbench.models.base import (
     Completion,
     GenerationParams,
@@ -24,7 +25,6 @@ from deflectbench.models.base import (
     Usage,
 )
 from deflectbench.pipeline import Board, Requests
-from deflectbench.execute import RunOptions, execute
 from deflectbench.store import Store
 from support.fakes import build, is_judge_request, plan_for, reply, run_once
 from support.servers import FakeLLMServer, RecordedRequest

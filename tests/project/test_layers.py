@@ -35,7 +35,7 @@ FLOORS: dict[str, int] = {
     "cost": 1,
     "config": 3,
     "pipeline": 3,
-    "estimate": 4,  # the dry run; execute re-exports it
+    "dry_run": 4,  # the dry run; execute re-exports it
     "execute": 5,
     "config_reference": 4,
     "analysis": 5,

@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 
 from deflectbench.analysis import AnalysisOptions
+from deflectbench.store import Store
 from deflectbench.views.report import ReportError, build_report, write_report_after_run
 from deflectbench.views.report.build import FIGURE_NAMES as ALL_FIGURES
 from deflectbench.views.report.calibration_tables import CORRECTED_FIGURES
 from deflectbench.views.report.pack_tables import PACK_FIGURES
 from deflectbench.views.report.turn_tables import TURN_FIGURES
 from deflectbench.views.report.validity_checks import VALIDITY_CHECK_FIGURES
-from deflectbench.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The figures of every report (the packs', the second turn's and the corrected rates' only when

@@ -7,9 +7,9 @@ import hashlib
 import pytest
 
 from deflectbench.analysis import AnalysisOptions
+from deflectbench.store import Store
 from deflectbench.views.report import build as report_build
 from deflectbench.views.report import build_report
-from deflectbench.store import Store
 from support.report_store import make_store
 
 

@@ -11,8 +11,8 @@ import pytest
 
 from deflectbench.analysis import AnalysisOptions, analyze
 from deflectbench.benchmark import default_benchmark
-from deflectbench.views.report import build_report
 from deflectbench.store import Store
+from deflectbench.views.report import build_report
 from support.calibration_store import planted_store
 
 RESAMPLES = 100

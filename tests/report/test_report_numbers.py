@@ -23,8 +23,8 @@ import pytest
 from deflectbench.analysis import AnalysisOptions, analyze
 from deflectbench.benchmark import default_benchmark
 from deflectbench.interop import import_paths
-from deflectbench.views.report import build_report
 from deflectbench.store import Store
+from deflectbench.views.report import build_report
 from deflectbench.vocab import FIELDS, FRAMINGS, LEVEL_NAMES, OUTCOMES
 from support.fixtures import write_release_fixture
 

@@ -18,8 +18,8 @@ from deflectbench.analysis.validity.load import judge_validity
 from deflectbench.benchmark import default_benchmark, load_pack
 from deflectbench.benchmark.title import pack_title
 from deflectbench.records import HumanLabel
-from deflectbench.views.report import build_report
 from deflectbench.store import Store
+from deflectbench.views.report import build_report
 from deflectbench.vocab import FIELDS
 from deflectbench.web import ViewApp, ViewIndex, ensure_sample, store_opener
 from support.in_process import run_cli

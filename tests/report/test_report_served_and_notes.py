@@ -13,8 +13,8 @@ from deflectbench.analysis import AnalysisOptions
 from deflectbench.benchmark import default_benchmark
 from deflectbench.benchmark.loader import parse_benchmark
 from deflectbench.conditions import Settings
-from deflectbench.views.report import build_report
 from deflectbench.store import Store
+from deflectbench.views.report import build_report
 from support.report_store import make_store
 
 SERVED = "gpt-4o-evil<script>x</script>"

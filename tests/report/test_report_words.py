@@ -12,8 +12,8 @@ import pytest
 
 from deflectbench.analysis import AnalysisOptions
 from deflectbench.benchmark import default_benchmark
-from deflectbench.views.report import build_report
 from deflectbench.store import Store
+from deflectbench.views.report import build_report
 from support.report_store import make_store
 
 B = default_benchmark()

@@ -11,8 +11,8 @@ import pytest
 
 from deflectbench.cost import BudgetReached, CostMeter, Price, check_max_cost, max_input_tokens
 from deflectbench.errors import ConfigError
-from deflectbench.pipeline import RunContext
 from deflectbench.execute import RunOptions, judge_all, store_meter
+from deflectbench.pipeline import RunContext
 from deflectbench.store import Store
 from support.fakes import JUDGE, SUBJECT, build, plan_for, reply, run_once, sections
 from support.servers import FakeLLMServer

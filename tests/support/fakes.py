@@ -17,6 +17,7 @@ from typing import Any
 
 from deflectbench.benchmark import Benchmark
 from deflectbench.config import RunPlan, resolve_plan
+from deflectbench.execute import RunOptions, RunReport, execute
 from deflectbench.models.base import (
     Completion,
     GenerationParams,
@@ -27,7 +28,6 @@ from deflectbench.models.base import (
     Usage,
 )
 from deflectbench.models.registry import get_model
-from deflectbench.execute import RunOptions, RunReport, execute
 from deflectbench.store import Store
 from support.servers import FakeLLMServer, RecordedRequest
 

@@ -42,6 +42,7 @@ from deflectbench.analysis.frames.scored import (
     verdict_table,
     verdicts_from_frames,
 )
+from deflectbench.analysis.jsonable import jsonable
 from deflectbench.analysis.options import AnalysisOptions
 from deflectbench.analysis.summary.build import (
     Summary,
@@ -50,7 +51,6 @@ from deflectbench.analysis.summary.build import (
     summarize,
     summarize_frames,
 )
-from deflectbench.analysis.jsonable import jsonable
 from deflectbench.analysis.tables.agreement import agreement_table
 from deflectbench.analysis.tables.appendix import (
     fallacy_density_by_model,

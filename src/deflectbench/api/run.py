@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from deflectbench.benchmark import Benchmark
     from deflectbench.config import ResolvedRun, RunConfig
     from deflectbench.config.shard import Shard
-    from deflectbench.estimate import Estimate
+    from deflectbench.dry_run import Estimate
     from deflectbench.execute import RunOptions
     from deflectbench.models.base import Model
     from deflectbench.pipeline import Board, RunContext, StageResult
@@ -138,7 +138,7 @@ def estimate(
     """The dry run (``run --dry-run``): per model and judge the requests, tokens and cost of
     what is still missing; nothing is sent or written. What the run would be refused for
     (an unpriced model under a budget) is raised by :meth:`Estimate.check`."""
-    from deflectbench.estimate import estimate as rows_of
+    from deflectbench.dry_run import estimate as rows_of
     from deflectbench.store import Store
 
     ready = _prepare(configure(config, settings), dry_run=True)
@@ -233,8 +233,8 @@ class _Ready:
         """An empty estimate holding what the run would be refused for (a budget that cannot
         price a model or judge)."""
         from deflectbench.cost import CostMeter, refuse_unpriced
+        from deflectbench.dry_run import Estimate
         from deflectbench.errors import ConfigError
-        from deflectbench.estimate import Estimate
 
         o, plan = self.options, self.run.plan
         try:
@@ -460,8 +460,8 @@ def _judge_estimate(
     """``judge --dry-run``: what judging and the self-consistency pass would send and cost;
     the refusal the command would meet (an unpriced judge under a budget) in the estimate."""
     from deflectbench.cost import CostMeter, refuse_unpriced
+    from deflectbench.dry_run import DryRun, Estimate, judge_estimate
     from deflectbench.errors import ConfigError
-    from deflectbench.estimate import DryRun, Estimate, judge_estimate
     from deflectbench.results.judge import JudgeResult
 
     store = open_store(db, must_exist=True)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from deflectbench.results.run import any_aborted, exit_code
 
 if TYPE_CHECKING:
-    from deflectbench.estimate import Estimate
+    from deflectbench.dry_run import Estimate
     from deflectbench.pipeline import StageResult
     from deflectbench.pipeline.batches import BatchSummary
     from deflectbench.pipeline.self_consistency import Rejudged

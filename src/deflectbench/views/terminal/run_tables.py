@@ -19,7 +19,7 @@ from deflectbench.vocab import OUTCOMES
 if TYPE_CHECKING:
     import pandas as pd
 
-    from deflectbench.estimate import Estimate
+    from deflectbench.dry_run import Estimate
     from deflectbench.results.status import Counts, ManifestRow, StatusResult
 
 
