@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 if TYPE_CHECKING:
     from deflectbench.analysis.options import AnalysisOptions
@@ -23,6 +23,9 @@ DbPath = str | os.PathLike[str]
 
 #: Called with a one-line message while another process holds the store's write lock.
 OnBusy = Callable[[str], None]
+
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
 
 #: The files SQLite keeps beside a database while it is open (WAL, shared memory, rollback).
 SIDECARS = ("-wal", "-shm", "-journal")
@@ -47,13 +50,17 @@ def run_file_benchmark(value: str | None, config: Path | None) -> str | None:
     return str(path if path.is_absolute() else config.parent / path)
 
 
-def stored_benchmark(store: Store, value: str | None) -> Benchmark:
+def stored_benchmark(store: Store, value: str | None, *, resamples: int | None = None) -> Benchmark:
     """The pack for functions that read results: the pack given, else the one pack the store
-    holds; a store holding several packs is an error naming them (never mixed)."""
+    holds; a store holding several packs is an error naming them (never mixed). Given
+    ``resamples``, they are checked to fit the pack (:func:`fit_resamples`)."""
     from deflectbench.analysis.summary.packs import pack_of_store
     from deflectbench.benchmark import resolve_benchmark
 
-    return pack_of_store(store, resolve_benchmark(value) if value else None)
+    pack = pack_of_store(store, resolve_benchmark(value) if value else None)
+    if resamples is not None:
+        fit_resamples(resamples, pack)
+    return pack
 
 
 def split(values: Sequence[str] | str | None) -> list[str]:
@@ -137,3 +144,17 @@ def store_or_nothing(db: DbPath, on_busy: OnBusy | None = None) -> Iterator[Stor
             for f in created:
                 with suppress(OSError):
                     f.unlink(missing_ok=True)
+
+
+def blocking(function: Callable[_P, Coroutine[Any, Any, _T]], name: str) -> Callable[_P, _T]:
+    """The synchronous twin of an async public function: the same parameters and docstring,
+    the coroutine run to its end in a new event loop (``asyncio.run``)."""
+    import asyncio
+    import functools
+
+    @functools.wraps(function)
+    def run(*args: _P.args, **kwargs: _P.kwargs) -> _T:
+        return asyncio.run(function(*args, **kwargs))
+
+    run.__name__ = run.__qualname__ = name
+    return run

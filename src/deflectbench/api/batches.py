@@ -47,8 +47,7 @@ def follow_batches(
 
     if not Path(db).exists():
         return None
-    store = open_store(db)
-    try:
+    with open_store(db) as store:
         if not store.batch_list():
             return None
         stop = should_stop or (lambda: False)
@@ -73,8 +72,6 @@ def follow_batches(
             )
         left = leftovers(store, engine)
         return BatchFollow(left, store.batch_list(), stopped=stop(), rounds=rounds)
-    finally:
-        store.close()
 
 
 def _sleep(should_stop: Callable[[], bool]) -> Pause:
@@ -93,12 +90,9 @@ def cancel_batches(
     db: DbPath, *, config: DbPath | None = None
 ) -> list[tuple[BatchRow, str]] | None:
     """Cancel every open batch: each with the provider's answer; None when none is open."""
-    store = open_store(db, must_exist=True)
-    try:
+    with open_store(db, must_exist=True) as store:
         mode = _mode(store, Path(config) if config is not None else None)
         return None if mode is None else asyncio.run(mode.cancel())
-    finally:
-        store.close()
 
 
 def _mode(store: Store, config: Path | None) -> BatchMode | None:

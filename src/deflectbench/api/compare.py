@@ -99,15 +99,12 @@ def _read_side(
     from deflectbench.benchmark.packs import pack_by_key
 
     selector = parse_selector(text)
-    store = open_store(selector.store, must_exist=True, on_busy=on_busy)
-    try:
+    with open_store(selector.store, must_exist=True, on_busy=on_busy) as store:
         found = [with_manifest(store, s) for s in read_sides(store, selector, options, pack)]
         of = pack or (pack_by_key(found[0].pack) if found else None)
         sides = [with_corrected(store, s, of, options) if of else s for s in found]
         rows = store.generation_rows(include_errors=False, columns=["gen_id", "response"])
         return sides, (str(store.path), {r["gen_id"]: r["response"] for r in rows})
-    finally:
-        store.close()
 
 
 def leaderboard(
@@ -145,14 +142,11 @@ def leaderboard(
     given = resolve_benchmark(benchmark) if benchmark else None
     sides: list[Side] = []
     for path in stores:
-        store = open_store(path, must_exist=True, on_busy=on_busy)
-        try:
+        with open_store(path, must_exist=True, on_busy=on_busy) as store:
             read = read_store_frames(store, options)
             for pack in [given] if given else packs_of(read):
                 found = sides_of(read, Selector(str(path), Path(path)), options, pack)
                 sides += [with_manifest(store, s) for s in found]  # the judges' manifests
-        finally:
-            store.close()
     board = board_of(
         sides,
         measure=measure,

@@ -21,7 +21,6 @@ from deflectbench.api._common import (
     DbPath,
     OnBusy,
     analysis_options,
-    fit_resamples,
     open_store,
     split,
     stored_benchmark,
@@ -61,10 +60,8 @@ def validate(
     from deflectbench.results.validation import validation
 
     options = analysis_options(consensus, judges, judge_values, resamples, seed, fitted_later=True)
-    store = open_store(db, must_exist=True, on_busy=on_busy)
-    try:
-        pack = stored_benchmark(store, benchmark)
-        fit_resamples(resamples, pack)
+    with open_store(db, must_exist=True, on_busy=on_busy) as store:
+        pack = stored_benchmark(store, benchmark, resamples=resamples)
         names = split(annotators)
         known = store.annotators()
         for name in names:
@@ -83,8 +80,6 @@ def validate(
             monitor=monitor,
             bars=progress,
         )
-    finally:
-        store.close()
 
 
 def calibrate(
@@ -118,10 +113,8 @@ def calibrate(
     if not 0 < target < 50:
         raise ConfigError(f"--target must be between 0 and 50 points, not {target}")
     options = analysis_options(consensus, judges, "said", resamples, seed, fitted_later=True)
-    store = open_store(db, must_exist=True, on_busy=on_busy)
-    try:
-        pack = stored_benchmark(store, benchmark)
-        fit_resamples(resamples, pack)
+    with open_store(db, must_exist=True, on_busy=on_busy) as store:
+        pack = stored_benchmark(store, benchmark, resamples=resamples)
         names = split(annotators) or None
         unknown = sorted(set(names or ()) - set(store.annotators()))
         if unknown:
@@ -137,8 +130,6 @@ def calibrate(
             include_unsure=include_unsure,
             annotators=names,
         )
-    finally:
-        store.close()
 
 
 def import_labels(
@@ -154,11 +145,8 @@ def import_labels(
     ``annotator`` names who labelled the rows whose annotator column is empty."""
     from deflectbench.interop.labels import import_labels as import_file
 
-    store = open_store(db, must_exist=True, on_busy=on_busy)
-    try:
+    with open_store(db, must_exist=True, on_busy=on_busy) as store:
         return import_file(store, Path(path), annotator=annotator)
-    finally:
-        store.close()
 
 
 def export_labels(
@@ -175,8 +163,5 @@ def export_labels(
 
     out = Path(path)
     check_output(out)
-    store = open_store(db, must_exist=True, on_busy=on_busy)
-    try:
+    with open_store(db, must_exist=True, on_busy=on_busy) as store:
         return export_file(store, out, annotator)
-    finally:
-        store.close()

@@ -25,7 +25,6 @@ from deflectbench.api._common import (
     DbPath,
     OnBusy,
     analysis_options,
-    fit_resamples,
     open_store,
     pick_benchmark,
     split,
@@ -100,8 +99,7 @@ def analyze(
     """
     from deflectbench.analysis.summary.build import summarize
 
-    store = open_store(db, must_exist=True, on_busy=on_busy)
-    try:
+    with open_store(db, must_exist=True, on_busy=on_busy) as store:
         options = _options(
             consensus,
             judges,
@@ -113,11 +111,8 @@ def analyze(
             pool_models,
             allow_pack_change,
         )
-        pack = stored_benchmark(store, benchmark)
-        fit_resamples(resamples, pack)
+        pack = stored_benchmark(store, benchmark, resamples=resamples)
         return summarize(store, pack, options)
-    finally:
-        store.close()
 
 
 def report(
@@ -141,8 +136,7 @@ def report(
     The settings are :func:`analyze`'s; ``seed`` also picks the example responses."""
     from deflectbench.views.report import build_report
 
-    store = open_store(db, must_exist=True, on_busy=on_busy)
-    try:
+    with open_store(db, must_exist=True, on_busy=on_busy) as store:
         options = _options(
             consensus,
             judges,
@@ -154,11 +148,8 @@ def report(
             pool_models,
             allow_pack_change,
         )
-        pack = stored_benchmark(store, benchmark)
-        fit_resamples(resamples, pack)
+        pack = stored_benchmark(store, benchmark, resamples=resamples)
         return build_report(store, pack, Path(out), options)
-    finally:
-        store.close()
 
 
 def audit(
@@ -173,11 +164,8 @@ def audit(
     generation is scored either way."""
     from deflectbench.analysis.compat.audit import audit as run_audit
 
-    store = open_store(db, must_exist=True, on_busy=on_busy)
-    try:
+    with open_store(db, must_exist=True, on_busy=on_busy) as store:
         return run_audit(store, stored_benchmark(store, benchmark), split(judges) or None)
-    finally:
-        store.close()
 
 
 def import_(
@@ -222,11 +210,8 @@ def export(
         return ExportResult(
             target, tuple(export_benchmark(target, format, what, pick_benchmark(benchmark)))
         )
-    store = open_store(db, must_exist=True, on_busy=on_busy)
-    try:
+    with open_store(db, must_exist=True, on_busy=on_busy) as store:
         written = export_files(store, target, format, stored_benchmark(store, benchmark))
-    finally:
-        store.close()
     return ExportResult(target, tuple(written))
 
 

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from deflectbench.api._common import (
     DEFAULT_DB,
     DbPath,
+    blocking,
     open_store,
     pick_benchmark,
     split,
@@ -56,7 +57,7 @@ Watch = Callable[["Board"], None]
 StopCheck = Callable[[], bool]
 
 
-def run(
+async def run_async(
     config: RunConfig | str | os.PathLike[str] | None = None,
     /,
     *,
@@ -70,38 +71,15 @@ def run(
     ``deflectbench run`` command. ``settings`` are :class:`RunConfig` fields (``models``,
     ``judges``, ``claims``, ``samples``, ``max_cost``, ...); ``report_out``: a folder to write
     the HTML report to after the run. Refused before any request (ConfigError and the like):
-    what ``run`` refuses."""
-    return asyncio.run(
-        run_async(
-            config,
-            db=db,
-            watch=watch,
-            should_stop=should_stop,
-            report_out=report_out,
-            **settings,
-        )
-    )
-
-
-async def run_async(
-    config: RunConfig | str | os.PathLike[str] | None = None,
-    /,
-    *,
-    db: DbPath = DEFAULT_DB,
-    watch: Watch | None = None,
-    should_stop: StopCheck | None = None,
-    report_out: DbPath | None = None,
-    **settings: Any,
-) -> RunResult:
-    """:func:`run` in a running event loop (a notebook's, a server's)."""
+    what ``run`` refuses. ``run_async`` awaits it in a running event loop (a notebook's, a
+    server's); ``run`` is the same function run to its end in a new loop."""
     from deflectbench.analysis.summary.validity_checks import store_control
     from deflectbench.execute import execute
     from deflectbench.results.run import RunResult
 
     ready = _prepare(configure(config, settings), dry_run=False)
     ready.refusal().check()  # before the store is opened: a refused run leaves no empty store
-    store = open_store(db)
-    try:
+    with open_store(db) as store:
         report = await execute(
             store,
             ready.benchmark,
@@ -121,11 +99,13 @@ async def run_async(
         if ready.run.config.control:
             control = store_control(store, ready.benchmark, ready.run.plan.judges)
             result = replace(result, control=control)
-    finally:
-        store.close()
     if report_out is not None:
         result = replace(result, report_path=report_after_run(result, report_out))
     return result
+
+
+#: :func:`run_async` run to its end in a new event loop (its parameters, its result).
+run = blocking(run_async, "run")
 
 
 def estimate(
@@ -165,12 +145,9 @@ def report_after_run(result: RunResult, out_dir: DbPath) -> Path | None:
 
     if result.report.stopped_early or not len(result.scored):
         return None
-    store = open_store(result.db, must_exist=True)
-    try:
+    with open_store(result.db, must_exist=True) as store:
         benchmark = pick_benchmark(result.config.benchmark)
         return Path(write_report_after_run(store, benchmark, Path(out_dir)))
-    finally:
-        store.close()
 
 
 def write_batch_file(
@@ -200,11 +177,8 @@ def import_batch(results: DbPath, *, db: DbPath = DEFAULT_DB, config: DbPath | N
     from deflectbench.config import load_run_file
 
     providers = load_run_file(Path(config)).providers if config is not None else {}
-    store = open_store(db, must_exist=True)
-    try:
+    with open_store(db, must_exist=True) as store:
         return import_batch_file(store, Path(results), providers)
-    finally:
-        store.close()
 
 
 def configure(
@@ -331,8 +305,7 @@ def judge(
     )
     if dry_run:
         return _judge_estimate(db, pack, job, self_consistency, seed)
-    store = open_store(db, must_exist=True)
-    try:
+    with open_store(db, must_exist=True) as store:
         b = stored_benchmark(store, pack)
         return _judge(
             store,
@@ -340,8 +313,6 @@ def judge(
             job,
             _JudgeAsk(part, batch, allow_self_judging, self_consistency, seed, watch, should_stop),
         )
-    finally:
-        store.close()
 
 
 @dataclass(frozen=True)
@@ -464,14 +435,11 @@ def _judge_estimate(
     from deflectbench.errors import ConfigError
     from deflectbench.results.judge import JudgeResult
 
-    store = open_store(db, must_exist=True)
-    try:
+    with open_store(db, must_exist=True) as store:
         b = stored_benchmark(store, pack)
         options = DryRun(retry_errors=job.retry_errors, prices=job.prices)
         rows = judge_estimate(store, b, job.names, options, self_consistency=share, seed=seed)
         answers = store.benchmark_counts().get(b.key, 0)
-    finally:
-        store.close()
     refusal = None
     try:
         refuse_unpriced(CostMeter(job.budget, job.prices), job.names, job.allow_unpriced)
@@ -507,8 +475,7 @@ def status(
     follow = follow_batches(
         db, config=config, wait=wait, pause=pause, on_round=on_round, should_stop=should_stop
     )
-    store = open_store(db, must_exist=True)
-    try:
+    with open_store(db, must_exist=True) as store:
         key = pick_benchmark(benchmark).key if benchmark else None
         st = store.status(benchmark=key)
         return StatusResult.of(
@@ -523,8 +490,6 @@ def status(
             manifest=_manifest(store),
             follow=follow,
         )
-    finally:
-        store.close()
 
 
 def _served_by(store: Store, key: str | None) -> list[Any]:

@@ -8,14 +8,14 @@ from typing import Annotated
 
 import typer
 
-from deflectbench.cli.console import UserError, console
+from deflectbench.cli.console import UserError
 from deflectbench.cli.options import (
     DEFAULT_DB,
     AnalysisJudgesOption,
     BenchmarkOption,
     DbOption,
+    print_result,
     said_busy,
-    write_json,
 )
 
 
@@ -59,9 +59,4 @@ def audit(
             f"nothing to audit in --db {db}: no generation is scored by the judges "
             f"({', '.join(result.judges) or 'no judges'}); run `deflectbench judge` first"
         )
-    if write_json(result.to_json(), json_out):
-        return
-    for part in render_audit(result):
-        console.print(part)
-    if json_out is not None:
-        console.print(f"audit: {json_out.resolve()}", highlight=False, markup=False)
+    print_result(result, render_audit, json_out, "audit")

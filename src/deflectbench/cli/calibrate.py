@@ -20,6 +20,7 @@ from deflectbench.cli.options import (
     DbOption,
     PoolModelsOption,
     ResamplesOption,
+    print_result,
     said_busy,
     split,
     write_json,
@@ -102,9 +103,4 @@ def calibrate(
         if not said and (needs := calibration_needs(result)):
             console.print(needs, highlight=False, markup=False)
         return
-    if write_json(result.to_json(), json_out):
-        return
-    for part in calibration_terminal(result):
-        console.print(part)
-    if json_out is not None:
-        console.print(f"calibration: {json_out.resolve()}", highlight=False, markup=False)
+    print_result(result, calibration_terminal, json_out, "calibration")

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Protocol, TypeVar
 
 import typer
 
@@ -26,6 +27,7 @@ __all__ = [
     "fit_resamples",
     "open_store",
     "pick_benchmark",
+    "print_result",
     "run_file_benchmark",
     "split",
     "stored_benchmark",
@@ -107,6 +109,28 @@ def write_json(data: Any, json_out: Path | None) -> bool:
     except OSError as exc:
         raise UserError(f"cannot write --json {json_out}: {exc.strerror or exc}") from None
     return False
+
+
+class _Typed(Protocol):
+    def to_json(self) -> Any: ...
+
+
+_R = TypeVar("_R", bound=_Typed)
+
+
+def print_result(
+    result: _R, render: Callable[[_R], Iterable[Any]], json_out: Path | None, label: str
+) -> None:
+    """A command's end: ``--json`` output (:func:`write_json`), else the tables ``render``
+    makes of ``result``, then ``LABEL: PATH`` when the JSON went to a file."""
+    from deflectbench.cli.console import console
+
+    if write_json(result.to_json(), json_out):
+        return
+    for part in render(result):
+        console.print(part)
+    if json_out is not None:
+        console.print(f"{label}: {json_out.resolve()}", highlight=False, markup=False)
 
 
 #: ``--correction`` (the choices as in ``analysis.calibration.corrected.CORRECTIONS``).

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from deflectbench.cli.console import console, err
+from deflectbench.cli.console import err
 from deflectbench.cli.options import (
     DEFAULT_DB,
     AnalysisJudgesOption,
@@ -19,8 +19,8 @@ from deflectbench.cli.options import (
     JudgeValuesOption,
     ProgressOption,
     ResamplesOption,
+    print_result,
     said_busy,
-    write_json,
 )
 
 
@@ -120,9 +120,4 @@ def validate(
             highlight=False,
             markup=False,
         )
-    if write_json(result.to_json(), json_out):
-        return
-    for part in validation_terminal(result):
-        console.print(part)
-    if json_out is not None:
-        console.print(f"validity: {json_out.resolve()}", highlight=False, markup=False)
+    print_result(result, validation_terminal, json_out, "validity")

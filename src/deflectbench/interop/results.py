@@ -22,8 +22,37 @@ __all__ = ["ExportResult", "ImportResult", "MergeResult"]
 IMPORT_COLUMNS = ("path", "kind", "read", "imported", "already_present", "skipped", "declared")
 
 
+class _Reported:
+    """A result wrapping the report its command filled: the problems, the notes, the exit code
+    and the one-line summary read the same way for an import and a merge."""
+
+    report: ImportReport | MergeReport
+
+    @property
+    def problems(self) -> Sequence[str]:
+        """One line for every line, file or record skipped or refused (``path:line: message``
+        for an import, ``STORE: what: why`` for a merge)."""
+        return self.report.problems
+
+    @property
+    def notes(self) -> Sequence[str]:
+        """What a reader should know that skipped nothing (for a merge: what was not carried,
+        such as second turns, human labels, open batch items)."""
+        return self.report.notes
+
+    @property
+    def exit_code(self) -> int:
+        """1 when anything was skipped or refused, else 0 (as ``deflectbench import`` and
+        ``merge``)."""
+        return 1 if self.report.problems else 0
+
+    def summary(self) -> str:
+        """One line: how many records were new, already present, skipped or refused."""
+        return self.report.summary()
+
+
 @dataclass(frozen=True)
-class ImportResult:
+class ImportResult(_Reported):
     """What an import did to the store ``db``: file by file, every problem it skipped, and what a
     reader should know that skipped nothing."""
 
@@ -33,24 +62,6 @@ class ImportResult:
     @property
     def files(self) -> Sequence[FileReport]:
         return self.report.files
-
-    @property
-    def problems(self) -> Sequence[str]:
-        """``path:line: message`` for every line or file skipped."""
-        return self.report.problems
-
-    @property
-    def notes(self) -> Sequence[str]:
-        return self.report.notes
-
-    @property
-    def exit_code(self) -> int:
-        """1 when anything was skipped, else 0 (as ``deflectbench import``)."""
-        return 1 if self.report.problems else 0
-
-    def summary(self) -> str:
-        """One line: per kind, how many records were new, already present, skipped."""
-        return self.report.summary()
 
     @property
     def table(self) -> pd.DataFrame:
@@ -73,7 +84,7 @@ class ExportResult:
 
 
 @dataclass(frozen=True)
-class MergeResult:
+class MergeResult(_Reported):
     """What a merge did to ``db``: store by store, and every record it refused."""
 
     db: Path
@@ -82,21 +93,3 @@ class MergeResult:
     @property
     def stores(self) -> Sequence[StoreReport]:
         return self.report.stores
-
-    @property
-    def problems(self) -> Sequence[str]:
-        """``STORE: what: why`` for every record refused."""
-        return self.report.problems
-
-    @property
-    def notes(self) -> Sequence[str]:
-        """What was not carried (second turns, human labels, open batch items)."""
-        return self.report.notes
-
-    @property
-    def exit_code(self) -> int:
-        """1 when a record was refused, else 0 (as ``deflectbench merge``)."""
-        return 1 if self.report.problems else 0
-
-    def summary(self) -> str:
-        return self.report.summary()
