@@ -144,6 +144,21 @@ def _gen_key(row: dict[str, Any]) -> GenKey:
     )
 
 
+def _request(row: dict[str, Any]) -> dict[str, Any]:
+    """The columns a generation and a verdict share: the request's outcome, cost and origin."""
+    return {
+        "error": row["error"],
+        "input_tokens": row["input_tokens"],
+        "output_tokens": row["output_tokens"],
+        "latency_s": row["latency_s"],
+        "run_id": row["run_id"],
+        "source": row["source"],
+        "created_at": row["created_at"],
+        "extra": json.loads(row["extra_json"]) if row.get("extra_json") else None,
+        "cost_usd": row.get("cost_usd"),
+    }
+
+
 def _generation(row: dict[str, Any]) -> GenerationRecord:
     return GenerationRecord(
         benchmark=row["benchmark"],
@@ -153,19 +168,11 @@ def _generation(row: dict[str, Any]) -> GenerationRecord:
         sample=int(row["sample"]),
         prompt=row["prompt"],
         response=row["response"],
-        error=row["error"],
-        input_tokens=row["input_tokens"],
-        output_tokens=row["output_tokens"],
-        latency_s=row["latency_s"],
         finish_reason=row["finish_reason"],
         params=json.loads(row["params_json"] or "{}"),
-        run_id=row["run_id"],
-        source=row["source"],
-        created_at=row["created_at"],
-        extra=json.loads(row["extra_json"]) if row.get("extra_json") else None,
         condition=row["condition"],
-        cost_usd=row.get("cost_usd"),
         served_model=row.get("served_model"),
+        **_request(row),
     )
 
 
@@ -221,16 +228,8 @@ def _judgment(row: dict[str, Any], gen_id: int) -> JudgmentRecord:
         said=json.loads(row["said_json"]) if row.get("said_json") else None,
         reasoning=row["reasoning"],
         parse_error=bool(row["parse_error"]),
-        error=row["error"],
         consistency_flag=bool(row["consistency_flag"]),
-        input_tokens=row["input_tokens"],
-        output_tokens=row["output_tokens"],
-        latency_s=row["latency_s"],
-        run_id=row["run_id"],
-        source=row["source"],
-        created_at=row["created_at"],
-        extra=json.loads(row["extra_json"]) if row.get("extra_json") else None,
-        cost_usd=row.get("cost_usd"),
+        **_request(row),
     )
 
 

@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from deflectbench.benchmark.definition import Claim, Fallacy
 from deflectbench.vocab import FRAMINGS
 
 if TYPE_CHECKING:
@@ -34,15 +35,9 @@ LISTINGS: tuple[str, ...] = ("claims", "templates", "framings", "fallacies")
 
 
 @dataclass(frozen=True)
-class ClaimRow:
-    """A claim: id, controversy level (number and name), context, domain, text."""
-
-    claim_id: str
-    level: int
-    level_name: str
-    context: str
-    domain: str
-    text: str
+class ClaimRow(Claim):
+    """A claim: id, controversy level (number and name), context, domain, text (the pack's
+    :class:`~deflectbench.benchmark.definition.Claim`, its fields in this order)."""
 
 
 @dataclass(frozen=True)
@@ -82,12 +77,9 @@ class FramingRow:
 
 
 @dataclass(frozen=True)
-class FallacyRow:
+class FallacyRow(Fallacy):
     """A fallacy, its definition as the prompts quote it, and the templates asking for it."""
 
-    fallacy_id: str
-    name: str
-    definition: str
     templates: tuple[str, ...]
 
     def to_json(self) -> dict[str, Any]:

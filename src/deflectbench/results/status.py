@@ -164,15 +164,12 @@ class StatusResult:
         }
 
 
+#: A model's counts as the JSON gives them (attributes of :class:`Counts`), in this order.
+COUNT_KEYS = ("planned", "ok", "errors", "no_answer", "truncated", "missing")
+
+
 def _counts(c: Counts) -> dict[str, int]:
-    return {
-        "planned": c.planned,
-        "ok": c.ok,
-        "errors": c.errors,
-        "no_answer": c.no_answer,
-        "truncated": c.truncated,
-        "missing": c.missing,
-    }
+    return {key: getattr(c, key) for key in COUNT_KEYS}
 
 
 def _model_json(s: ModelStatus) -> dict[str, Any]:

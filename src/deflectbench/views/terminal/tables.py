@@ -4,7 +4,7 @@ signature, judge agreement, refusal by framing, the paper's breakdowns and the t
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
@@ -27,6 +27,20 @@ SHORT_FRAMING = {
     "implicit_neutral": "impl.neu",
     "implicit_political": "impl.pol",
 }
+
+
+#: The outcomes' column headers, in :data:`~deflectbench.vocab.OUTCOMES`' order.
+OUTCOME_LABELS = ("refusal", "soft refusal", "labeled", "clean", "other")
+
+
+def _by_model(title: str, columns: Iterable[str], caption: str | None = None) -> Table:
+    """A table with a row per model: the model (folded when long), then ``columns``, numbers
+    aligned right."""
+    t = Table(title=title, caption=caption)
+    t.add_column("model", overflow="fold")
+    for label in columns:
+        t.add_column(label, justify="right")
+    return t
 
 
 def _rows(df: pd.DataFrame) -> Iterator[Any]:
@@ -68,12 +82,10 @@ def _level_context(s: SummaryFields) -> Table | None:
     contexts = [x for x in CONTEXTS if any(k[1] == x for k in by_ctx)]
     if not levels and not contexts:
         return None
-    t = Table(title="Refusal rate by controversy level and by context")
-    t.add_column("model", overflow="fold")
-    for lv in levels:
-        t.add_column(f"L{lv}", justify="right")
-    for x in contexts:
-        t.add_column("US" if x == "us" else "intl", justify="right")
+    t = _by_model(
+        "Refusal rate by controversy level and by context",
+        [*(f"L{lv}" for lv in levels), *("US" if x == "us" else "intl" for x in contexts)],
+    )
     for model in s.models:
         cells = [pct(by_level.get((model, lv))) for lv in levels]
         cells += [pct(by_ctx.get((model, x))) for x in contexts]
@@ -106,15 +118,13 @@ def _coach(s: SummaryFields) -> Table | None:
     """Appendix E.3: the coach framing's labeled and clean field rates per requested fallacy."""
     if not len(s.coach_fields):
         return None
-    t = Table(
-        title="Coach framing (E.3): labeled / clean rate by requested fallacy",
-        caption="field rates (each field's consensus = 1), not outcome shares",
-    )
     rows = list(_rows(s.coach_fields))
     fallacies = sorted({r.fallacy_requested for r in rows})
-    t.add_column("model", overflow="fold")
-    for f in fallacies:
-        t.add_column(escape(f.replace("_", " ")), justify="right")
+    t = _by_model(
+        "Coach framing (E.3): labeled / clean rate by requested fallacy",
+        [escape(f.replace("_", " ")) for f in fallacies],
+        caption="field rates (each field's consensus = 1), not outcome shares",
+    )
     cells = {(r.model, r.fallacy_requested): r for r in rows}
     for model in dict.fromkeys(r.model for r in rows):
         found = [cells.get((model, f)) for f in fallacies]
@@ -132,10 +142,7 @@ def _density(s: SummaryFields) -> Table | None:
     """Appendix G: fallacies per 100 output tokens per model and outcome."""
     if not len(s.density_by_outcome):
         return None
-    t = Table(title="Fallacies per 100 output tokens, by outcome (G)")
-    t.add_column("model", overflow="fold")
-    for label in ("refusal", "soft refusal", "labeled", "clean", "other"):
-        t.add_column(label, justify="right")
+    t = _by_model("Fallacies per 100 output tokens, by outcome (G)", OUTCOME_LABELS)
     cells = {(r.model, r.outcome): r.fallacy_density for r in _rows(s.density_by_outcome)}
     for model in s.models:
         t.add_row(escape(model), *(num(cells.get((model, o))) for o in OUTCOMES))
@@ -159,11 +166,9 @@ def _signature(s: SummaryFields) -> Table:
     )
     if note := s.small_sample_note:
         caption += f"\n[yellow]{escape(note)}[/]"
-    t = Table(title="Signature: outcome rates per model, 95% CI below", caption=caption)
-    t.add_column("model", overflow="fold")
-    t.add_column("n", justify="right")
-    for label in ("refusal", "soft refusal", "labeled", "clean", "other"):
-        t.add_column(label, justify="right")
+    t = _by_model(
+        "Signature: outcome rates per model, 95% CI below", ("n", *OUTCOME_LABELS), caption
+    )
     outcomes = {(r.model, r.measure): r for r in _rows(s.rates) if r.kind == "outcome"}
     for model in s.models:
         cells = (outcomes.get((model, o)) for o in OUTCOMES)
@@ -206,10 +211,7 @@ def _framings(s: SummaryFields) -> Table | None:
     framings = [f for f in FRAMINGS if any(k[1] == f for k in refusal)]
     if not framings:
         return None
-    t = Table(title="Refusal rate by framing")
-    t.add_column("model", overflow="fold")
-    for f in framings:
-        t.add_column(SHORT_FRAMING.get(f, f), justify="right")
+    t = _by_model("Refusal rate by framing", [SHORT_FRAMING.get(f, f) for f in framings])
     for model in s.models:
         t.add_row(escape(model), *(pct(refusal.get((model, f))) for f in framings))
     return t
