@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import anthropic
 
+from deflectbench.models._sdk_batch import SDKBatches
 from deflectbench.models.base import GenerationParams, Message, ModelError
 from deflectbench.models.batch_api import (
     ANTHROPIC_LIMITS,
@@ -19,13 +20,11 @@ from deflectbench.models.batch_api import (
     ERRORED,
     EXPIRED,
     SUCCEEDED,
-    BodyEncoder,
     Limits,
     Lines,
     Outcome,
     Remote,
     epoch,
-    failure,
     read_outcomes,
 )
 from deflectbench.secrets import scrub
@@ -34,30 +33,25 @@ if TYPE_CHECKING:
     from deflectbench.models.anthropic_api import AnthropicModel
 
 
-def _failure(provider: str, exc: Exception) -> ModelError:
-    return failure(provider, exc, anthropic.APIStatusError)
-
-
-class AnthropicBatches:
+class AnthropicBatches(SDKBatches["AnthropicModel"]):
     """Anthropic: one request creates the batch with every item's params; results are a JSONL
     stream at the batch's results URL."""
 
     wire = "anthropic"
+    sdk_error = anthropic.AnthropicError
+    refused = anthropic.APIStatusError
 
     def __init__(self, model: AnthropicModel, limits: Limits = ANTHROPIC_LIMITS) -> None:
-        self.model = model
-        self.limits = limits
-        self.sdk = model.sdk
-        self._body = BodyEncoder()
+        super().__init__(model, limits)
 
-    def body(self, messages: Sequence[Message], params: GenerationParams) -> dict[str, Any]:
-        """The params a request carries (what the run's manifest reads the sent ones of)."""
-        return self.model.wire_body(messages, params)
+    @property
+    def _batches(self) -> Any:
+        return self.sdk.messages.batches
 
     def encode(
         self, custom_id: str, messages: Sequence[Message], params: GenerationParams
     ) -> bytes:
-        body = self._body(self.model.wire_body(messages, params))
+        body = self._encoded(messages, params)
         return f'{{"custom_id": {json.dumps(custom_id)}, "params": {body}}}'.encode()
 
     def lines(self) -> Lines:
@@ -75,7 +69,7 @@ class AnthropicBatches:
             yield tail
 
         length = len(head) + lines.size + len(tail)
-        try:
+        with self._calling():
             batch = await self.sdk.post(
                 "/v1/messages/batches",
                 cast_to=anthropic.types.messages.MessageBatch,
@@ -84,8 +78,6 @@ class AnthropicBatches:
                     "headers": {"Content-Type": "application/json", "Content-Length": str(length)}
                 },
             )
-        except anthropic.AnthropicError as exc:
-            raise _failure(self.model.name, exc) from None
         return self._remote(batch), None
 
     def _remote(self, batch: Any) -> Remote:
@@ -110,37 +102,19 @@ class AnthropicBatches:
     async def find(self, tag: str, since: float, items: int, known: set[str]) -> Remote | None:
         """Message batches carry no metadata: the one created since ``since`` with as many
         requests that no stored batch knows."""
-        try:
-            async for batch in self.sdk.messages.batches.list(limit=100):
+        with self._calling():
+            async for batch in self._batches.list(limit=100):
                 remote = self._remote(batch)
                 if remote.created_at < since - 60:
                     return None
                 if remote.id not in known and sum(remote.counts.values()) == items:
                     return remote
-        except anthropic.AnthropicError as exc:
-            raise _failure(self.model.name, exc) from None
         return None
 
-    async def retrieve(self, remote_id: str) -> Remote:
-        try:
-            return self._remote(await self.sdk.messages.batches.retrieve(remote_id))
-        except anthropic.AnthropicError as exc:
-            raise _failure(self.model.name, exc) from None
-
-    async def cancel(self, remote_id: str) -> Remote:
-        try:
-            return self._remote(await self.sdk.messages.batches.cancel(remote_id))
-        except anthropic.AnthropicError as exc:
-            raise _failure(self.model.name, exc) from None
-
     async def results(self, remote: Remote) -> tuple[list[Outcome], int]:
-        try:
-            async with self.sdk.messages.batches.with_streaming_response.results(
-                remote.id
-            ) as response:
+        with self._calling():
+            async with self._batches.with_streaming_response.results(remote.id) as response:
                 data = await response.read()
-        except anthropic.AnthropicError as exc:
-            raise _failure(self.model.name, exc) from None
         out: list[Outcome] = []
         return out, read_outcomes(data, self._outcome, out)
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import openai
 
+from deflectbench.models._sdk_batch import SDKBatches
 from deflectbench.models.base import GenerationParams, Message, ModelError
 from deflectbench.models.batch_api import (
     CANCELED,
@@ -20,13 +21,11 @@ from deflectbench.models.batch_api import (
     EXPIRED,
     OPENAI_LIMITS,
     SUCCEEDED,
-    BodyEncoder,
     Limits,
     Lines,
     Outcome,
     Remote,
     epoch,
-    failure,
     read_outcomes,
 )
 from deflectbench.secrets import scrub
@@ -40,32 +39,27 @@ TAG_KEY = "deflectbench_batch"
 ENDPOINT: Final = "/v1/chat/completions"
 
 
-def _failure(provider: str, exc: Exception) -> ModelError:
-    return failure(provider, exc, openai.APIStatusError)
-
-
-class OpenAIBatches:
+class OpenAIBatches(SDKBatches["OpenAICompatModel"]):
     """OpenAI: upload a JSONL file (purpose batch), create a batch over it; results in the
     output file, failures in the error file."""
 
     wire = "openai"
     endpoint = ENDPOINT
+    sdk_error = openai.OpenAIError
+    refused = openai.APIStatusError
 
     def __init__(self, model: OpenAICompatModel, limits: Limits = OPENAI_LIMITS) -> None:
-        self.model = model
-        self.limits = limits
-        self.sdk = model.sdk
-        self._body = BodyEncoder()
+        super().__init__(model, limits)
 
-    def body(self, messages: Sequence[Message], params: GenerationParams) -> dict[str, Any]:
-        """The body a line carries (what the run's manifest reads the sent parameters of)."""
-        return self.model.wire_body(messages, params)
+    @property
+    def _batches(self) -> Any:
+        return self.sdk.batches
 
     def encode(
         self, custom_id: str, messages: Sequence[Message], params: GenerationParams
     ) -> bytes:
         head = json.dumps(custom_id)
-        encoded = self._body(self.model.wire_body(messages, params))
+        encoded = self._encoded(messages, params)
         line = f'{{"custom_id": {head}, "method": "POST", "url": "/v1/chat/completions", '
         return f'{line}"body": {encoded}}}\n'.encode()
 
@@ -74,7 +68,7 @@ class OpenAIBatches:
 
     async def submit(self, lines: Lines, tag: str) -> tuple[Remote, str | None]:
         lines.file.seek(0)
-        try:
+        with self._calling():
             file = await self.sdk.files.create(
                 file=(f"{tag}.jsonl", lines.file, "application/jsonl"), purpose="batch"
             )
@@ -84,8 +78,6 @@ class OpenAIBatches:
                 completion_window="24h",
                 metadata={TAG_KEY: tag},
             )
-        except openai.OpenAIError as exc:
-            raise _failure(self.model.name, exc) from None
         return self._remote(batch), file.id
 
     def _remote(self, batch: Any) -> Remote:
@@ -109,27 +101,13 @@ class OpenAIBatches:
         )
 
     async def find(self, tag: str, since: float, items: int, known: set[str]) -> Remote | None:
-        try:
-            async for batch in self.sdk.batches.list(limit=100):
+        with self._calling():
+            async for batch in self._batches.list(limit=100):
                 if (batch.metadata or {}).get(TAG_KEY) == tag:
                     return self._remote(batch)
                 if epoch(batch.created_at) < since - 3600:
                     return None
-        except openai.OpenAIError as exc:
-            raise _failure(self.model.name, exc) from None
         return None
-
-    async def retrieve(self, remote_id: str) -> Remote:
-        try:
-            return self._remote(await self.sdk.batches.retrieve(remote_id))
-        except openai.OpenAIError as exc:
-            raise _failure(self.model.name, exc) from None
-
-    async def cancel(self, remote_id: str) -> Remote:
-        try:
-            return self._remote(await self.sdk.batches.cancel(remote_id))
-        except openai.OpenAIError as exc:
-            raise _failure(self.model.name, exc) from None
 
     async def results(self, remote: Remote) -> tuple[list[Outcome], int]:
         out: list[Outcome] = []
@@ -137,10 +115,8 @@ class OpenAIBatches:
         for file_id in remote.refs:
             if not file_id:
                 continue
-            try:
+            with self._calling():
                 content = await self.sdk.files.content(file_id)
-            except openai.OpenAIError as exc:
-                raise _failure(self.model.name, exc) from None
             garbled += read_outcomes(content.content, self._outcome, out)
         return out, garbled
 
