@@ -51,38 +51,32 @@ from deflectbench.analysis.summary.build import (
     summarize,
     summarize_frames,
 )
-from deflectbench.analysis.tables.agreement import agreement_table
-from deflectbench.analysis.tables.appendix import (
-    fallacy_density_by_model,
-    free_choice_preferences,
-    output_tokens_by_outcome,
-    requested_match,
-    run_refusal_counts,
-    sample_refusal_counts,
-)
-from deflectbench.analysis.tables.breakdowns import (
-    coach_field_rates,
-    fallacy_density_by_outcome,
-    fallacy_swing,
-    fallacy_swing_by_framing,
-    rates_by_context,
-    rates_by_level,
-)
-from deflectbench.analysis.tables.rates import (
-    coach_labeling,
-    cohens_h_table,
-    fallacy_by_framing,
-    framing_h_matrix,
-    rates_by,
-    rates_with_ci,
-    template_table,
-)
-from deflectbench.analysis.tables.significance import (
+from deflectbench.analysis.tables import (
+    agreement_table,
     chi2_model_outcome,
     claim_rates,
     claim_spread_table,
+    coach_field_rates,
+    coach_labeling,
+    cohens_h_table,
+    fallacy_by_framing,
+    fallacy_density_by_model,
+    fallacy_density_by_outcome,
+    fallacy_swing,
+    fallacy_swing_by_framing,
+    framing_h_matrix,
+    free_choice_preferences,
     level_tost,
     outcome_counts,
+    output_tokens_by_outcome,
+    rates_by,
+    rates_by_context,
+    rates_by_level,
+    rates_with_ci,
+    requested_match,
+    run_refusal_counts,
+    sample_refusal_counts,
+    template_table,
 )
 
 __all__ = [

@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from deflectbench.analysis import tables
 from deflectbench.analysis.calibration.corrected import corrected_as
 from deflectbench.analysis.calibration.load import has_labels, read_calibration_inputs
 from deflectbench.analysis.frames.load import StoreFrames, StoreReader, read_store
@@ -35,46 +36,6 @@ from deflectbench.analysis.summary.packs import compare_packs, packs_note
 from deflectbench.analysis.summary.to_json import summary_json
 from deflectbench.analysis.summary.turns import turn_analysis
 from deflectbench.analysis.summary.validity_checks import validity_checks, with_store
-from deflectbench.analysis.tables.agreement import agreement_by_field, agreement_tables, prevalence
-from deflectbench.analysis.tables.appendix import (
-    cell_samples,
-    fallacy_density_by_model,
-    free_choice_preferences,
-    output_tokens_by_outcome,
-    requested_match,
-    sample_refusal_counts,
-    tokens_by_outcome,
-)
-from deflectbench.analysis.tables.breakdowns import (
-    coach_field_rates,
-    fallacy_density_by_outcome,
-    fallacy_swing,
-    fallacy_swing_by_framing,
-    rates_by_context,
-    rates_by_level,
-    small_sample,
-)
-from deflectbench.analysis.tables.rates import (
-    coach_labeling,
-    coach_outcomes,
-    cohens_h_table,
-    fallacy_by_framing,
-    framing_h_matrix,
-    framing_matrix,
-    largest_swing,
-    present_framings,
-    rates_by,
-    rates_with_ci,
-    template_table,
-)
-from deflectbench.analysis.tables.significance import (
-    chi2_model_outcome,
-    claim_rates,
-    claim_spread_table,
-    claims_by_level,
-    equivalent_pairs,
-    level_tost,
-)
 from deflectbench.benchmark import Benchmark
 
 __all__ = [
@@ -182,18 +143,18 @@ def _summary(frames: StoreFrames, benchmark: Benchmark, options: AnalysisOptions
     verdicts = verdicts_from_frames(gens, judg, benchmark, quirks=options.quirks)
     models = tuple(sorted(scored["model"].unique().tolist())) if len(scored) else ()
     judges = tuple(counts["judges"])
-    framings = tuple(present_framings(scored))
+    framings = tuple(tables.present_framings(scored))
     by_model = scored.groupby("model", sort=True) if len(scored) else None
 
-    by_framing = rates_by(scored, ["model", "framing"])
-    rates = rates_with_ci(
+    by_framing = tables.rates_by(scored, ["model", "framing"])
+    rates = tables.rates_with_ci(
         scored, by="model", n_resamples=options.n_resamples, seed=options.seed, level=CI_LEVEL
     )
-    swings = fallacy_swing_by_framing(scored)
-    tost = level_tost(scored)
-    agree, agree_by_model = agreement_tables(verdicts, by="model")
-    claim_refusal = claim_rates(scored)
-    refusal_matrix = framing_matrix(by_framing, models, framings, "refusal")
+    swings = tables.fallacy_swing_by_framing(scored)
+    tost = tables.level_tost(scored)
+    agree, agree_by_model = tables.agreement_tables(verdicts, by="model")
+    claim_refusal = tables.claim_rates(scored)
+    refusal_matrix = tables.framing_matrix(by_framing, models, framings, "refusal")
     attempted = in_benchmark(gens, benchmark)
     steps = step_counts(counts, attempted, judg)
     detail: dict[str, Any] = {}
@@ -240,46 +201,46 @@ def _summary(frames: StoreFrames, benchmark: Benchmark, options: AnalysisOptions
         model_claims=by_model["claim_id"].nunique().to_dict() if by_model is not None else {},
         rates=rates,
         by_framing=by_framing,
-        by_prompt=rates_by(scored, ["model", "prompt_id"]),
-        by_level=rates_by(scored, "level"),
-        sample_refusal=sample_refusal_counts(scored, benchmark.runs_per_cell),
-        output_tokens=output_tokens_by_outcome(scored),
-        fallacy_density=fallacy_density_by_model(scored),
-        cohens_h=cohens_h_table(scored),
+        by_prompt=tables.rates_by(scored, ["model", "prompt_id"]),
+        by_level=tables.rates_by(scored, "level"),
+        sample_refusal=tables.sample_refusal_counts(scored, benchmark.runs_per_cell),
+        output_tokens=tables.output_tokens_by_outcome(scored),
+        fallacy_density=tables.fallacy_density_by_model(scored),
+        cohens_h=tables.cohens_h_table(scored),
         agreement_pairs=agree,
-        agreement=agreement_by_field(agree),
-        agreement_by_model=agreement_by_field(agree_by_model, by="model"),
-        claim_spread=claim_spread_table(scored),
-        chi2=chi2_model_outcome(scored),
+        agreement=tables.agreement_by_field(agree),
+        agreement_by_model=tables.agreement_by_field(agree_by_model, by="model"),
+        claim_spread=tables.claim_spread_table(scored),
+        chi2=tables.chi2_model_outcome(scored),
         tost=tost,
-        templates=template_table(scored),
-        fallacy_by_framing=fallacy_by_framing(scored),
-        coach_labeling=coach_labeling(scored),
-        free_choice=free_choice_preferences(scored),
-        requested_match=requested_match(scored),
+        templates=tables.template_table(scored),
+        fallacy_by_framing=tables.fallacy_by_framing(scored),
+        coach_labeling=tables.coach_labeling(scored),
+        free_choice=tables.free_choice_preferences(scored),
+        requested_match=tables.requested_match(scored),
         claim_refusal=claim_refusal,
         framing_h_refusal={
-            str(m): framing_h_matrix(sub, "refusal")
+            str(m): tables.framing_h_matrix(sub, "refusal")
             for m, sub in (by_model if by_model is not None else [])
         },
         steps=steps,
         cost=cost(attempted, judg),
-        coach_outcomes=coach_outcomes(scored),
-        tokens_by_outcome=tokens_by_outcome(scored),
-        claims_by_level=claims_by_level(claim_refusal),
-        prevalence=prevalence(scored),
+        coach_outcomes=tables.coach_outcomes(scored),
+        tokens_by_outcome=tables.tokens_by_outcome(scored),
+        claims_by_level=tables.claims_by_level(claim_refusal),
+        prevalence=tables.prevalence(scored),
         refusal_matrix=refusal_matrix,
-        fallacy_matrix=framing_matrix(by_framing, models, framings, "any_fallacy_present"),
-        largest_swing=largest_swing(refusal_matrix),
-        samples_per_cell=cell_samples(scored, benchmark.runs_per_cell),
-        tost_equivalent=equivalent_pairs(tost),
-        coach_fields=coach_field_rates(scored),
-        by_model_level=rates_by_level(scored),
-        by_model_context=rates_by_context(scored),
+        fallacy_matrix=tables.framing_matrix(by_framing, models, framings, "any_fallacy_present"),
+        largest_swing=tables.largest_swing(refusal_matrix),
+        samples_per_cell=tables.cell_samples(scored, benchmark.runs_per_cell),
+        tost_equivalent=tables.equivalent_pairs(tost),
+        coach_fields=tables.coach_field_rates(scored),
+        by_model_level=tables.rates_by_level(scored),
+        by_model_context=tables.rates_by_context(scored),
         fallacy_swing_by_framing=swings,
-        fallacy_swing=fallacy_swing(swings),
-        density_by_outcome=fallacy_density_by_outcome(scored),
-        small_sample=small_sample(rates, MIN_CI_CLAIMS),
+        fallacy_swing=tables.fallacy_swing(swings),
+        density_by_outcome=tables.fallacy_density_by_outcome(scored),
+        small_sample=tables.small_sample(rates, MIN_CI_CLAIMS),
         packs=packs,
         **detail,
     )

@@ -7,8 +7,8 @@ per generation and judge). The statistics themselves live in :mod:`.stats`; the 
 choose the rows and groups, so each can be checked against a hand count. They live in one
 module per part of the paper (:mod:`.rates`, :mod:`.agreement`, :mod:`.significance`,
 :mod:`.appendix`, :mod:`.breakdowns`; :mod:`.grouping` holds what they share) and are gathered
-here for a notebook, so ``tables.rates_with_ci`` and friends are one import; the package's own
-modules import the module that defines a name.
+here, so ``tables.rates_with_ci`` and friends are one import (a notebook's, the summary's and
+the analysis package's); the modules of this package import the module that defines a name.
 
 Conventions: rates are fractions in [0, 1]; a field's rate is the mean of its consensus values
 (NaN, a field no judge scored, is left out); an outcome's rate is its share of the group's
