@@ -13,31 +13,10 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
-from deflectbench.benchmark.definition import (
-    KNOWN_PLACEHOLDERS,
-    PAPER_PACK,
-    Benchmark,
-    BenchmarkError,
-    Claim,
-    Fallacy,
-    Followup,
-    Rubric,
-    Template,
-)
+from deflectbench.benchmark.definition import PAPER_PACK, Benchmark, BenchmarkError
 from deflectbench.benchmark.parse import pack_error, parse_benchmark
-from deflectbench.records import Cell
 
 __all__ = [
-    "KNOWN_PLACEHOLDERS",
-    "PAPER_PACK",
-    "Benchmark",
-    "BenchmarkError",
-    "Cell",
-    "Claim",
-    "Fallacy",
-    "Followup",
-    "Rubric",
-    "Template",
     "default_benchmark",
     "load_benchmark",
     "parse_benchmark",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from deflectbench.benchmark.loader import Benchmark
+from deflectbench.benchmark.definition import Benchmark
 from deflectbench.vocab import LEVEL_NAMES
 
 
