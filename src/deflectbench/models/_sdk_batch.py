@@ -15,8 +15,18 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
-from deflectbench.models.base import Completion, GenerationParams, Message
-from deflectbench.models.batch_api import BodyEncoder, Limits, Remote, failure
+from deflectbench.models.base import Completion, GenerationParams, Message, ModelError
+from deflectbench.models.batch_api import (
+    ERRORED,
+    SUCCEEDED,
+    BodyEncoder,
+    Limits,
+    Outcome,
+    Remote,
+    failure,
+    read_outcomes,
+)
+from deflectbench.secrets import scrub
 
 
 class BatchingModel(Protocol):
@@ -44,10 +54,12 @@ class SDKBatches(abc.ABC, Generic[M]):
     #: The SDK's root exception class, and its status error (a refusal: nothing was sent).
     sdk_error: ClassVar[type[Exception]]
     refused: ClassVar[type[Exception]]
+    #: What one batch may carry unless told otherwise (the provider's documented limits).
+    default_limits: ClassVar[Limits]
 
-    def __init__(self, model: M, limits: Limits) -> None:
+    def __init__(self, model: M, limits: Limits | None = None) -> None:
         self.model = model
-        self.limits = limits
+        self.limits = self.default_limits if limits is None else limits
         self.sdk = model.sdk
         self._body = BodyEncoder()
 
@@ -66,6 +78,22 @@ class SDKBatches(abc.ABC, Generic[M]):
             yield
         except self.sdk_error as exc:
             raise failure(self.model.name, exc, self.refused) from None
+
+    @abc.abstractmethod
+    def _outcome(self, raw: bytes) -> Outcome | None:
+        """One result line's outcome, or None: garbled."""
+
+    def _read(self, data: bytes, out: list[Outcome]) -> int:
+        """Each result line's outcome onto ``out``; the count of garbled lines."""
+        return read_outcomes(data, self._outcome, out)
+
+    def _answered(self, custom_id: str, body: Mapping[str, Any]) -> Outcome:
+        """A result that carries a reply body, read as the model reads its own replies."""
+        try:
+            completion = self.model.completion_from_body(body)
+        except (ModelError, TypeError, AttributeError, ValueError) as exc:
+            return Outcome(custom_id, ERRORED, error=scrub(f"bad response: {exc}"))
+        return Outcome(custom_id, SUCCEEDED, completion)
 
     @property
     @abc.abstractmethod

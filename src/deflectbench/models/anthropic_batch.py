@@ -8,41 +8,35 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anthropic
 
 from deflectbench.models._sdk_batch import SDKBatches
-from deflectbench.models.base import GenerationParams, Message, ModelError
+from deflectbench.models.anthropic_api import AnthropicModel
+from deflectbench.models.base import GenerationParams, Message
 from deflectbench.models.batch_api import (
     ANTHROPIC_LIMITS,
     CANCELED,
     ERRORED,
     EXPIRED,
     SUCCEEDED,
-    Limits,
     Lines,
     Outcome,
     Remote,
     epoch,
-    read_outcomes,
 )
 from deflectbench.secrets import scrub
 
-if TYPE_CHECKING:
-    from deflectbench.models.anthropic_api import AnthropicModel
 
-
-class AnthropicBatches(SDKBatches["AnthropicModel"]):
+class AnthropicBatches(SDKBatches[AnthropicModel]):
     """Anthropic: one request creates the batch with every item's params; results are a JSONL
     stream at the batch's results URL."""
 
     wire = "anthropic"
     sdk_error = anthropic.AnthropicError
     refused = anthropic.APIStatusError
-
-    def __init__(self, model: AnthropicModel, limits: Limits = ANTHROPIC_LIMITS) -> None:
-        super().__init__(model, limits)
+    default_limits = ANTHROPIC_LIMITS
 
     @property
     def _batches(self) -> Any:
@@ -116,7 +110,7 @@ class AnthropicBatches(SDKBatches["AnthropicModel"]):
             async with self._batches.with_streaming_response.results(remote.id) as response:
                 data = await response.read()
         out: list[Outcome] = []
-        return out, read_outcomes(data, self._outcome, out)
+        return out, self._read(data, out)
 
     def _outcome(self, raw: bytes) -> Outcome | None:
         try:
@@ -129,11 +123,7 @@ class AnthropicBatches(SDKBatches["AnthropicModel"]):
         except (ValueError, KeyError, TypeError):
             return None
         if kind == SUCCEEDED:
-            try:
-                completion = self.model.completion_from_body(result.get("message") or {})
-            except (ModelError, TypeError, AttributeError, ValueError) as exc:
-                return Outcome(custom_id, ERRORED, error=scrub(f"bad response: {exc}"))
-            return Outcome(custom_id, SUCCEEDED, completion)
+            return self._answered(custom_id, result.get("message") or {})
         if kind == ERRORED:
             error = (result.get("error") or {}).get("error") or {}
             return Outcome(

@@ -9,29 +9,24 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 import openai
 
 from deflectbench.models._sdk_batch import SDKBatches
-from deflectbench.models.base import GenerationParams, Message, ModelError
+from deflectbench.models.base import GenerationParams, Message
 from deflectbench.models.batch_api import (
     CANCELED,
     ERRORED,
     EXPIRED,
     OPENAI_LIMITS,
-    SUCCEEDED,
-    Limits,
     Lines,
     Outcome,
     Remote,
     epoch,
-    read_outcomes,
 )
+from deflectbench.models.openai_compat import OpenAICompatModel
 from deflectbench.secrets import scrub
-
-if TYPE_CHECKING:
-    from deflectbench.models.openai_compat import OpenAICompatModel
 
 #: The metadata key an OpenAI batch carries its store key under (found again after a crash).
 TAG_KEY = "deflectbench_batch"
@@ -39,7 +34,7 @@ TAG_KEY = "deflectbench_batch"
 ENDPOINT: Final = "/v1/chat/completions"
 
 
-class OpenAIBatches(SDKBatches["OpenAICompatModel"]):
+class OpenAIBatches(SDKBatches[OpenAICompatModel]):
     """OpenAI: upload a JSONL file (purpose batch), create a batch over it; results in the
     output file, failures in the error file."""
 
@@ -47,9 +42,7 @@ class OpenAIBatches(SDKBatches["OpenAICompatModel"]):
     endpoint = ENDPOINT
     sdk_error = openai.OpenAIError
     refused = openai.APIStatusError
-
-    def __init__(self, model: OpenAICompatModel, limits: Limits = OPENAI_LIMITS) -> None:
-        super().__init__(model, limits)
+    default_limits = OPENAI_LIMITS
 
     @property
     def _batches(self) -> Any:
@@ -117,7 +110,7 @@ class OpenAIBatches(SDKBatches["OpenAICompatModel"]):
                 continue
             with self._calling():
                 content = await self.sdk.files.content(file_id)
-            garbled += read_outcomes(content.content, self._outcome, out)
+            garbled += self._read(content.content, out)
         return out, garbled
 
     def _outcome(self, raw: bytes) -> Outcome | None:
@@ -139,8 +132,4 @@ class OpenAIBatches(SDKBatches["OpenAICompatModel"]):
         if status != 200:
             message = (body.get("error") or {}).get("message") if isinstance(body, dict) else None
             return Outcome(custom_id, ERRORED, error=scrub(f"HTTP {status}: {message}"))
-        try:
-            completion = self.model.completion_from_body(body)
-        except (ModelError, TypeError, AttributeError, ValueError) as exc:
-            return Outcome(custom_id, ERRORED, error=scrub(f"bad response: {exc}"))
-        return Outcome(custom_id, SUCCEEDED, completion)
+        return self._answered(custom_id, body)
