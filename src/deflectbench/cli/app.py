@@ -226,11 +226,10 @@ def main() -> None:
         sys.exit(1)
     except Exception as exc:  # click usage errors and the unexpected
         # typer may bundle its own click: recognise usage errors by their interface
-        if callable(getattr(exc, "show", None)) and isinstance(
-            getattr(exc, "exit_code", None), int
-        ):
-            exc.show()
-            sys.exit(exc.exit_code)
+        show, code = getattr(exc, "show", None), getattr(exc, "exit_code", None)
+        if callable(show) and isinstance(code, int):
+            show()
+            sys.exit(code)
         if os.environ.get("DEFLECTBENCH_DEBUG"):
             raise
         err.print(

@@ -161,11 +161,13 @@ def decode_eval(
     parse_error = _get(obj, "parse_error", int, required=False, default=0) == 1
     said: dict[str, int] | None = None
     if not parse_error:
-        said = {f: obj.get(f) for f in FIELDS}
-        for f, v in said.items():
+        said = {}
+        for f in FIELDS:
+            v = obj.get(f)
             if type(v) is not int or v not in _SCORE_VALUES:
                 _get(obj, f, int)  # names a missing field or a wrong type
                 raise RecordError(f"field {f!r} must be 1, 0 or -1, got {_short(v)}")
+            said[f] = v
     for key in ("eval_id", "gen_id", "claim_text", "timestamp"):
         _get(obj, key, str, required=False)
     raw = obj.get("raw_judge_response")

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -194,7 +195,7 @@ def write_folder(out: Path, tables: Sequence[Table], b: Benchmark, what: str) ->
         schema = pa.schema([(name, arrow[dtype]) for name, dtype in features])
         table = pa.Table.from_pylist(records(t.frame), schema=schema)
         path = out / t.path
-        write_whole(path, lambda tmp, table=table: pq.write_table(table, tmp))
+        write_whole(path, partial(pq.write_table, table))
         written.append(path)
         configs.append(
             Config(
@@ -491,7 +492,7 @@ def _import_judgments(
 
 def _judgment(r: dict[str, Any], gen: int) -> JudgmentRecord:
     """One exported judgment row as a record of the store's generation ``gen``."""
-    values = {f: r.get(f) for f in FIELDS}
+    values: dict[str, Any] = {f: r.get(f) for f in FIELDS}  # unchecked: the gate checks them
     return JudgmentRecord(
         gen_id=gen,
         judge=r["judge"],

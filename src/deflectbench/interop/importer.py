@@ -347,9 +347,9 @@ def import_paths(
             )
             continue
         queued[kind].append(path)
-    for kind in ("generations", "evals"):
-        for path in queued[kind]:
-            _import_file(store, path, kind, catalog, report, max(1, chunk_records))
+    for queued_kind, files in queued.items():  # generations first, then evals
+        for path in files:
+            _import_file(store, path, queued_kind, catalog, report, max(1, chunk_records))
     return report
 
 
@@ -454,9 +454,9 @@ def _generation_keys(objects: Sequence[tuple[int, str, dict[str, Any]]]) -> list
     record naming it otherwise is refused by the decoder before it looks)."""
     keys = []
     for _, _, obj in objects:
-        key = (obj.get("gen_model"), obj.get("claim_id"), obj.get("prompt_id"), obj.get("run"))
-        if all(type(v) is str for v in key[:3]) and type(key[3]) is int:
-            keys.append(key)
+        model, claim, prompt, run = map(obj.get, ("gen_model", "claim_id", "prompt_id", "run"))
+        if type(model) is str and type(claim) is str and type(prompt) is str and type(run) is int:
+            keys.append((model, claim, prompt, run))
     return keys
 
 
@@ -485,6 +485,7 @@ def _without_conflicts(
     gate's "earlier in the same file" (its first line, with the content that chunk stored),
     never "already stored"."""
     keys = [_identity(kind, rec)[0] for _, rec, _ in decoded]
+    rows: dict[Any, tuple[int, str | None, str | None]]
     if kind == "generations":
         first = decoded[0][1]
         rows = generation_rows_of(store.conn, first.benchmark, first.condition, keys)

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from deflectbench import gate
 from deflectbench.benchmark import Benchmark
@@ -250,6 +250,22 @@ def _judgments(
     return out
 
 
+class _EpochFields(TypedDict):
+    """The fields of an epoch's generation whether it replied or failed."""
+
+    benchmark: str
+    model: str
+    claim_id: str
+    prompt_id: str
+    sample: int
+    prompt: str
+    params: dict[str, Any]
+    source: str
+    created_at: str
+    condition: str
+    extra: dict[str, Any]
+
+
 def decode_log(log: EvalLog, path: Path, samples: Iterable[EvalSample] | None = None) -> LogRecords:
     """Every epoch of every sample of one task log, checked against the pack it names.
     ``samples``: the log's samples when read apart from its header (streamed, so a full-size
@@ -298,18 +314,18 @@ def decode_log(log: EvalLog, path: Path, samples: Iterable[EvalSample] | None = 
             skipped += 1
             continue
         created = str(s.completed_at or s.started_at or log.eval.created or now_iso())
-        common = dict(
-            benchmark=benchmark.key,
-            model=model,
-            claim_id=str(claim_id),
-            prompt_id=str(prompt_id),
-            sample=int(s.epoch),
-            prompt=prompt,
-            params=params,
-            source=SOURCE,
-            created_at=created,
-            condition=label,
-            extra={
+        common: _EpochFields = {
+            "benchmark": benchmark.key,
+            "model": model,
+            "claim_id": str(claim_id),
+            "prompt_id": str(prompt_id),
+            "sample": int(s.epoch),
+            "prompt": prompt,
+            "params": params,
+            "source": SOURCE,
+            "created_at": created,
+            "condition": label,
+            "extra": {
                 "inspect": {
                     "eval_id": log.eval.eval_id,
                     "run_id": log.eval.run_id,
@@ -318,7 +334,7 @@ def decode_log(log: EvalLog, path: Path, samples: Iterable[EvalSample] | None = 
                     "uuid": s.uuid,
                 }
             },
-        )
+        }
         score = (s.scores or {}).get(verdicts.SCORER)
         try:
             if s.error is not None:
@@ -432,9 +448,9 @@ def _store_log(store: Store, path: Path, recs: LogRecords, report: ImportReport)
             kept.add(cell[1:])
         ids = store.generation_ids(key, recs.condition)
         judged = store.judgment_contents()
-        for cell, judgments in recs.judgments.items():
-            gen_id = ids.get((recs.model, *cell))
-            if gen_id is None or cell not in kept:
+        for epoch, judgments in recs.judgments.items():
+            gen_id = ids.get((recs.model, *epoch))
+            if gen_id is None or epoch not in kept:
                 continue
             for j in judgments:
                 judge_report.read += 1
@@ -444,7 +460,7 @@ def _store_log(store: Store, path: Path, recs: LogRecords, report: ImportReport)
                 if old is not None and old[2] is None and (old[1], old[2]) != (j.raw, j.error):
                     judge_report.skipped += 1
                     report.problems.append(
-                        f"{path}: {j.judge} on {cell[0]}:{cell[1]} epoch {cell[2]}: already "
+                        f"{path}: {j.judge} on {epoch[0]}:{epoch[1]} epoch {epoch[2]}: already "
                         "stored with another reply; kept the stored one"
                     )
                     continue

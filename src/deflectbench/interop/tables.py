@@ -14,6 +14,7 @@ import json
 import os
 import re
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -328,9 +329,9 @@ def write_flat(store: Store, out: Path, fmt: str, benchmark: Benchmark) -> list[
             write_text(path, "".join(line + "\n" for line in lines))
         elif fmt == "csv":
             safe = csv_safe(df)
-            write_whole(path, lambda tmp, safe=safe: safe.to_csv(tmp, index=False))
+            write_whole(path, partial(safe.to_csv, index=False))
         else:
-            write_whole(path, lambda tmp, df=df: df.to_parquet(tmp, index=False, engine="pyarrow"))
+            write_whole(path, partial(df.to_parquet, index=False, engine="pyarrow"))
         written.append(path)
     return written
 

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 import pandas as pd
 
-from deflectbench.analysis.frames.scored import generation_frame, judgment_frame
+from deflectbench.analysis.frames.scored import RowReader, generation_frame, judgment_frame
 from deflectbench.analysis.options import DEFAULT_VALUES
 
 __all__ = [
@@ -35,20 +35,15 @@ DETAIL_GEN_COLUMNS = ("created_at", "source", "served_model")
 DETAIL_JUDGMENT_COLUMNS = ("created_at",)
 
 
-class StoreReader(Protocol):
-    """What the analysis reads from a results store (``deflectbench.store.Store``)."""
+class StoreReader(RowReader, Protocol):
+    """What the analysis reads from a results store (``deflectbench.store.Store``): its rows
+    (:class:`~deflectbench.analysis.frames.scored.RowReader`) and these."""
 
     @property
     def path(self) -> Any: ...
 
     @property
     def schema_version(self) -> int: ...
-
-    def generation_rows(
-        self, *, include_errors: bool = True, columns: Sequence[str] | None = None
-    ) -> list[dict[str, Any]]: ...
-
-    def judgment_rows(self, *, columns: Sequence[str] | None = None) -> list[dict[str, Any]]: ...
 
     def runs(self) -> list[dict[str, Any]]: ...
 

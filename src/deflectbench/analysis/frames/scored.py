@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
@@ -49,6 +49,7 @@ __all__ = [
     "GEN_COLUMNS",
     "JUDGMENT_COLUMNS",
     "TEMPLATE_COLUMNS",
+    "RowReader",
     "generation_frame",
     "in_benchmark",
     "judges_of",
@@ -81,6 +82,18 @@ CLAIM_COLUMNS = ["claim_id", "level", "context", "domain"]
 TEMPLATE_COLUMNS = ["prompt_id", "framing", "fallacy_requested", "explicitness"]
 
 
+class RowReader(Protocol):
+    """The rows :func:`generation_frame` and :func:`judgment_frame` read: a ``Store``, or any
+    reader of its rows (:class:`~deflectbench.analysis.frames.load.StoreReader` extends it).
+    A reader with ``column_lists`` (the store) is read column by column instead."""
+
+    def generation_rows(
+        self, *, include_errors: bool = True, columns: Sequence[str] | None = None
+    ) -> list[dict[str, Any]]: ...
+
+    def judgment_rows(self, *, columns: Sequence[str] | None = None) -> list[dict[str, Any]]: ...
+
+
 def _frame(rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
     if not rows:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
@@ -96,7 +109,7 @@ REPEATED_COLUMNS = frozenset(
 )
 
 
-def _read(store: Store, table: str, columns: list[str]) -> pd.DataFrame:
+def _read(store: RowReader, table: str, columns: list[str]) -> pd.DataFrame:
     """``columns`` of every row of ``table`` as a frame. From a store's column lists when it
     has them (one list per column, each made a column and dropped in turn: a list of row dicts
     costs ten times the frame), else from its rows; the same frame either way."""
@@ -111,7 +124,7 @@ def _read(store: Store, table: str, columns: list[str]) -> pd.DataFrame:
 
 
 def generation_frame(
-    store: Store, *, text: bool = False, extra: Sequence[str] = ()
+    store: RowReader, *, text: bool = False, extra: Sequence[str] = ()
 ) -> pd.DataFrame:
     """Every stored generation, errors included; ``text=True`` adds prompt and response,
     ``extra`` any other stored columns (e.g. ``created_at``)."""
@@ -156,7 +169,7 @@ def answered(gens: pd.DataFrame) -> np.ndarray:
 
 
 def judgment_frame(
-    store: Store, *, text: bool = False, values: str = DEFAULT_VALUES, extra: Sequence[str] = ()
+    store: RowReader, *, text: bool = False, values: str = DEFAULT_VALUES, extra: Sequence[str] = ()
 ) -> pd.DataFrame:
     """Every stored judgment (one per generation and judge); ``text=True`` adds raw and reasoning,
     ``extra`` any other stored columns (e.g. ``input_tokens``).
@@ -324,7 +337,7 @@ def scored_from_frames(
     all_judges = sorted(judg["judge"].dropna().unique().tolist()) if len(judg) else []
     rule = Consensus.parse(consensus).check_judges(all_judges)
     attempted = in_benchmark(gens, benchmark)
-    if rule.kind == "judge":
+    if rule.kind == "judge" and rule.judge is not None:  # a judge rule always names one
         judges = [rule.judge]
     judges = sorted(judges) if judges else judges_of(judg, attempted)
     failed = attempted["error"].notna().to_numpy()

@@ -171,10 +171,8 @@ def fallacy_density_by_outcome(scored: pd.DataFrame) -> pd.DataFrame:
     data = data[data["output_tokens"].fillna(0) > 0]
     rows = []
     for (model, outcome), sub in data.groupby(["model", "outcome"], sort=True):
-        density = fallacy_density(
-            *(sub[f].to_numpy(dtype=np.float64) for f in FALLACY_FIELDS),
-            sub["output_tokens"].to_numpy(dtype=np.float64),
-        )
+        wa, ah, rh = (sub[f].to_numpy(dtype=np.float64) for f in FALLACY_FIELDS)
+        density = fallacy_density(wa, ah, rh, sub["output_tokens"].to_numpy(dtype=np.float64))
         rows.append({"model": model, "outcome": outcome, "n": len(sub), "fallacy_density": density})
     out = pd.DataFrame(rows, columns=columns)
     rank = {o: i for i, o in enumerate(OUTCOMES)}

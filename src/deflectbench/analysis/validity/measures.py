@@ -152,7 +152,7 @@ def _percentiles(boot: NDArray[np.float64], level: float, claims: int = 2) -> tu
 def compare(
     rater: ArrayLike,
     reference: ArrayLike,
-    claims: ArrayLike,
+    claims: Sequence[Hashable] | ArrayLike,
     *,
     n_resamples: int = 1000,
     seed: int = 0,

@@ -124,7 +124,7 @@ def corrected_tables(c: Corrected | None) -> list[Table]:
                     }
                 )
     by = pd.DataFrame(rows)
-    framing = make_table(
+    per_framing = make_table(
         "corrected_by_framing",
         "Corrected outcome rates per model and framing",
         by.drop(columns=["_j", "_c"]) if len(by) else by,
@@ -144,7 +144,7 @@ def corrected_tables(c: Corrected | None) -> list[Table]:
         note=f"Corrected with the labels of that model and framing ({c.method}); a framing "
         f"with fewer than {c.min_labels} labels says so instead of a number.",
     )
-    return [main, framing]
+    return [main, per_framing]
 
 
 def excluded_sentences(c: Corrected) -> list[str]:

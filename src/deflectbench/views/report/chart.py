@@ -19,7 +19,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import matplotlib as mpl
 import numpy as np
@@ -29,6 +29,9 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from deflectbench.vocab import OUTCOMES
+
+if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType
 
 __all__ = [
     "FALLACY_LABELS",
@@ -98,7 +101,7 @@ MODEL_MARKERS: tuple[str, ...] = ("o", "s", "^", "D", "v", "P", "X")
 INK = "#222222"
 
 #: matplotlib settings for every figure; the ``svg.*``, ``pdf.*`` entries make files reproducible.
-STYLE: dict[str, Any] = {
+STYLE: dict[RcKeyType, Any] = {
     "font.family": "DejaVu Sans",
     "font.size": 10,
     "axes.titlesize": 10.5,

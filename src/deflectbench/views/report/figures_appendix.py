@@ -148,8 +148,8 @@ def sample_counts_chart(models: Sequence[str], counts: pd.DataFrame, runs: int) 
     )
     chart = Chart("run_refusal_counts", title, caption, caption)
     labels = [c for c in counts.columns if c not in ("model", "cells", "incomplete_cells")]
-    rows = {r["model"]: r for r in counts.to_dict(orient="records")}
-    dists = {m: {k: rows[m][k] for k in labels} if m in rows else {} for m in models}
+    by_model = {r["model"]: r for r in counts.to_dict(orient="records")}
+    dists = {m: {k: by_model[m][k] for k in labels} if m in by_model else {} for m in models}
     dists = {m: d for m, d in dists.items() if d and sum(d.values())}
     if not dists:
         chart.missing = "No scored generations."

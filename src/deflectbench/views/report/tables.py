@@ -69,7 +69,7 @@ class Table:
 def _tost_ci(r: dict[str, Any]) -> str:
     """``-17.0 to +7.9 (-4.5)``: the TOST's 90% CI in points and the difference it is centred on."""
     lo, hi, mid = r.get("ci90_lo"), r.get("ci90_hi"), r.get("diff_adjusted")
-    if any(x is None or isnan(x) for x in (lo, hi, mid)):
+    if lo is None or hi is None or mid is None or isnan(lo) or isnan(hi) or isnan(mid):
         return "–"
     return f"{100 * lo:+.1f} to {100 * hi:+.1f} ({100 * mid:+.1f})"
 
