@@ -27,11 +27,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, Unpack
 
 from deflectbench.engine.account import Account
 from deflectbench.engine.flow import gather_or_cancel
-from deflectbench.engine.lane import Lane, OnResult
+from deflectbench.engine.lane import Lane, LaneOptions, OnResult
 from deflectbench.engine.policy import (
     EngineEvent,
     EnginePolicy,
@@ -79,14 +79,10 @@ class Engine:
         policy: EnginePolicy | None = None,
         *,
         account: str | None = None,
-        priority: int = 0,
-        items: Iterable[T] | None = None,
-        feeds: int = 0,
-        estimate_tokens: Callable[[T], int] | None = None,
-        should_stop: Callable[[], bool] | None = None,
-        on_progress: Callable[[EngineEvent], None] | None = None,
+        **options: Unpack[LaneOptions[T]],
     ) -> Lane[T]:
-        """A lane on ``account`` (default: its own). ``items`` are known now; ``feeds`` counts
+        """A lane on ``account`` (default: its own), with :class:`Lane`'s keyword ``options``
+        (:class:`~deflectbench.engine.lane.LaneOptions`). ``items`` are known now; ``feeds`` counts
         producers that will :meth:`Lane.add` more and then :meth:`Lane.close_feed`."""
         policy = policy or EnginePolicy()
         key = account or name
@@ -95,19 +91,7 @@ class Engine:
             acct = self.accounts[key] = Account(key, policy, self.loop)
         else:
             acct.admit(policy)
-        lane = Lane(
-            acct,
-            name,
-            call,
-            on_result,
-            policy,
-            priority=priority,
-            items=items,
-            feeds=feeds,
-            estimate_tokens=estimate_tokens,
-            should_stop=should_stop,
-            on_progress=on_progress,
-        )
+        lane = Lane(acct, name, call, on_result, policy, **options)
         acct.lanes.append(lane)
         self.lanes.append(lane)
         return lane

@@ -16,7 +16,7 @@ import heapq
 import itertools
 import random
 from collections.abc import Awaitable, Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypedDict, TypeVar
 
 from deflectbench.engine.flow import Job
 from deflectbench.engine.policy import (
@@ -36,6 +36,18 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 OnResult = Callable[[T, Completion | None, Failure | None], None]
+
+
+class LaneOptions(TypedDict, Generic[T], total=False):
+    """A lane's keyword settings, as :meth:`Engine.lane <deflectbench.engine.Engine.lane>`
+    passes them on to :class:`Lane` (see there)."""
+
+    priority: int
+    items: Iterable[T] | None
+    feeds: int
+    estimate_tokens: Callable[[T], int] | None
+    should_stop: Callable[[], bool] | None
+    on_progress: Callable[[EngineEvent], None] | None
 
 
 class Lane(Generic[T]):
