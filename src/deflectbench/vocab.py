@@ -191,6 +191,14 @@ class ConsensusError(ValueError):
 CONSENSUS_RULES = ("mean", "all", "judge:<name>")
 
 
+def one_of(value: str, valid: Sequence[str], what: str) -> str:
+    """``value`` if it is one of ``valid``, else the :class:`ConsensusError` that names ``what``
+    and lists the valid ones (the CLI's one-line error for a bad analysis option)."""
+    if value not in valid:
+        raise ConsensusError(f"unknown {what} {value!r}; valid: {', '.join(valid)}")
+    return value
+
+
 @dataclass(frozen=True)
 class Consensus:
     """How several judges' verdicts combine into one, per field.

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from deflectbench.analysis.compat.quirks import ReleaseQuirks, check_compat
-from deflectbench.vocab import Consensus, ConsensusError
+from deflectbench.vocab import Consensus, ConsensusError, one_of
 
 __all__ = [
     "CI_LEVEL",
@@ -42,9 +42,8 @@ DEFAULT_VALUES = "said"
 
 
 def check_values(values: str) -> str:
-    if values not in JUDGE_VALUES:
-        raise ConsensusError(f"unknown judge values {values!r}; valid: {', '.join(JUDGE_VALUES)}")
-    return values
+    """The judge-values mode, or ConsensusError."""
+    return one_of(values, JUDGE_VALUES, "judge values")
 
 
 @dataclass(frozen=True)
@@ -73,10 +72,7 @@ class AnalysisOptions:
 
     def __post_init__(self) -> None:
         rule = Consensus.parse(self.consensus)
-        if self.correction not in CORRECTIONS:
-            raise ConsensusError(
-                f"unknown --correction {self.correction!r}; valid: {', '.join(CORRECTIONS)}"
-            )
+        one_of(self.correction, CORRECTIONS, "--correction")
         check_values(self.values)
         check_compat(self.compat)
         if self.compat == "release" and (self.values != "said" or rule.kind != "mean"):

@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 
 from deflectbench.analysis.consensus import Votes, consensus_fields
-from deflectbench.vocab import FIELDS, OUTCOMES, Consensus, ConsensusError, outcome_codes
+from deflectbench.vocab import FIELDS, OUTCOMES, Consensus, one_of, outcome_codes
 
 __all__ = [
     "COMPAT_MODES",
@@ -115,9 +115,7 @@ QUIRKS: tuple[Quirk, ...] = (
 
 def check_compat(compat: str) -> str:
     """The mode, or ConsensusError (the CLI's one-line error for a bad analysis option)."""
-    if compat not in COMPAT_MODES:
-        raise ConsensusError(f"unknown compat mode {compat!r}; valid: {', '.join(COMPAT_MODES)}")
-    return compat
+    return one_of(compat, COMPAT_MODES, "compat mode")
 
 
 @dataclass(frozen=True)
