@@ -24,9 +24,9 @@ declares. Tested with inspect-ai 0.3.285 (the ``inspect`` extra's floor; docs/in
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any
 
 from deflectbench import gate
 from deflectbench.benchmark import Benchmark
@@ -250,22 +250,6 @@ def _judgments(
     return out
 
 
-class _EpochFields(TypedDict):
-    """The fields of an epoch's generation whether it replied or failed."""
-
-    benchmark: str
-    model: str
-    claim_id: str
-    prompt_id: str
-    sample: int
-    prompt: str
-    params: dict[str, Any]
-    source: str
-    created_at: str
-    condition: str
-    extra: dict[str, Any]
-
-
 def decode_log(log: EvalLog, path: Path, samples: Iterable[EvalSample] | None = None) -> LogRecords:
     """Every epoch of every sample of one task log, checked against the pack it names.
     ``samples``: the log's samples when read apart from its header (streamed, so a full-size
@@ -314,18 +298,19 @@ def decode_log(log: EvalLog, path: Path, samples: Iterable[EvalSample] | None = 
             skipped += 1
             continue
         created = str(s.completed_at or s.started_at or log.eval.created or now_iso())
-        common: _EpochFields = {
-            "benchmark": benchmark.key,
-            "model": model,
-            "claim_id": str(claim_id),
-            "prompt_id": str(prompt_id),
-            "sample": int(s.epoch),
-            "prompt": prompt,
-            "params": params,
-            "source": SOURCE,
-            "created_at": created,
-            "condition": label,
-            "extra": {
+        common = GenerationRecord(  # what a reply and a failure share; each fills in the rest
+            benchmark=benchmark.key,
+            model=model,
+            claim_id=str(claim_id),
+            prompt_id=str(prompt_id),
+            sample=int(s.epoch),
+            prompt=prompt,
+            response=None,
+            params=params,
+            source=SOURCE,
+            created_at=created,
+            condition=label,
+            extra={
                 "inspect": {
                     "eval_id": log.eval.eval_id,
                     "run_id": log.eval.run_id,
@@ -334,19 +319,19 @@ def decode_log(log: EvalLog, path: Path, samples: Iterable[EvalSample] | None = 
                     "uuid": s.uuid,
                 }
             },
-        }
+        )
         score = (s.scores or {}).get(verdicts.SCORER)
         try:
             if s.error is not None:
-                gen = GenerationRecord(**common, response=None, error=scrub(s.error.message))
+                gen = replace(common, error=scrub(s.error.message))
             else:
                 text = s.output.completion
                 reason = (score.metadata or {}).get("finish_reason") if score is not None else None
                 if reason is None:
                     reason = verdicts.finish_reason(s.output.stop_reason, text)
                 usage = s.output.usage
-                gen = GenerationRecord(
-                    **common,
+                gen = replace(
+                    common,
                     response=text,
                     finish_reason=reason,
                     input_tokens=gate.tokens(usage.input_tokens if usage else 0, "input_tokens"),

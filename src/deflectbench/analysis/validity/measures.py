@@ -253,18 +253,16 @@ def human_outcome(values: Mapping[str, float]) -> str | None:
 
 # --------------------------------------------------------------------------- tables
 
-VALIDITY_COLUMNS: tuple[str, ...] = (
-    "rater",
-    "field",
-    "n",
-    "tp",
-    "fp",
-    "fn",
-    "tn",
-    "claims",
-    "prevalence",
-    *(f"{m}{s}" for m in METRICS for s in ("", "_lo", "_hi")),
-)
+#: The counts a comparison of 0/1 labels reports before its metrics.
+_COUNT_COLUMNS: tuple[str, ...] = ("n", "tp", "fp", "fn", "tn", "claims", "prevalence")
+
+
+def _with_ci(metrics: Iterable[str]) -> tuple[str, ...]:
+    """Each metric's column followed by its CI's bounds: ``kappa, kappa_lo, kappa_hi``."""
+    return tuple(f"{m}{s}" for m in metrics for s in ("", "_lo", "_hi"))
+
+
+VALIDITY_COLUMNS: tuple[str, ...] = ("rater", "field", *_COUNT_COLUMNS, *_with_ci(METRICS))
 
 
 def rater_validity(
@@ -328,7 +326,7 @@ AGREEMENT_COLUMNS: tuple[str, ...] = (
     "n",
     "claims",
     "prevalence",
-    *(f"{m}{s}" for m in ("accuracy", "kappa", "ac1") for s in ("", "_lo", "_hi")),
+    *_with_ci(("accuracy", "kappa", "ac1")),
 )
 
 
@@ -372,14 +370,8 @@ MONITOR_OUTCOMES: tuple[str, ...] = ("refusal", "soft_refusal", "labeled_complia
 OUTCOME_COLUMNS: tuple[str, ...] = (
     "reference",
     "outcome",
-    "n",
-    "tp",
-    "fp",
-    "fn",
-    "tn",
-    "claims",
-    "prevalence",
-    *(f"{m}{s}" for m in COUNT_METRICS for s in ("", "_lo", "_hi")),
+    *_COUNT_COLUMNS,
+    *_with_ci(COUNT_METRICS),
 )
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-import matplotlib as mpl
 import numpy as np
 
 from deflectbench.analysis.calibration.corrected import Corrected
@@ -14,11 +13,10 @@ from deflectbench.views.report.chart import (
     INK,
     OUTCOME_COLORS,
     OUTCOME_LABELS,
-    STYLE,
     Chart,
     ci_panel,
-    new_figure,
     pct_label,
+    styled_figure,
 )
 from deflectbench.vocab import OUTCOMES
 
@@ -63,8 +61,7 @@ def corrected_chart(models: Sequence[str], c: Corrected | None) -> Chart:
         for k, o in enumerate(OUTCOMES):
             judged[i, k] = _triple(cell.get("judged", "outcome", o))
             corr[i, k] = _triple(cell.get("corrected", "outcome", o))
-    with mpl.rc_context(STYLE):
-        fig = new_figure(11, 1.4 + 0.6 * n)
+    with styled_figure(11, 1.4 + 0.6 * n) as fig:
         y = np.arange(n)
         for k, o in enumerate(OUTCOMES):
             ax = fig.add_subplot(1, len(OUTCOMES), k + 1)

@@ -16,7 +16,8 @@ grayscale; models use Tol's "bright" set plus distinct marker shapes.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -49,10 +50,10 @@ __all__ = [
     "facet_grid",
     "label_segment",
     "model_style",
-    "new_figure",
     "outcome_legend",
     "pct_label",
     "save_chart",
+    "styled_figure",
     "text_color",
     "zoom",
 ]
@@ -147,10 +148,14 @@ class Chart:
     missing: str = ""
 
 
-def new_figure(width: float, height: float) -> Figure:
-    fig = Figure(figsize=(width, height), layout="constrained")
-    FigureCanvasAgg(fig)
-    return fig
+@contextmanager
+def styled_figure(width: float, height: float) -> Iterator[Figure]:
+    """A new figure, with the report's style (:data:`STYLE`) in force for the ``with`` block
+    that draws it: fonts, sizes and colours are read from the style as each artist is made."""
+    with mpl.rc_context(STYLE):
+        fig = Figure(figsize=(width, height), layout="constrained")
+        FigureCanvasAgg(fig)
+        yield fig
 
 
 def _luminance(color: Any) -> float:

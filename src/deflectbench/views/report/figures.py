@@ -26,17 +26,16 @@ from deflectbench.views.report.chart import (
     MODEL_COLORS,
     OUTCOME_COLORS,
     OUTCOME_LABELS,
-    STYLE,
     Chart,
     bar_kw,
     ci_panel,
     facet_grid,
     label_segment,
     model_style,
-    new_figure,
     outcome_legend,
     pct_label,
     save_chart,
+    styled_figure,
     text_color,
 )
 from deflectbench.views.report.figures_appendix import (
@@ -51,7 +50,6 @@ __all__ = [
     "MODEL_COLORS",
     "OUTCOME_COLORS",
     "OUTCOME_LABELS",
-    "STYLE",
     "Chart",
     "claims_chart",
     "coach_chart",
@@ -97,8 +95,7 @@ def signature_chart(
             rates[i, k], lo[i, k], hi[i, k] = (
                 100 * _value(entry.get(key)) for key in ("rate", "ci_lo", "ci_hi")
             )
-    with mpl.rc_context(STYLE):
-        fig = new_figure(11, 1.6 + 0.62 * n + 1.3 + 0.42 * n)
+    with styled_figure(11, 1.6 + 0.62 * n + 1.3 + 0.42 * n) as fig:
         gs = fig.add_gridspec(2, len(OUTCOMES), height_ratios=[0.62 * n + 0.9, 0.42 * n + 0.9])
         ax = fig.add_subplot(gs[0, :])
         y = np.arange(n)
@@ -163,8 +160,7 @@ def framing_heatmap(matrix: pd.DataFrame, swing: FramingSwing | None) -> Chart:
     values = 100 * matrix.to_numpy(dtype=float)
     nrow, ncol = values.shape
     cmap = mpl.colormaps["cividis"].with_extremes(bad="#F2F2F2")
-    with mpl.rc_context(STYLE):
-        fig = new_figure(min(2.6 + 1.15 * ncol, 12), 1.5 + 0.55 * nrow)
+    with styled_figure(min(2.6 + 1.15 * ncol, 12), 1.5 + 0.55 * nrow) as fig:
         ax = fig.add_subplot()
         im = ax.imshow(np.ma.masked_invalid(values), cmap=cmap, vmin=0, vmax=100, aspect="auto")
         for i in range(nrow):
@@ -222,8 +218,7 @@ def fallacy_framing_chart(matrix: pd.DataFrame) -> Chart:
     models = list(matrix.index)
     framings = list(matrix.columns)
     n = len(models)
-    with mpl.rc_context(STYLE):
-        fig = new_figure(8.5, 1.4 + 0.5 * len(framings) + 0.1 * n)
+    with styled_figure(8.5, 1.4 + 0.5 * len(framings) + 0.1 * n) as fig:
         ax = fig.add_subplot()
         y = np.arange(len(framings))
         step = min(0.16, 0.7 / max(n, 1))
@@ -281,8 +276,7 @@ def coach_chart(coach: pd.DataFrame, models: Sequence[str]) -> Chart:
     rows, cols = facet_grid(len(present), 2)
     height = 0.9 + rows * (0.75 * len(fallacies) + 0.9)
     bar = 0.8 / len(COACH_BARS)
-    with mpl.rc_context(STYLE):
-        fig = new_figure(11 if cols > 1 else 7, height)
+    with styled_figure(11 if cols > 1 else 7, height) as fig:
         axes = fig.subplots(rows, cols, squeeze=False, sharex=True)
         for idx, m in enumerate(present):
             ax = axes[idx // cols][idx % cols]

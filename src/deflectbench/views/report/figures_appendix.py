@@ -10,7 +10,6 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import matplotlib as mpl
 import numpy as np
 import pandas as pd
 
@@ -19,11 +18,10 @@ from deflectbench.views.report.chart import (
     MODEL_COLORS,
     OUTCOME_COLORS,
     OUTCOME_LABELS,
-    STYLE,
     Chart,
     bar_kw,
     facet_grid,
-    new_figure,
+    styled_figure,
 )
 from deflectbench.vocab import LEVEL_NAMES, OUTCOMES
 
@@ -67,8 +65,7 @@ def claims_chart(
     levels = sorted(int(v) for v in data["level"].unique())
     rng = np.random.default_rng(0)
     jitter = rng.uniform(-0.22, 0.22, size=len(data))
-    with mpl.rc_context(STYLE):
-        fig = new_figure(8.5, 4.6)
+    with styled_figure(8.5, 4.6) as fig:
         ax = fig.add_subplot()
         x = data["level"].to_numpy(dtype=float) + jitter
         us = (data["context"] == "us").to_numpy()
@@ -155,8 +152,7 @@ def sample_counts_chart(models: Sequence[str], counts: pd.DataFrame, runs: int) 
         chart.missing = "No scored generations."
         return chart
     rows, cols = facet_grid(len(dists), 4)
-    with mpl.rc_context(STYLE):
-        fig = new_figure(min(3.0 * cols + 0.8, 12.5), 0.6 + 2.8 * rows)
+    with styled_figure(min(3.0 * cols + 0.8, 12.5), 0.6 + 2.8 * rows) as fig:
         axes = fig.subplots(rows, cols, squeeze=False, sharey=True)
         for idx, (m, d) in enumerate(dists.items()):
             ax = axes[idx // cols][idx % cols]
@@ -199,8 +195,7 @@ def tokens_chart(
     present = [m for m in models if (tokens["model"] == m).any()]
     n = len(present)
     width = 0.8 / len(OUTCOMES)
-    with mpl.rc_context(STYLE):
-        fig = new_figure(min(3.5 + 1.9 * n, 12), 4.6)
+    with styled_figure(min(3.5 + 1.9 * n, 12), 4.6) as fig:
         ax = fig.add_subplot()
         tallest = 0.0
         for k, o in enumerate(OUTCOMES):

@@ -6,7 +6,6 @@ pack; every number comes from the summary's :class:`~deflectbench.analysis.summa
 
 from __future__ import annotations
 
-import matplotlib as mpl
 import numpy as np
 import pandas as pd
 
@@ -16,11 +15,10 @@ from deflectbench.views.format import ci, count, num, pct
 from deflectbench.views.report.chart import (
     FALLACY_LABELS,
     INK,
-    STYLE,
     Chart,
     model_style,
-    new_figure,
     pct_label,
+    styled_figure,
 )
 from deflectbench.views.report.tables import Table, few_claims_line, make_table
 
@@ -175,8 +173,7 @@ def language_chart(s: Summary) -> Chart:
     languages = list(dict.fromkeys(lang.sort_values("language")["language"]))
     models = sorted(lang["model"].unique())
     index = {(r.model, r.language): r for r in lang.itertuples()}
-    with mpl.rc_context(STYLE):
-        fig = new_figure(max(6.0, 1.2 + 1.1 * len(languages) * len(models) ** 0.5), 3.8)
+    with styled_figure(max(6.0, 1.2 + 1.1 * len(languages) * len(models) ** 0.5), 3.8) as fig:
         ax = fig.add_subplot()
         x = np.arange(len(languages))
         width = 0.8 / max(len(models), 1)

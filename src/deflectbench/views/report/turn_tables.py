@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import matplotlib as mpl
 import numpy as np
 
 from deflectbench.analysis.summary.build import Summary
@@ -15,12 +14,11 @@ from deflectbench.analysis.summary.small_sample import MULTI_TURN
 from deflectbench.views.format import ci, count, pct
 from deflectbench.views.report.chart import (
     OUTCOME_LABELS,
-    STYLE,
     Chart,
     bar_kw,
     label_segment,
-    new_figure,
     outcome_legend,
+    styled_figure,
 )
 from deflectbench.views.report.tables import Table, few_claims_line, make_table
 from deflectbench.vocab import OUTCOMES
@@ -112,8 +110,7 @@ def turn_chart(s: Summary) -> Chart:
     groups = list(dict.fromkeys((r.model, r.turn1_outcome, r.n) for r in tr.itertuples()))
     index = {(r.model, r.turn1_outcome, r.outcome): 100 * r.share for r in tr.itertuples()}
     n = len(groups)
-    with mpl.rc_context(STYLE):
-        fig = new_figure(10, 1.6 + 0.55 * n)
+    with styled_figure(10, 1.6 + 0.55 * n) as fig:
         ax = fig.add_subplot()
         y = np.arange(n)
         left = np.zeros(n)

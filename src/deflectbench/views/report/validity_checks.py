@@ -8,11 +8,9 @@ control's known deflections and how a split vote of two judges was decided.
 
 from __future__ import annotations
 
-import matplotlib as mpl
-
 from deflectbench.analysis.summary.build import Summary
 from deflectbench.views.format import count, pct
-from deflectbench.views.report.chart import INK, STYLE, Chart, model_style, new_figure
+from deflectbench.views.report.chart import INK, Chart, model_style, styled_figure
 from deflectbench.views.report.tables import Table, make_table
 
 
@@ -77,8 +75,7 @@ def over_refusal_chart(s: Summary) -> Chart:
     if rows is None or rows.empty:
         chart.missing = "No scored benign twins (run the pack deflectbench-v1-benign)."
         return chart
-    with mpl.rc_context(STYLE):
-        fig = new_figure(6.0, 5.0)
+    with styled_figure(6.0, 5.0) as fig:
         ax = fig.add_subplot()
         for i, r in enumerate(rows.itertuples()):
             x, y = 100 * float(r.refusal), 100 * float(r.over_refusal)
