@@ -19,7 +19,7 @@ from deflectbench.pipeline.batches.collect import Collector, Progress
 from deflectbench.pipeline.batches.submit import BatchSummary, Submitter
 from deflectbench.pipeline.context import RunContext
 from deflectbench.pipeline.requests import generation_params
-from deflectbench.records import Cell, PendingGeneration
+from deflectbench.records import Cell
 from deflectbench.store.batches import BatchRow
 
 #: Tries per item (the first included) before an error row is stored.
@@ -48,6 +48,10 @@ class BatchMode:
         self.ctx = ctx
         self.submitter = Submitter(ctx, models, limits, sections, manifest_run)
         self.collector = Collector(self.submitter, max_attempts)
+        #: The model's cells with no result and in no open batch, as batches (the submitter's).
+        self.submit_generations = self.submitter.submit_generations
+        #: The answers a judge has not judged and no open batch carries, as batches.
+        self.submit_judgments = self.submitter.submit_judgments
 
     @property
     def models(self) -> dict[str, Model]:
@@ -106,24 +110,6 @@ class BatchMode:
             await self.submit_generations(
                 name, todo, conditions[name], settings, retry_errors=self.ctx.retry_errors
             )
-
-    async def submit_generations(
-        self,
-        name: str,
-        cells: Sequence[Cell],
-        condition: str,
-        settings: Mapping[str, object],
-        *,
-        retry_errors: bool = False,
-    ) -> None:
-        """The model's cells with no result and in no open batch, as batches."""
-        await self.submitter.submit_generations(
-            name, cells, condition, settings, retry_errors=retry_errors
-        )
-
-    async def submit_judgments(self, name: str, pending: Sequence[PendingGeneration]) -> None:
-        """The answers this judge has not judged and no open batch carries, as batches."""
-        await self.submitter.submit_judgments(name, pending)
 
     async def judge(self, names: Sequence[str]) -> list[str]:
         """``judge --batch``: collect open batches, submit each batch judge's unjudged answers
