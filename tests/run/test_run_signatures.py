@@ -19,7 +19,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "src" / "deflectbench"
 RUN_PATH = sorted(
     [
         PACKAGE / "execute.py",
-        PACKAGE / "estimate.py",
+        PACKAGE / "dry_run.py",
         *(PACKAGE / "pipeline").rglob("*.py"),
         PACKAGE / "cli" / "run.py",
         PACKAGE / "cli" / "run_output.py",
