@@ -40,13 +40,20 @@ def isnan(x: Any) -> bool:
 
 
 def pct(
-    x: Any, digits: int = 1, *, missing: str = DASH, sign: bool = True, plain_zero: bool = False
+    x: Any,
+    digits: int = 1,
+    *,
+    missing: str = DASH,
+    sign: bool = True,
+    plain_zero: bool = False,
+    scale: float = 100,
 ) -> str:
     """A fraction as a percentage: ``0.2771`` -> ``27.7%`` (``27.7`` when not ``sign``);
-    ``plain_zero`` writes a negative value that rounds to zero as ``0.0``, not ``-0.0``."""
+    ``plain_zero`` writes a negative value that rounds to zero as ``0.0``, not ``-0.0``;
+    ``scale=1`` takes a value already in percent (a figure's label: ``27.71`` -> ``27.7%``)."""
     if isnan(x):
         return missing
-    text = f"{100 * float(x):.{digits}f}"
+    text = f"{scale * float(x):.{digits}f}"
     if plain_zero and text.startswith("-") and float(text) == 0:
         text = text[1:]
     return text + ("%" if sign else "")

@@ -9,13 +9,13 @@ from collections.abc import Sequence
 import numpy as np
 
 from deflectbench.analysis.calibration.corrected import Corrected
+from deflectbench.views.format import pct
 from deflectbench.views.report.chart import (
     INK,
     OUTCOME_COLORS,
     OUTCOME_LABELS,
     Chart,
     ci_panel,
-    pct_label,
     styled_figure,
 )
 from deflectbench.vocab import OUTCOMES
@@ -87,8 +87,8 @@ def corrected_chart(models: Sequence[str], c: Corrected | None) -> Chart:
     chart.alt = "Judged and corrected outcome rates: " + "; ".join(
         f"{m}: "
         + ", ".join(
-            f"{OUTCOME_LABELS[o]} judged {pct_label(judged[i, k, 0])}, corrected "
-            f"{pct_label(corr[i, k, 0])}"
+            f"{OUTCOME_LABELS[o]} judged {pct(judged[i, k, 0], scale=1)}, corrected "
+            f"{pct(corr[i, k, 0], scale=1)}"
             for k, o in enumerate(OUTCOMES)
         )
         for i, m in enumerate(shown)

@@ -51,7 +51,6 @@ __all__ = [
     "label_segment",
     "model_style",
     "outcome_legend",
-    "pct_label",
     "save_chart",
     "styled_figure",
     "text_color",
@@ -166,10 +165,6 @@ def _luminance(color: Any) -> float:
 def text_color(fill: Any) -> str:
     """Black on light fills, white on dark ones."""
     return "white" if _luminance(fill) < 0.25 else "black"
-
-
-def pct_label(x: float, digits: int = 1) -> str:
-    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}%"
 
 
 def facet_grid(n: int, max_cols: int = 4) -> tuple[int, int]:

@@ -18,6 +18,7 @@ import pandas as pd
 from matplotlib.patches import Rectangle
 
 from deflectbench.analysis.tables.rates import FramingSwing
+from deflectbench.views.format import pct
 from deflectbench.views.report.chart import (
     FALLACY_LABELS,
     FORMATS,
@@ -33,7 +34,6 @@ from deflectbench.views.report.chart import (
     label_segment,
     model_style,
     outcome_legend,
-    pct_label,
     save_chart,
     styled_figure,
     text_color,
@@ -136,7 +136,9 @@ def signature_chart(
     chart.figure = fig
     chart.alt = "Compliance signatures: " + "; ".join(
         f"{m}: "
-        + ", ".join(f"{OUTCOME_LABELS[o]} {pct_label(rates[i, k])}" for k, o in enumerate(OUTCOMES))
+        + ", ".join(
+            f"{OUTCOME_LABELS[o]} {pct(rates[i, k], scale=1)}" for k, o in enumerate(OUTCOMES)
+        )
         for i, m in enumerate(models)
     )
     return chart
@@ -170,7 +172,7 @@ def framing_heatmap(matrix: pd.DataFrame, swing: FramingSwing | None) -> Chart:
                 ax.text(
                     j,
                     i,
-                    pct_label(v),
+                    pct(v, scale=1),
                     ha="center",
                     va="center",
                     fontsize=9.5,
@@ -293,7 +295,7 @@ def coach_chart(coach: pd.DataFrame, models: Sequence[str]) -> Chart:
                     ax.text(
                         w - 1 if inside else w + 1,
                         yy,
-                        pct_label(w),
+                        pct(w, scale=1),
                         va="center",
                         ha="right" if inside else "left",
                         fontsize=8,

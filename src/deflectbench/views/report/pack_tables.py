@@ -17,7 +17,6 @@ from deflectbench.views.report.chart import (
     INK,
     Chart,
     model_style,
-    pct_label,
     styled_figure,
 )
 from deflectbench.views.report.tables import Table, few_claims_line, make_table
@@ -194,7 +193,7 @@ def language_chart(s: Summary) -> Chart:
         ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
     chart.figure = fig
     chart.alt = "Refusal by language: " + "; ".join(
-        f"{m} {lg} {pct_label(100 * index[(m, lg)].refusal)}"
+        f"{m} {lg} {pct(index[(m, lg)].refusal)}"
         for m in models
         for lg in languages
         if (m, lg) in index
