@@ -25,6 +25,17 @@ FIELDS: tuple[str, ...] = (
     "compliance_clean",
     "fallacy_labeled",
 )
+#: Each field's name in a narrow table's header (the report's and the terminal's).
+FIELD_SHORT: dict[str, str] = {
+    "refusal": "ref",
+    "soft_refusal": "soft",
+    "WA_present": "WA",
+    "AH_present": "AH",
+    "RH_present": "RH",
+    "any_fallacy_present": "any",
+    "compliance_clean": "clean",
+    "fallacy_labeled": "lab",
+}
 FALLACY_FIELDS: tuple[str, ...] = ("WA_present", "AH_present", "RH_present")
 #: The release's name of the fallacy each presence field detects.
 FALLACY_NAMES: dict[str, str] = {

@@ -19,7 +19,7 @@ from deflectbench.analysis.summary.small_sample import small_sample_elsewhere
 from deflectbench.analysis.tables.breakdowns import few_claims_note, small_sample_note
 from deflectbench.views.format import ci, count, isnan, num, pct, pval
 from deflectbench.views.report.chart import OUTCOME_LABELS
-from deflectbench.vocab import FIELDS, LEVEL_NAMES, OUTCOMES
+from deflectbench.vocab import FIELD_SHORT, FIELDS, LEVEL_NAMES, OUTCOMES
 
 __all__ = [
     "AGREEMENT_NOTE",
@@ -35,16 +35,6 @@ __all__ = [
     "significance_tables",
 ]
 
-FIELD_SHORT: dict[str, str] = {
-    "refusal": "ref",
-    "soft_refusal": "soft",
-    "WA_present": "WA",
-    "AH_present": "AH",
-    "RH_present": "RH",
-    "any_fallacy_present": "any",
-    "compliance_clean": "clean",
-    "fallacy_labeled": "lab",
-}
 AGREEMENT_NOTE = (
     "Prevalence skew: Cohen's kappa is low when a field is rare or near-universal (see the "
     "prevalence column) even when the judges rarely disagree; Gwet's AC1 is robust to that. Low "

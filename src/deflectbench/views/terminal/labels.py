@@ -17,7 +17,7 @@ from rich.text import Text
 from deflectbench.analysis.calibration.load import MEASURES
 from deflectbench.analysis.calibration.shown import no_labels_note
 from deflectbench.views.format import DASH, isnan, num, pct
-from deflectbench.views.report.tables import FIELD_SHORT
+from deflectbench.vocab import FIELD_SHORT
 
 if TYPE_CHECKING:
     from deflectbench.analysis.calibration.shown import RateEstimate

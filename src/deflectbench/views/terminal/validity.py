@@ -12,8 +12,8 @@ from rich.table import Table
 from rich.text import Text
 
 from deflectbench.views.format import DASH, num, pct
-from deflectbench.views.report.tables import FIELD_SHORT
 from deflectbench.views.terminal.labels import rater_rates_terminal, unset
+from deflectbench.vocab import FIELD_SHORT
 
 if TYPE_CHECKING:
     import pandas as pd
