@@ -35,7 +35,11 @@ from deflectbench.analysis.summary.pack_change import check_pack_content
 from deflectbench.analysis.summary.packs import compare_packs, packs_note
 from deflectbench.analysis.summary.to_json import summary_json
 from deflectbench.analysis.summary.turns import turn_analysis
-from deflectbench.analysis.summary.validity_checks import validity_checks, with_store
+from deflectbench.analysis.summary.validity_checks import (
+    validity_checks,
+    with_labels,
+    with_store,
+)
 from deflectbench.benchmark import Benchmark
 
 __all__ = [
@@ -97,6 +101,8 @@ def summarize(
         summary.judges,
         store,
         rules=options.values == "rules",
+        n_resamples=options.n_resamples,
+        seed=options.seed,
     )
     summary = replace(summary, validity=checks)
     if changed is not None:
@@ -111,7 +117,9 @@ def summarize(
         frames=(frames.generations, frames.judgments),
     )
     corrected = corrected_as(inputs, options)
-    return replace(summary, corrected=corrected)
+    frame_pair = (frames.generations, frames.judgments)
+    checks = with_labels(checks, store, frame_pair, benchmark, summary.scored, options, corrected)
+    return replace(summary, corrected=corrected, validity=checks)
 
 
 def analyze(

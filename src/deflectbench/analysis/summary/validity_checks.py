@@ -16,11 +16,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
+import numpy as np
 import pandas as pd
 
+from deflectbench.analysis.options import CI_LEVEL, MIN_CI_CLAIMS
+from deflectbench.analysis.stats.bootstrap import block_bootstrap_many
 from deflectbench.analysis.summary.mutations import mutation_effects
+from deflectbench.analysis.tables.breakdowns import few_claims, few_claims_note
+from deflectbench.analysis.tables.grouping import cluster_codes
 from deflectbench.benchmark.control_replies import (
     CONTROL_MODEL,
     DETECTION_FLOOR,
@@ -31,6 +36,10 @@ from deflectbench.benchmark.definition import PAPER_PACK, Benchmark
 from deflectbench.benchmark.packs import load_pack
 from deflectbench.store.rejudgments import rejudgment_rows
 from deflectbench.vocab import FIELDS, apply_rules
+
+if TYPE_CHECKING:
+    from deflectbench.analysis.calibration.corrected import Corrected
+    from deflectbench.analysis.options import AnalysisOptions
 
 
 def tie_rule(judges: Sequence[str], consensus: str = "mean") -> str | None:
@@ -185,15 +194,51 @@ class ValidityChecks:
     over_refusal: pd.DataFrame | None = None
     #: A mutated pack's variants against their origins (:mod:`.mutations`).
     mutations: pd.DataFrame | None = None
+    #: The estimator of over-refusal's corrected columns (``ppi++``, ``rogan-gladen``; None:
+    #: no human labels, or ``--correction none``, and then the table has no such column).
+    over_refusal_correction: str | None = None
+
+    @property
+    def over_refusal_small_sample(self) -> pd.DataFrame:
+        """The over-refusal CIs resting on fewer than MIN_CI_CLAIMS claims (section, pack,
+        model, n_claims), as :func:`..tables.breakdowns.few_claims` flags the other CIs."""
+        o = self.over_refusal
+        if o is None or not len(o):
+            return few_claims(pd.DataFrame(), MIN_CI_CLAIMS)
+        parts = [
+            pd.DataFrame(
+                {
+                    "section": "over-refusal",
+                    "pack": pack,
+                    "model": o.loc[o[col] > 0, "model"].astype(str),
+                    "n_claims": o.loc[o[col] > 0, col].astype(int),
+                }
+            )
+            for pack, col in (
+                ("the benign twins", "claims_benign"),
+                ("the manipulative requests", "claims_manipulative"),
+            )
+        ]
+        return few_claims(pd.concat(parts, ignore_index=True), MIN_CI_CLAIMS)
+
+    @property
+    def over_refusal_note(self) -> str | None:
+        """The small-sample sentence under the over-refusal table (None: every CI rests on
+        enough claims, or no table)."""
+        return few_claims_note(self.over_refusal_small_sample, MIN_CI_CLAIMS)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "tie_rule": self.tie_rule,
             "control": self.control.to_json() if self.control is not None else None,
             "self_consistency": _records(self.self_consistency),
             "over_refusal": _records(self.over_refusal),
             "mutations": _records(self.mutations),
         }
+        if self.over_refusal is not None:  # appended, so a store without twins is unchanged
+            out["over_refusal_note"] = self.over_refusal_note
+            out["over_refusal_correction"] = self.over_refusal_correction
+        return out
 
 
 def _records(frame: pd.DataFrame | None) -> list[dict[str, Any]] | None:
@@ -225,10 +270,19 @@ def validity_checks(
             control = control_result(verdicts, texts, judges or None)
     sc = None
     if store is not None and (rows := rejudgment_rows(store)):
-        sc = self_consistency(verdicts, rows, rules=rules)
+        sc = self_consistency(
+            verdicts,
+            rows,
+            rules=rules,
+            claims=_claims_of(gens),
+            n_resamples=n_resamples,
+            seed=seed,
+        )
     over = mutated = None
     if judgments is not None and benchmark is not None and scored is not None:
-        over = over_refusal(gens, judgments, benchmark, scored, consensus)
+        over = over_refusal(
+            gens, judgments, benchmark, scored, consensus, n_resamples=n_resamples, seed=seed
+        )
         mutated = mutation_effects(
             gens,
             judgments,
@@ -265,18 +319,48 @@ def _control_texts(store: Any) -> pd.DataFrame | None:
     return frame[frame["model"] == CONTROL_MODEL][["gen_id", "response"]]
 
 
-#: The columns of the self-consistency table.
-SELF_CONSISTENCY_COLUMNS = ["judge", "n", "self_agreement", "other_agreement", "other_n"]
+#: The columns of the self-consistency table: the shares, then the claims of the re-judged
+#: answers and each share's 95% claim-block CI.
+SELF_CONSISTENCY_COLUMNS = [
+    "judge",
+    "n",
+    "self_agreement",
+    "other_agreement",
+    "other_n",
+    "claims",
+    "self_agreement_lo",
+    "self_agreement_hi",
+    "other_agreement_lo",
+    "other_agreement_hi",
+]
+
+
+def _claims_of(gens: pd.DataFrame) -> dict[int, str] | None:
+    """gen_id -> claim_id, for the claim-block CIs (None when the frame has no claims)."""
+    if not len(gens) or "claim_id" not in gens:
+        return None
+    return dict(zip(gens["gen_id"].astype(int), gens["claim_id"].astype(str), strict=True))
 
 
 def self_consistency(
-    verdicts: pd.DataFrame, rejudgments: Sequence[Mapping[str, Any]], *, rules: bool = False
+    verdicts: pd.DataFrame,
+    rejudgments: Sequence[Mapping[str, Any]],
+    *,
+    rules: bool = False,
+    claims: Mapping[int, str] | None = None,
+    n_resamples: int = 1000,
+    seed: int = 0,
 ) -> pd.DataFrame:
     """Per judge: on the answers it re-judged, the share of fields where its second verdict
     equals its first (``self_agreement``), beside the share where its first equals another
     judge's verdict on the same answers (``other_agreement``; NaN with no other judge). Fields
     either verdict left unknown are not compared. ``rules``: the verdicts are after the
-    rubric's rules, so the re-judgments are read the same way."""
+    rubric's rules, so the re-judgments are read the same way.
+
+    Each share has a 95% claim-block bootstrap CI (``claims``: gen_id -> claim_id; every field
+    compared is one row, the rows of one claim resampled together, ``n_resamples`` draws from
+    ``seed``); NaN bounds without ``claims`` or over fewer than two claims. A share of
+    agreement is no judged rate of the answers, so human labels do not correct it."""
     fields = list(FIELDS)
     first = {(int(r["gen_id"]), str(r["judge"])): r for r in verdicts.to_dict(orient="records")}
     by_gen: dict[int, list[Mapping[str, Any]]] = {}
@@ -285,20 +369,25 @@ def self_consistency(
     out = []
     for judge in sorted({str(r["judge"]) for r in rejudgments}):
         same = seen = other_same = other_seen = n = 0
+        rows: list[tuple[str | None, float, float]] = []  # (claim, self, other): one a field
         for r in rejudgments:
             mine = first.get((int(r["gen_id"]), judge))
             if r["judge"] != judge or mine is None:
                 continue
             n += 1
+            claim = claims.get(int(r["gen_id"])) if claims is not None else None
             again = {f: r[f] for f in fields}
             if rules and all(v in (0, 1) for v in again.values()):
                 again = apply_rules({f: int(v) for f, v in again.items()})
             s, k = _matches(mine, again, fields)
             same, seen = same + s, seen + k
+            rows += [(claim, 1.0, np.nan)] * s + [(claim, 0.0, np.nan)] * (k - s)
             for theirs in by_gen.get(int(r["gen_id"]), []):
                 if theirs["judge"] != judge:
                     s, k = _matches(mine, theirs, fields)
                     other_same, other_seen = other_same + s, other_seen + k
+                    rows += [(claim, np.nan, 1.0)] * s + [(claim, np.nan, 0.0)] * (k - s)
+        ci = _agreement_ci(rows, n_resamples, seed)
         out.append(
             {
                 "judge": judge,
@@ -306,9 +395,26 @@ def self_consistency(
                 "self_agreement": same / seen if seen else float("nan"),
                 "other_agreement": other_same / other_seen if other_seen else float("nan"),
                 "other_n": other_seen // len(fields),
+                "claims": ci.claims,
+                "self_agreement_lo": ci.lo[0],
+                "self_agreement_hi": ci.hi[0],
+                "other_agreement_lo": ci.lo[1],
+                "other_agreement_hi": ci.hi[1],
             }
         )
     return pd.DataFrame(out, columns=SELF_CONSISTENCY_COLUMNS)
+
+
+def _agreement_ci(
+    rows: Sequence[tuple[str | None, float, float]], n_resamples: int, seed: int
+) -> _CellCI:
+    """The claims under a judge's comparisons and the claim-block CIs of its two shares
+    (NaN when a comparison has no claim: no CI is better than one that treats them apart)."""
+    nan = [float("nan")] * 2
+    if not rows or any(c is None for c, _, _ in rows):
+        return _CellCI(len({c for c, _, _ in rows if c is not None}), nan, list(nan))
+    frame = pd.DataFrame(rows, columns=["claim_id", "self", "other"])
+    return _with_ci(frame, ("self", "other"), n_resamples, seed)
 
 
 def _matches(a: Mapping[str, Any], b: Mapping[str, Any], fields: Sequence[str]) -> tuple[int, int]:
@@ -324,7 +430,14 @@ def _matches(a: Mapping[str, Any], b: Mapping[str, Any], fields: Sequence[str]) 
 
 #: The benign twins of the paper's pack: requests a careful assistant fulfils.
 BENIGN_PACK = "deflectbench-v1-benign"
-#: The over-refusal table's columns.
+#: The over-refusal table's rates: (column, the pack it is of, the scored column it counts).
+OVER_REFUSAL_RATES: tuple[tuple[str, str, str], ...] = (
+    ("over_refusal", "benign", "refusal"),
+    ("unlabeled_fallacy", "benign", "compliance_clean"),
+    ("refusal", "manipulative", "refusal"),
+)
+#: The over-refusal table's columns: the judged rates first (as before), then the claims
+#: their CIs resample and each rate's 95% claim-block CI.
 OVER_REFUSAL_COLUMNS = [
     "model",
     "framing",
@@ -333,7 +446,22 @@ OVER_REFUSAL_COLUMNS = [
     "unlabeled_fallacy",
     "n_manipulative",
     "refusal",
+    "claims_benign",
+    "over_refusal_lo",
+    "over_refusal_hi",
+    "unlabeled_fallacy_lo",
+    "unlabeled_fallacy_hi",
+    "claims_manipulative",
+    "refusal_lo",
+    "refusal_hi",
 ]
+#: The columns added per rate when the store holds human labels (``<rate>_<suffix>``).
+CORRECTED_SUFFIXES = ("corrected", "corrected_lo", "corrected_hi", "n_labels", "corrected_note")
+
+
+def corrected_columns() -> list[str]:
+    """The over-refusal table's corrected columns, in order."""
+    return [f"{rate}_{s}" for rate, _, _ in OVER_REFUSAL_RATES for s in CORRECTED_SUFFIXES]
 
 
 def over_refusal(
@@ -342,13 +470,69 @@ def over_refusal(
     benchmark: Benchmark,
     scored: pd.DataFrame,
     consensus: str = "mean",
+    *,
+    n_resamples: int = 1000,
+    seed: int = 0,
 ) -> pd.DataFrame | None:
     """Per model, overall (framing ``all``) and per framing: the share of the benign twins
     refused (``over_refusal``) and fulfilled with an unlabeled fallacy of the model's own
     (``unlabeled_fallacy``: compliance_clean), beside the refusal of the manipulative requests
     (the paper's pack, or ``benchmark`` when it is not the benign pack) in the same framing.
     None when the store holds no scored benign twin. Each pack is scored alone (its own
-    judges, the same consensus rule); nothing is pooled."""
+    judges, the same consensus rule); nothing is pooled.
+
+    Each rate carries its 95% claim-block bootstrap CI (``<rate>_lo``, ``<rate>_hi``), as the
+    headline rates do: the claims of its cell resampled ``n_resamples`` times from ``seed``
+    (every cell the same seed), NaN bounds over fewer than two claims; ``claims_benign`` and
+    ``claims_manipulative`` count the claims each CI rests on."""
+    packs = scored_packs(gens, judgments, benchmark, scored, consensus)
+    if packs is None:
+        return None
+    twins, harmful = packs
+    rows = []
+    for model, mine in twins.groupby("model", sort=True):
+        theirs = harmful[harmful["model"] == model] if harmful is not None else None
+        groups = [("all", mine), *mine.groupby("framing", sort=False)]
+        for framing, part in groups:
+            other = None
+            if theirs is not None:
+                other = theirs if framing == "all" else theirs[theirs["framing"] == framing]
+            benign = _with_ci(part, ("refusal", "compliance_clean"), n_resamples, seed)
+            manip = _with_ci(other, ("refusal",), n_resamples, seed)
+            rows.append(
+                {
+                    "model": model,
+                    "framing": framing,
+                    "n_benign": int(part["refusal"].notna().sum()),
+                    "over_refusal": _share(part["refusal"]),
+                    "unlabeled_fallacy": _share(part["compliance_clean"]),
+                    "n_manipulative": int(other["refusal"].notna().sum())
+                    if other is not None
+                    else 0,
+                    "refusal": _share(other["refusal"]) if other is not None else float("nan"),
+                    "claims_benign": benign.claims,
+                    "over_refusal_lo": benign.lo[0],
+                    "over_refusal_hi": benign.hi[0],
+                    "unlabeled_fallacy_lo": benign.lo[1],
+                    "unlabeled_fallacy_hi": benign.hi[1],
+                    "claims_manipulative": manip.claims,
+                    "refusal_lo": manip.lo[0],
+                    "refusal_hi": manip.hi[0],
+                }
+            )
+    return pd.DataFrame(rows, columns=OVER_REFUSAL_COLUMNS)
+
+
+def scored_packs(
+    gens: pd.DataFrame,
+    judgments: pd.DataFrame | None,
+    benchmark: Benchmark,
+    scored: pd.DataFrame,
+    consensus: str = "mean",
+) -> tuple[pd.DataFrame, pd.DataFrame | None] | None:
+    """(the benign twins' scored table, the manipulative requests' or None): ``scored`` for
+    the analysed pack, the other scored alone with the same consensus rule. None when the
+    store holds no scored benign twin."""
     if judgments is None or not len(gens):
         return None
     benign = load_pack(BENIGN_PACK)
@@ -361,28 +545,34 @@ def over_refusal(
         return None
     if twins is None or not len(twins):
         return None
-    rows = []
-    for model, mine in twins.groupby("model", sort=True):
-        theirs = harmful[harmful["model"] == model] if harmful is not None else None
-        groups = [("all", mine), *mine.groupby("framing", sort=False)]
-        for framing, part in groups:
-            other = None
-            if theirs is not None:
-                other = theirs if framing == "all" else theirs[theirs["framing"] == framing]
-            rows.append(
-                {
-                    "model": model,
-                    "framing": framing,
-                    "n_benign": int(part["refusal"].notna().sum()),
-                    "over_refusal": _share(part["refusal"]),
-                    "unlabeled_fallacy": _share(part["compliance_clean"]),
-                    "n_manipulative": int(other["refusal"].notna().sum())
-                    if other is not None
-                    else 0,
-                    "refusal": _share(other["refusal"]) if other is not None else float("nan"),
-                }
-            )
-    return pd.DataFrame(rows, columns=OVER_REFUSAL_COLUMNS)
+    return twins, harmful
+
+
+class _CellCI(NamedTuple):
+    claims: int
+    lo: list[float]
+    hi: list[float]
+
+
+def _with_ci(
+    part: pd.DataFrame | None, columns: Sequence[str], n_resamples: int, seed: int
+) -> _CellCI:
+    """The claims under ``part``'s rates of ``columns`` and their claim-block CIs (NaN where
+    undefined: no rows, or fewer than two claims)."""
+    if part is None or not len(part):
+        nan = [float("nan")] * len(columns)
+        return _CellCI(0, nan, list(nan))
+    matrix = part[list(columns)].to_numpy(dtype=np.float64, na_value=np.nan)
+    known = ~np.isnan(matrix).all(axis=1)
+    res = block_bootstrap_many(
+        matrix,
+        cluster_codes(part["claim_id"]),
+        n_resamples=n_resamples,
+        seed=seed,
+        level=CI_LEVEL,
+    )
+    claims = int(part.loc[known, "claim_id"].nunique())
+    return _CellCI(claims, [float(x) for x in res.lo], [float(x) for x in res.hi])
 
 
 def _scored(
@@ -408,6 +598,8 @@ def with_store(
     store: Any,
     *,
     rules: bool = False,
+    n_resamples: int = 1000,
+    seed: int = 0,
 ) -> ValidityChecks:
     """``checks`` completed with what only the store holds: the control's texts (when the
     frames have none) and the re-judgments."""
@@ -417,5 +609,92 @@ def with_store(
         texts = _control_texts(store)
         control = control_result(verdicts, texts, judges or None) if texts is not None else None
     rows = rejudgment_rows(store) if store is not None else []
-    sc = self_consistency(verdicts, rows, rules=rules) if rows else base.self_consistency
+    sc = (
+        self_consistency(
+            verdicts,
+            rows,
+            rules=rules,
+            claims=_claims_of(gens),
+            n_resamples=n_resamples,
+            seed=seed,
+        )
+        if rows
+        else base.self_consistency
+    )
     return replace(base, control=control, self_consistency=sc)
+
+
+def with_labels(
+    checks: ValidityChecks | None,
+    store: Any,
+    frames: tuple[pd.DataFrame, pd.DataFrame],
+    benchmark: Benchmark,
+    scored: pd.DataFrame,
+    options: AnalysisOptions,
+    corrected: Corrected | None,
+) -> ValidityChecks | None:
+    """``checks`` with over-refusal corrected for judge error where the store holds human
+    labels: for each rate of the over-refusal table, the corrected rate, its 95% CI, the
+    labels it rests on and the note when it has no number (too few labels, labels of one
+    value, ...), exactly as the headline rates are corrected (:func:`.calibration.corrected.
+    corrected_as`: the judges' consensus as the prediction, PPI++ by default, the claim-block
+    bootstrap, within each model unless ``options.pool_models``). ``corrected`` is the analysed
+    pack's (the summary's); the other pack is read from ``store`` with the same options.
+    Unchanged without an over-refusal table or with ``--correction none``."""
+    from deflectbench.analysis.calibration.corrected import CORRECTIONS, corrected_as
+    from deflectbench.analysis.calibration.load import read_calibration_inputs
+
+    method = CORRECTIONS.get(options.correction)
+    over = checks.over_refusal if checks is not None else None
+    if checks is None or over is None or not len(over) or method is None:
+        return checks
+    gens, judgments = frames
+    packs = scored_packs(gens, judgments, benchmark, scored, str(options.consensus))
+    if packs is None:
+        return checks
+    twins, harmful = packs
+    benign = load_pack(BENIGN_PACK)
+    other = load_pack(PAPER_PACK) if benchmark.key == benign.key else benign
+    other_scored = harmful if benchmark.key == benign.key else twins
+    other_corrected = None
+    if other_scored is not None and len(other_scored):
+        inputs = read_calibration_inputs(
+            store, other, options, scored=other_scored, frames=(gens, judgments)
+        )
+        other_corrected = corrected_as(inputs, options)
+    by_pack = {"analysed": corrected, "other": other_corrected}
+    names = {"analysed": benchmark.pack, "other": other.pack}
+    which = {"benign": "analysed" if benchmark.key == benign.key else "other"}
+    which["manipulative"] = "other" if which["benign"] == "analysed" else "analysed"
+    extra: dict[str, list[Any]] = {c: [] for c in corrected_columns()}
+    for model, framing in zip(over["model"], over["framing"], strict=True):
+        for rate, pack, measure in OVER_REFUSAL_RATES:
+            key = which[pack]
+            e = _corrected_cell(by_pack[key], names[key], str(model), str(framing), measure)
+            for suffix, value in zip(CORRECTED_SUFFIXES, e, strict=True):
+                extra[f"{rate}_{suffix}"].append(value)
+    table = over.assign(**extra)
+    return replace(checks, over_refusal=table, over_refusal_correction=method)
+
+
+def _corrected_cell(
+    corrected: Corrected | None, pack: str, model: str, framing: str, measure: str
+) -> tuple[float, float, float, int, str | None]:
+    """(rate, lo, hi, labels, note) of one field's corrected estimate in one cell (NaN and a
+    note where there is no number)."""
+    nan = float("nan")
+    if corrected is None:
+        return nan, nan, nan, 0, f"no human labels of {pack}"
+    cell = (
+        corrected.models.get(model)
+        if framing == "all"
+        else corrected.by_framing.get(model, {}).get(framing)
+    )
+    if cell is None:
+        return nan, nan, nan, 0, f"no scored generation of {pack} to correct"
+    e = cell.shown("corrected", "field", measure)
+
+    def num(x: float | None) -> float:
+        return nan if x is None else float(x)
+
+    return num(e.rate), num(e.lo), num(e.hi), int(e.n_labels), e.note
