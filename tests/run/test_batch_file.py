@@ -111,7 +111,7 @@ def test_a_batch_file_round_trip(tmp_path: Path) -> None:
 
     p = run_cli("import-batch", results, "--config", cfg, "--db", db)
     assert p.returncode == 0, p.stdout + p.stderr
-    assert "5 already imported" in p.stdout
+    assert "5 duplicates" in p.stdout
     assert con.execute("SELECT count(*) FROM generations").fetchone() == (6,)
 
     # the failed cells go again with --retry-errors, the answered ones never

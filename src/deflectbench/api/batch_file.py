@@ -12,8 +12,7 @@ line whose cell is in no open batch file (already imported) is counted, never st
 from __future__ import annotations
 
 import asyncio
-import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -139,60 +138,114 @@ def _write_again(mode: Any, api: FileBatches, rows: list[Any], out: Path) -> int
     return n
 
 
-def _custom_ids(data: bytes) -> tuple[list[str], int]:
-    ids: list[str] = []
-    garbled = 0
-    for raw in data.splitlines():
-        if not raw.strip():
-            continue
-        try:
-            cid = json.loads(raw).get("custom_id")
-        except (ValueError, AttributeError):
-            cid = None
-        if isinstance(cid, str):
-            ids.append(cid)
-        else:
-            garbled += 1
-    return ids, garbled
-
-
-def import_batch_file(store: Store, results: Path, providers: Mapping[str, Any]) -> Imported:
-    """The engine's output into the store, through the open batch files' items."""
+def import_batch_file(
+    store: Store,
+    results: Path,
+    providers: Mapping[str, Any],
+    *,
+    accept_models: Sequence[str] = (),
+) -> Imported:
+    """The engine's output into the store: each line matched to a cell of this store's batch
+    files (:mod:`deflectbench.pipeline.batches.file_import`); open batch files with lines
+    collected as a batch's results are (a cell with no line an error row), lines for cells
+    whose row is that "no result line" error stored now; every other line counted by why it
+    was not taken. ``accept_models``: model ids a reply may name besides its cell's model."""
     from deflectbench.config import build_models
     from deflectbench.cost import CostMeter
-    from deflectbench.models.file_batch import FILE_WIRE, read_results
+    from deflectbench.models.base import ModelError
+    from deflectbench.models.file_batch import FILE_WIRE, FileLine, read_file_lines
     from deflectbench.pipeline import RunContext
     from deflectbench.pipeline.batches import BatchMode
+    from deflectbench.pipeline.batches.file_import import candidates, match
 
-    ids, garbled = _custom_ids(read_results(results))
-    report = Imported(lines=len(ids) + garbled, garbled=garbled)
-    rows = [r for r in store.batch_list(open_only=True) if r.wire == FILE_WIRE]
-    found = set(ids)
-    ended: set[str] = set()
-    claimed: set[str] = set()
-    for row in rows:
-        mine = {i.custom_id for i in store.batch_items(row.batch_key, "open")}
-        if mine & found and row.remote_id is not None:
-            ended.add(row.remote_id)
-            claimed |= mine & found
-    report.not_open = sum(1 for i in ids if i not in claimed)
-    if not ended:
+    try:
+        lines = list(read_file_lines(results))
+    except ModelError as exc:
+        raise ConfigError(f"import-batch {exc}") from None
+    items = store.wire_items(FILE_WIRE)
+    rows = {r.batch_key: r for r in store.batch_list() if r.wire == FILE_WIRE}
+    ids = {x.custom_id for x in lines if isinstance(x, FileLine)}
+    names = sorted({rows[w.batch_key].model for w in candidates(items, ids)})
+    built = build_models(names, [], providers) if names else {}
+    served = {n: _file_model(built[n]).api.served_id for n in names}
+    m = match(lines, items, rows, served, accept_models)
+    report = Imported(
+        lines=len(lines),
+        other_cells=m.other_cells,
+        duplicates=m.duplicates,
+        ambiguous=m.ambiguous,
+        other_model=dict(m.other_model.most_common()),
+        unreadable=len(m.unreadable),
+        unreadable_lines=[f"line {u.number}: {u.why}" for u in m.unreadable[:5]],
+        models={n: served[n] for n in sorted({t.row.model for t, _ in m.taken})},
+    )
+    if not m.taken:
+        report.expected = sorted(set(served.values()))
         return report
-    names = sorted({r.model for r in rows if r.remote_id in ended})
-    benchmark = stored_benchmark(store, None)
-    built = build_models(names, [], providers)
-    wrapped = {n: _file_model(built[n], results=results, ended=frozenset(ended)) for n in names}
-    run_id = next((r.run_id for r in reversed(rows) if r.remote_id in ended), None)
-    ctx = RunContext(store, benchmark, run_id, CostMeter(None))
+    wanted = sorted({t.row.model for t, _ in m.taken})
+    ended = frozenset(m.open)
+    wrapped = {
+        n: _file_model(built[n], results=results, ended=ended, assigned=m.open) for n in wanted
+    }
+    newest = max((t.row for t, _ in m.taken), key=lambda r: r.created_at)
+    ctx = RunContext(store, stored_benchmark(store, None), newest.run_id, CostMeter(None))
     mode = BatchMode(ctx, wrapped, max_attempts=1)  # a missing line is an error row, not resent
+    open_items = {
+        remote: len(store.batch_items(_batch_key(remote, rows), "open")) for remote in m.open
+    }
 
     async def go() -> None:
         try:
+            lost: dict[str, list[Any]] = {}
+            for target, line in m.lost:
+                lost.setdefault(target.row.batch_key, []).append((target.item, line))
+            for key, pairs in lost.items():
+                api = wrapped[rows[key].model].api
+                mode.collector.replace_lost(rows[key], [(i, api.outcome(x)) for i, x in pairs])
             await mode.collect(only_known=True)
         finally:
             await mode.aclose()
 
     asyncio.run(go())
-    report.collected = sum(mode.summary.collected.values())
+    _count(store, report, m, open_items)
+    report.judged = dict(mode.summary.judged)
     report.problems = list(mode.summary.problems)
     return report
+
+
+def _batch_key(remote: str, rows: Mapping[str, Any]) -> str:
+    """The store key of a batch file by its id (``file-<key>``)."""
+    for key, row in rows.items():
+        if row.remote_id == remote or f"file-{key}" == remote:
+            return key
+    raise KeyError(remote)
+
+
+def _count(store: Store, report: Imported, m: Any, open_items: Mapping[str, int]) -> None:
+    """What the cells the lines went to hold now, read back from the store: answered (of them
+    replacing a "no result line" error row), an error row with the engine's message; and the
+    cells of the collected files that had no line."""
+    from collections import Counter
+
+    from deflectbench.records import Cell
+
+    by_batch: dict[tuple[str, str, str], list[Any]] = {}
+    for target, _ in m.taken:
+        row = target.row
+        by_batch.setdefault((row.benchmark, row.model, row.condition or ""), []).append(target)
+    messages: Counter[str] = Counter()
+    for (benchmark, model, condition), targets in by_batch.items():
+        stored = store.cell_errors(benchmark, model, condition, (t.item.cell for t in targets))
+        for t in targets:
+            cell = Cell(*t.item.cell)
+            if cell not in stored:
+                continue
+            error = stored[cell]
+            if error is None:
+                report.answered += 1
+                report.replaced += int(t.lost)
+            else:
+                report.errors += 1
+                messages[error] += 1
+    report.error_messages = dict(messages.most_common())
+    report.missing = sum(open_items.values()) - sum(len(v) for v in m.open.values())

@@ -117,7 +117,9 @@ def estimate(
 ) -> Estimate:
     """The dry run (``run --dry-run``): per model and judge the requests, tokens and cost of
     what is still missing; nothing is sent or written. What the run would be refused for
-    (an unpriced model under a budget) is raised by :meth:`Estimate.check`."""
+    (an unpriced model under a budget) is raised by :meth:`Estimate.check`; a label naming
+    other settings is refused here, as the run refuses it; API keys not set and an expected
+    cost over the budget are in :attr:`Estimate.warnings`."""
     from deflectbench.dry_run import estimate as rows_of
     from deflectbench.store import Store
 
@@ -130,11 +132,14 @@ def estimate(
             store = Store.open(Path(stack.enter_context(TemporaryDirectory())) / "dry-run.db")
         stack.callback(store.close)
         rows = rows_of(store, ready.benchmark, ready.run.plan, ready.models, ready.options)
+        spent = store.spent_usd() + (store.batch_reserved_usd() if ready.options.batch else 0.0)
     return replace(
         ready.refusal(),
         rows=tuple(rows),
         units=len(ready.run.plan.cells),
         max_cost=ready.options.max_cost,
+        missing_keys=ready.missing_keys,
+        spent_usd=spent,
     )
 
 
@@ -170,15 +175,22 @@ def write_batch_file(
         return write(store, ready.benchmark, ready.run.plan, ready.models, ready.options, Path(out))
 
 
-def import_batch(results: DbPath, *, db: DbPath = DEFAULT_DB, config: DbPath | None = None) -> Any:
+def import_batch(
+    results: DbPath,
+    *,
+    db: DbPath = DEFAULT_DB,
+    config: DbPath | None = None,
+    accept_models: tuple[str, ...] = (),
+) -> Any:
     """``import-batch RESULTS``: an engine's output for a ``run --batch-file`` file, each cell
-    once (:class:`~deflectbench.results.batches.Imported`)."""
+    once (:class:`~deflectbench.results.batches.Imported`); ``accept_models``: model ids a
+    reply may name besides the one its cell was written for."""
     from deflectbench.api.batch_file import import_batch_file
     from deflectbench.config import load_run_file
 
     providers = load_run_file(Path(config)).providers if config is not None else {}
     with open_store(db, must_exist=True) as store:
-        return import_batch_file(store, Path(results), providers)
+        return import_batch_file(store, Path(results), providers, accept_models=accept_models)
 
 
 def configure(
@@ -202,6 +214,8 @@ class _Ready:
     run: ResolvedRun
     models: dict[str, Model]
     options: RunOptions
+    #: A dry run's: the run's refusal for API keys that are not set (None: all set).
+    missing_keys: str | None = None
 
     def refusal(self) -> Estimate:
         """An empty estimate holding what the run would be refused for (a budget that cannot
@@ -234,12 +248,26 @@ def _prepare(config: RunConfig, *, dry_run: bool) -> _Ready:
     plan, c = resolved.plan, resolved.config
     check_self_judging(plan.models, plan.judges, bool(c.allow_self_judging))
     models = build_models(plan.models, plan.judges, c.providers, dry_run=dry_run)
+    missing = _missing_keys(plan.models, plan.judges, c.providers) if dry_run else None
     if c.control:
         plan, models = with_control(plan, models)
         prices = {CONTROL_MODEL: CONTROL_PRICE, **resolved.prices}
         resolved = replace(resolved, plan=plan, prices=prices)
     options = RunOptions.of(resolved, versions=versions())
-    return _Ready(benchmark, resolved, models, options)
+    return _Ready(benchmark, resolved, models, options, missing)
+
+
+def _missing_keys(models: Sequence[str], judges: Sequence[str], providers: Any) -> str | None:
+    """What the run says of API keys that are not set (its own check, the models built as the
+    run builds them), or None."""
+    from deflectbench.config import build_models
+    from deflectbench.models.providers import MissingKeyError
+
+    try:
+        build_models(models, judges, providers)
+    except MissingKeyError as exc:
+        return str(exc)
+    return None
 
 
 def _scored(store: Store, b: Benchmark, models: Sequence[str], judges: Sequence[str]) -> Any:

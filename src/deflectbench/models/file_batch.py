@@ -7,16 +7,35 @@ file and whose results are a local file, so a run's batch machinery (the store b
 file, one custom id per cell, typed non-answers, errors, exactly once) serves it unchanged.
 The lines are :class:`~deflectbench.models.openai_batch.OpenAIBatches`' own: the body the
 online request would send.
+
+The engine's output is read here line by line (:func:`read_file_lines`), each line hostile
+input: bounded in size and depth, every field type-checked, and each unreadable line one
+counted :class:`Unreadable`, never an exception. vLLM's two error shapes keep their message:
+``error`` a string (a request it could not run) or its ``ErrorResponse`` object (``{"object":
+"error", "message": ...}``, or ``{"error": {"message": ...}}`` in newer versions), and a
+``response`` whose ``status_code`` is not 200 with such an object as its ``body``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from deflectbench.models.base import Completion, GenerationParams, Message, Model, ModelError
-from deflectbench.models.batch_api import Limits, Lines, Outcome, Remote, read_outcomes
+from deflectbench.models.batch_api import (
+    CANCELED,
+    ERRORED,
+    EXPIRED,
+    SUCCEEDED,
+    Limits,
+    Lines,
+    Outcome,
+    Remote,
+)
+from deflectbench.secrets import scrub
 
 if TYPE_CHECKING:
     from deflectbench.models.openai_compat import OpenAICompatModel
@@ -27,6 +46,15 @@ FILE_WIRE = "file"
 FILE_LIMITS = Limits(max_requests=10**9, max_bytes=2**62)
 #: The most a results file may hold (a line per cell; a full paper run is tens of MB).
 MAX_RESULTS_BYTES = 4 * 1024**3
+#: The longest line read (a reply of tens of thousands of tokens is well under 1 MB); a longer
+#: one is skipped, unread, as one unreadable line.
+MAX_LINE_BYTES = 16 * 1024**2
+#: The deepest JSON a line may nest (an output line nests 5 or 6 levels).
+MAX_DEPTH = 32
+#: The longest engine error message kept (characters).
+MAX_MESSAGE_CHARS = 1000
+#: What a file's error lines are: OpenAI's error codes for a batch that ended early.
+_ERROR_KINDS = {"batch_expired": EXPIRED, "batch_cancelled": CANCELED}
 
 
 class FileBatches:
@@ -42,6 +70,7 @@ class FileBatches:
         out: Path | None = None,
         results: Path | None = None,
         ended: frozenset[str] = frozenset(),
+        assigned: Mapping[str, Sequence[FileLine]] | None = None,
     ) -> None:
         from deflectbench.models.openai_batch import OpenAIBatches
 
@@ -50,6 +79,10 @@ class FileBatches:
         self.out = out
         self.results_path = results
         self.ended = ended
+        #: Batch id -> the output lines the import matched to its cells.
+        self.assigned = dict(assigned or {})
+        #: The model id the lines carry (what a reply's ``model`` is checked against).
+        self.served_id = model.api_model
 
     def body(self, messages: Sequence[Message], params: GenerationParams) -> dict[str, Any]:
         """The body a line carries (the online request's)."""
@@ -89,24 +122,159 @@ class FileBatches:
         return Remote(id=remote_id, status="written", ended=False)
 
     async def results(self, remote: Remote) -> tuple[list[Outcome], int]:
-        out: list[Outcome] = []
-        garbled = read_outcomes(read_results(self.results_path), self.lines_of._outcome, out)
-        return out, garbled
+        """The lines the import assigned to this batch (``assigned``), as outcomes: a reply
+        read as the model reads its own, an error with the engine's message."""
+        return [self.outcome(line) for line in self.assigned.get(remote.id, ())], 0
+
+    def outcome(self, line: FileLine) -> Outcome:
+        """A read line's outcome; a reply body the model cannot read is that cell's error."""
+        if line.kind != SUCCEEDED or line.body is None:
+            return Outcome(line.custom_id, line.kind, error=line.error)
+        try:
+            return self.lines_of._answered(line.custom_id, line.body)
+        except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
+            return Outcome(line.custom_id, ERRORED, error=_bounded(f"bad response: {exc}"))
 
     async def cancel(self, remote_id: str) -> Remote:
         return Remote(id=remote_id, status="cancelled", ended=True)
 
 
-def read_results(path: Path | None) -> bytes:
-    """The results file's bytes; a missing, unreadable or oversized one is one line."""
-    if path is None:
-        raise ModelError("no results file given", status=400)
+@dataclass(frozen=True)
+class FileLine:
+    """One readable line of an engine's output: its cell's custom id, what it is (an answer,
+    or why there is none, with the engine's message, scrubbed and bounded), the reply body,
+    and the model the body names (None: it names none, as error lines do)."""
+
+    number: int
+    custom_id: str
+    kind: str
+    body: dict[str, Any] | None = None
+    error: str | None = None
+    model: str | None = None
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """A line that is no output line (not JSON, too long, too deep, mistyped): skipped."""
+
+    number: int
+    why: str
+
+
+def read_file_lines(path: Path) -> Iterator[FileLine | Unreadable]:
+    """Each non-blank line of an engine's output file, read or said unreadable; the file is
+    read line by line (a line over :data:`MAX_LINE_BYTES` is skipped unread). A missing,
+    unreadable or oversized file is one :class:`ModelError`."""
     try:
         if path.stat().st_size > MAX_RESULTS_BYTES:
             raise ModelError(f"{path}: larger than {MAX_RESULTS_BYTES:,} bytes", status=400)
-        return path.read_bytes()
+        fh = path.open("rb")
     except OSError as exc:
         raise ModelError(f"{path}: cannot read ({exc.strerror or exc})", status=400) from None
+    with fh:
+        number = 0
+        while True:
+            try:
+                raw = fh.readline(MAX_LINE_BYTES + 1)
+            except OSError as exc:
+                raise ModelError(
+                    f"{path}: cannot read ({exc.strerror or exc})", status=400
+                ) from None
+            if not raw:
+                return
+            number += 1
+            if len(raw) > MAX_LINE_BYTES:
+                while raw and not raw.endswith(b"\n"):  # the rest of the long line, unread
+                    raw = fh.readline(MAX_LINE_BYTES)
+                yield Unreadable(number, f"longer than {MAX_LINE_BYTES:,} bytes")
+                continue
+            if raw.strip():
+                yield read_line(number, raw)
+
+
+def read_line(number: int, raw: bytes) -> FileLine | Unreadable:
+    """One output line, every field checked; never raises."""
+    try:
+        line = json.loads(raw)
+    except RecursionError:
+        return Unreadable(number, "JSON nested too deeply")
+    except ValueError:  # not JSON, not UTF-8, an integer too long to read
+        return Unreadable(number, "not JSON")
+    if not isinstance(line, dict):
+        return Unreadable(number, f"a JSON {type(line).__name__}, not an object")
+    if _too_deep(line):
+        return Unreadable(number, f"JSON nested more than {MAX_DEPTH} deep")
+    custom_id = line.get("custom_id")
+    if not isinstance(custom_id, str) or not custom_id or len(custom_id) > 200:
+        return Unreadable(number, "no custom_id string")
+    response = line.get("response")
+    error = line.get("error")
+    if response is not None and not isinstance(response, dict):
+        return Unreadable(number, "its response is not an object")
+    if not response and error in (None, "", {}, []):
+        return Unreadable(number, "neither a response nor an error")
+    response = response or {}
+    status = response.get("status_code", 200 if response.get("body") is not None else None)
+    if status is not None and (isinstance(status, bool) or not isinstance(status, int)):
+        return Unreadable(number, "its status_code is not a number")
+    body = response.get("body")
+    if body is not None and not isinstance(body, dict):
+        return Unreadable(number, "its response body is not an object")
+    model = body.get("model") if body is not None else None
+    model = scrub(model)[:200] if isinstance(model, str) and model else None
+    if error not in (None, "", {}, []):  # vLLM: a message, or its ErrorResponse
+        code = error.get("code") if isinstance(error, dict) else None
+        kind = _ERROR_KINDS.get(code, ERRORED) if isinstance(code, str) else ERRORED
+        head = f"HTTP {status}" if status not in (None, 200) else (code or "error")
+        return FileLine(number, custom_id, kind, error=_said(head, error), model=model)
+    if body is None:
+        return FileLine(number, custom_id, ERRORED, error=_said(f"HTTP {status}", None))
+    if status != 200 or body.get("object") == "error" or "choices" not in body:
+        return FileLine(number, custom_id, ERRORED, error=_said(f"HTTP {status}", body))
+    return FileLine(number, custom_id, SUCCEEDED, body=body, model=model)
+
+
+def _too_deep(value: Any) -> bool:
+    """Whether ``value`` nests deeper than :data:`MAX_DEPTH` (walked without recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        v, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return True
+        if isinstance(v, dict):
+            stack.extend((x, depth + 1) for x in v.values() if isinstance(x, dict | list))
+        elif isinstance(v, list):
+            stack.extend((x, depth + 1) for x in v if isinstance(x, dict | list))
+    return False
+
+
+def _said(head: str, error: Any) -> str:
+    """``head: message``, the engine's message found where vLLM or OpenAI put it (a string,
+    ``message``, ``error.message``), else the object as JSON; scrubbed and bounded."""
+    message = _message(error)
+    return _bounded(f"{head}: {message}" if message else head)
+
+
+def _message(error: Any) -> str | None:
+    for _ in range(3):  # a string, {"message"}, {"error": "..."} or {"error": {"message"}}
+        if isinstance(error, str):
+            return error
+        if not isinstance(error, dict):
+            break
+        if isinstance(error.get("message"), str):
+            return str(error["message"])
+        error = error.get("error")
+    if error in (None, "", {}, []):
+        return None
+    try:
+        return json.dumps(error, ensure_ascii=False)
+    except (ValueError, TypeError, RecursionError):
+        return None
+
+
+def _bounded(text: str) -> str:
+    text = scrub(text)
+    return text if len(text) <= MAX_MESSAGE_CHARS else text[: MAX_MESSAGE_CHARS - 1] + "…"
 
 
 class BatchFileModel(Model):

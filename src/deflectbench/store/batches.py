@@ -200,6 +200,53 @@ class Batches:
             (error, now_iso(), batch_key),
         )
 
+    def batch_items_update(
+        self, batch_key: str, states: Iterable[tuple[str, str | None, str]]
+    ) -> None:
+        """Set items' states ((state, error, custom_id)) in a batch already collected (a
+        batch file's cell whose line came in a later file); call inside the transaction that
+        stores their results."""
+        self.conn.executemany(
+            "UPDATE batch_items SET state = ?, error = ? WHERE batch_key = ? AND custom_id = ?",
+            ((s, e, batch_key, c) for s, e, c in states),
+        )
+        self.conn.execute(
+            "UPDATE batches SET updated_at = ? WHERE batch_key = ?", (now_iso(), batch_key)
+        )
+
+    def wire_items(self, wire: str) -> list[WireItem]:
+        """Every item of the generation batches of ``wire`` (none discarded), with its state,
+        its error and its cell's stored row (whether one exists, and its error): what an
+        engine's output lines are matched against."""
+        fields = ", ".join(f"i.{f}" for f in BATCH_ITEM_FIELDS)
+        rows = self.conn.execute(
+            f"""SELECT b.batch_key, i.state, i.error, g.gen_id IS NOT NULL, g.error, {fields}
+            FROM batch_items i JOIN batches b ON b.batch_key = i.batch_key
+            LEFT JOIN generations g ON g.benchmark = b.benchmark AND g.model = b.model
+                AND g.condition = b.condition AND g.claim_id = i.claim_id
+                AND g.prompt_id = i.prompt_id AND g.sample = i.sample
+            WHERE b.wire = ? AND b.kind = 'generation' AND b.state != 'discarded'
+            ORDER BY b.created_at, b.rowid""",
+            (wire,),
+        )
+        return [WireItem(r[0], r[1], r[2], bool(r[3]), r[4], BatchItem(*r[5:])) for r in rows]
+
+    def cell_errors(
+        self, benchmark: str, model: str, condition: str, cells: Iterable[Cell]
+    ) -> dict[Cell, str | None]:
+        """Each of ``cells`` that has a stored row: its error (None: an answer)."""
+        wanted = set(cells)
+        out: dict[Cell, str | None] = {}
+        for r in self.conn.execute(
+            "SELECT claim_id, prompt_id, sample, error FROM generations "
+            "WHERE benchmark = ? AND model = ? AND condition = ?",
+            (benchmark, model, condition),
+        ):
+            cell = Cell(r[0], r[1], int(r[2]))
+            if cell in wanted:
+                out[cell] = r[3]
+        return out
+
     def batch(self, batch_key: str) -> BatchRow | None:
         row = self.conn.execute(
             "SELECT * FROM batches WHERE batch_key = ?", (batch_key,)
@@ -341,6 +388,19 @@ class Batches:
             for judge in json.loads(settings).get("judges", []):
                 out.setdefault(judge, set()).add(model)
         return out
+
+
+@dataclass(frozen=True)
+class WireItem:
+    """An item of a batch (:meth:`Batches.wire_items`): its state and error, and whether its
+    cell has a stored row and that row's error."""
+
+    batch_key: str
+    state: str
+    error: str | None
+    stored: bool
+    row_error: str | None
+    item: BatchItem
 
 
 BATCH_ITEM_FIELDS = (

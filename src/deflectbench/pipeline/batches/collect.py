@@ -12,14 +12,15 @@ the normal engine (``status`` runs them).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
 
 from deflectbench import gate
+from deflectbench.cost import Price
 from deflectbench.gate import GateError
 from deflectbench.judging.judges import is_rule_based, lexical_judgment
-from deflectbench.models.base import ModelError
+from deflectbench.models.base import Completion, ModelError
 from deflectbench.models.batch_api import (
     CANCELED,
     SUCCEEDED,
@@ -37,6 +38,8 @@ from deflectbench.store.batches import BatchItem, BatchRow
 
 #: An item whose result the gate refused (usage out of range): sent again within the limit.
 REFUSED = "refused"
+#: An item of an ended batch with no result line, and why (its error row says both).
+LOST, NO_LINE = "lost", "no readable result line"
 #: What ``deflectbench batch cancel`` notes on a batch (its unfinished items are not resent).
 CANCELLED_BY_USER = "cancelled by deflectbench batch cancel"
 #: Called with (batches looked at, batches in all) while collecting.
@@ -148,20 +151,14 @@ class Collector:
                 continue  # not ours, or a repeated line: each item once
             seen.add(o.custom_id)
             if o.kind == SUCCEEDED and o.completion is not None:
-                c = o.completion
                 try:  # the gate's rule, before anything is stored or priced
-                    gate.reply_usage(c.usage.input_tokens, c.usage.output_tokens)
-                    cost = (
-                        None
-                        if price is None
-                        else gate.cost(price.cost(c.usage.input_tokens, c.usage.output_tokens))
-                    )
+                    priced = _priced(o.completion, price)
                 except GateError as exc:  # this item's error, sent again within the limit
                     failed[REFUSED] = failed.get(REFUSED, 0) + 1
                     refused = Outcome(o.custom_id, REFUSED, error=str(exc))
                     states.append(self._failed(job, item, refused, user_cancelled, results))
                     continue
-                results.append((item, replace(c, cost_usd=cost), None))
+                results.append((item, priced, None))
                 states.append(("done", None, item.custom_id))
                 continue
             failed[o.kind] = failed.get(o.kind, 0) + 1
@@ -169,7 +166,7 @@ class Collector:
         for item in items:
             if item.custom_id not in seen:
                 failed["no result"] = failed.get("no result", 0) + 1
-                lost = Outcome(item.custom_id, "lost", error="no readable result line")
+                lost = Outcome(item.custom_id, LOST, error=NO_LINE)
                 states.append(self._failed(job, item, lost, user_cancelled, results))
         with store_errors_stop_the_run(), self.store.transaction():
             self.sub.store_results(job, results, cache=cache)
@@ -192,6 +189,38 @@ class Collector:
                 + (f"; {garbled} unreadable result lines" if garbled else "")
                 + (f" ({remote.error})" if remote.error else "")
             )
+
+    def replace_lost(self, row: BatchRow, pairs: Sequence[tuple[BatchItem, Outcome]]) -> None:
+        """Results that came after their batch was collected (a batch file's output in two
+        files): each item, given up for want of a result line, stored now: its answer (or
+        the engine's error) replaces the "no result line" error row, with the item's state,
+        in one transaction. Only such rows: the store keeps a good result whatever comes."""
+        job = self.sub.job(row)
+        price = self.sub.price(job.name)
+        results: list[Result] = []
+        states: list[tuple[str, str | None, str]] = []
+        for item, o in pairs:
+            if o.kind == SUCCEEDED and o.completion is not None:
+                try:
+                    results.append((item, _priced(o.completion, price), None))
+                    states.append(("done", None, item.custom_id))
+                    continue
+                except GateError as exc:
+                    o = Outcome(o.custom_id, REFUSED, error=str(exc))
+            states.append(self._failed(job, item, o, False, results))
+        with store_errors_stop_the_run(), self.store.transaction():
+            self.sub.store_results(job, results, cache=self.sub.cache(job))
+            self.store.batch_items_update(row.batch_key, states)
+        self.sub.manifests.collected(
+            self.sub.ctx.run_id,
+            job,
+            row.run_id,
+            [c for _, c, _ in results if c is not None],
+            sum(1 for s in states if s[0] != "done"),
+        )
+        self.sub.summary.add(
+            self.sub.summary.collected, job.name, sum(1 for s in states if s[0] == "done")
+        )
 
     def _refuse(self, row: BatchRow, remote_id: str, why: str) -> None:
         """A batch the provider says is not the one this store sent (another store's tag,
@@ -224,7 +253,7 @@ class Collector:
         """An item without an answer: cancelled by the user (left missing), sent again, or
         given up after ``max_attempts`` (an error row)."""
         error = f"batch {outcome.kind}: {outcome.error}"
-        if user_cancelled and outcome.kind in (CANCELED, "expired", "lost"):
+        if user_cancelled and outcome.kind in (CANCELED, "expired", LOST):
             return ("cancelled", error, item.custom_id)
         if item.attempt < self.max_attempts:
             self.sub.summary.add(self.sub.summary.resent, job.name)
@@ -293,6 +322,7 @@ class Collector:
                             lexical_judgment(p.gen_id, claim, p.response, self.sub.ctx.run_id)
                         )
                 self.sub.summary.add(self.sub.summary.collected, judge, len(pending))
+                self.sub.summary.add(self.sub.summary.judged, judge, len(pending))
             elif self.sub.api(judge) is not None:
                 await self.sub.submit_judgments(judge, pending)
 
@@ -318,6 +348,14 @@ class Collector:
             self.store.batch_progress(row.batch_key, remote.status, remote.counts)
             out.append((row, remote.status))
         return out
+
+
+def _priced(c: Completion, price: Price | None) -> Completion:
+    """A reply with its cost, after the gate's rule on its usage (a GateError: refused)."""
+    gate.reply_usage(c.usage.input_tokens, c.usage.output_tokens)
+    usage = c.usage
+    cost = None if price is None else gate.cost(price.cost(usage.input_tokens, usage.output_tokens))
+    return replace(c, cost_usd=cost)
 
 
 def _line(api: BatchAPI, job: Job, item: BatchItem) -> bytes:

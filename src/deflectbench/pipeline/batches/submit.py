@@ -50,6 +50,8 @@ class BatchSummary:
     resent: dict[str, int] = field(default_factory=dict)
     given_up: dict[str, int] = field(default_factory=dict)
     garbled: int = 0
+    #: Verdicts judges gave here, per judge (the lexical judge's; also in ``collected``).
+    judged: dict[str, int] = field(default_factory=dict)
     #: One line per batch that failed, expired, or lost items.
     problems: list[str] = field(default_factory=list)
 

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from deflectbench.escaping import terminal_safe
+from deflectbench.views.format import count
 from deflectbench.views.terminal.lines import Line, Shown, out, warn
 from deflectbench.views.terminal.run_tables import batch_table
 
@@ -155,11 +156,73 @@ def written(w: Written, path: Path) -> Shown:
 
 
 def imported(report: Imported, results: Path) -> Shown:
-    """``import-batch``: the lines read, the cells answered, and each problem."""
-    line = f"{results}: {report.lines} lines, {report.collected} cells answered"
-    if report.not_open:
-        line += f", {report.not_open} already imported or in no open batch file"
-    if report.garbled:
-        line += f", {report.garbled} unreadable lines"
-    notes = [Line(f"note: {p}", err=True) for p in report.problems]
-    return [out(line), *notes]
+    """``import-batch``: the lines read and the cells they answered (the judges' verdicts on
+    a line of their own), what was skipped and why, each engine error with its message, a
+    warning for replies naming another model; file text made safe for the terminal."""
+    r = report
+    line = f"{results}: {count(r.lines)} lines; {count(r.answered)} cells answered"
+    if r.replaced:
+        line += f" ({count(r.replaced)} of them replacing 'no result line' error rows)"
+    if r.errors:
+        line += f", {count(r.errors)} stored as error rows with the engine's message"
+    shown: Shown = [out(terminal_safe(line))]
+    skipped = [
+        f"{count(n)} {what}"
+        for n, what in (
+            (r.other_cells, "for cells of no batch file of this store (another part's or run's)"),
+            (r.duplicates, "duplicates (a cell answered before, or twice in the file)"),
+        )
+        if n
+    ]
+    if skipped:
+        shown.append(out("skipped: " + "; ".join(skipped)))
+    if r.judged:
+        verdicts = ", ".join(f"{j} {count(n)}" for j, n in r.judged.items())
+        shown.append(out(f"judged now: {verdicts} verdicts"))
+    shown += [
+        Line(terminal_safe(f"{count(n)} cells: {message}"), "yellow", err=True)
+        for message, n in list(r.error_messages.items())[:_SHOWN]
+    ]
+    if len(r.error_messages) > _SHOWN:
+        rest = sum(list(r.error_messages.values())[_SHOWN:])
+        shown.append(Line(f"{count(rest)} cells: other errors (--json lists all)", err=True))
+    if r.missing:
+        shown.append(
+            warn(
+                f"{count(r.missing)} cells of the batch file had no line in this output: stored "
+                "as 'no result line' error rows; importing the output that holds their lines "
+                "replaces them (or `run --batch-file --retry-errors` writes them again)"
+            )
+        )
+    if r.other_model:
+        ids = ", ".join(f"{m!r} ({count(n)} lines)" for m, n in r.other_model.items())
+        own = ", ".join(repr(x) for x in (sorted(set(r.models.values())) or r.expected))
+        first = next(iter(r.other_model))
+        shown.append(
+            warn(
+                terminal_safe(
+                    f"{count(sum(r.other_model.values()))} lines are replies of another model "
+                    f"than the cells were written for ({own}): {ids}; not imported. If the "
+                    f"engine served the same model under that name, pass --accept-model {first}"
+                ),
+                "red",
+            )
+        )
+    if r.ambiguous:
+        shown.append(
+            warn(
+                f"{count(r.ambiguous)} lines fit cells of more than one batch file (the same "
+                "cell id for another model or condition, and no model named): not imported"
+            )
+        )
+    if r.unreadable:
+        where = "; ".join(r.unreadable_lines)
+        shown.append(warn(f"{count(r.unreadable)} unreadable lines skipped ({where})"))
+    if r.lines and not (r.answered or r.errors or r.other_model or r.duplicates):
+        shown.append(warn("no line of this output is for a cell of this store's batch files"))
+    shown += [Line(terminal_safe(f"note: {p}"), err=True) for p in r.problems]
+    return shown
+
+
+#: Engine error messages shown one a line (the rest counted; ``--json`` has all).
+_SHOWN = 5
