@@ -35,12 +35,10 @@ def plan_settings(benchmark: Benchmark, plan: RunPlan, model: Model) -> Settings
 
 
 def planned_condition(store: Store, model: str, settings: Settings, label: str | None) -> str:
-    """The label a run with these settings will use, found without writing (the dry run)."""
-    wanted = settings.as_json()
-    for c in store.conditions():
-        if c["model"] == model and c["settings"] == wanted:
-            return str(c["label"])
-    return label or settings.label()
+    """The label a run with these settings will use, found without writing (the dry run), and
+    refused as the run refuses it (ConditionError: a label naming other settings, settings
+    stored under another label): the store's one check, :meth:`Store.checked_condition`."""
+    return store.checked_condition(model, settings, label)[0]
 
 
 class DryRunOptions(Protocol):
@@ -82,19 +80,60 @@ class EstimateRow:
     output_tokens_max: int
     cost_usd: float | None
     cost_usd_max: float | None
+    #: Where the expected output tokens come from (the upper bound is always max_tokens).
+    output_from: str = ""
 
 
 @dataclass(frozen=True)
 class Estimate:
     """A dry run: each model's and judge's rows, over ``units`` (cells per model, or the
     stored answers of the pack), the budget, and the refusal the run would meet (an unpriced
-    model or judge under a budget), raised by :meth:`check` once the table is shown."""
+    model or judge under a budget), raised by :meth:`check` once the table is shown; the
+    warnings the run would give (:attr:`warnings`): API keys not set (the run's own message),
+    an expected cost over ``max_cost``."""
 
     rows: tuple[EstimateRow, ...]
     units: int
     max_cost: float | None = None
     of: str = "cells per model"
     refusal: Exception | None = None
+    #: The run's refusal for API keys that are not set (the dry run sends nothing, so it runs).
+    missing_keys: str | None = None
+    #: What the store has spent already: the run's budget counts it as spent.
+    spent_usd: float = 0.0
+
+    @property
+    def expected_usd(self) -> float:
+        """The expected cost of the priced rows (unpriced ones count nothing)."""
+        return sum(r.cost_usd or 0.0 for r in self.rows)
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """What the run would meet that the table does not say: keys not set, and a budget
+        the expected cost runs past (the run would stop there, cells left missing)."""
+        out: list[str] = []
+        if self.missing_keys:
+            out.append(f"the run would be refused: {self.missing_keys} (this dry run sent nothing)")
+        if self.max_cost is not None:
+            spent = (
+                f" plus {self.spent_usd:,.2f} USD this store has spent" if self.spent_usd else ""
+            )
+            if self.expected_usd + self.spent_usd > self.max_cost:
+                out.append(
+                    f"expected cost {self.expected_usd:,.2f} USD{spent} exceeds --max-cost "
+                    f"{self.max_cost:,.2f} USD: the run would stop at the budget with cells "
+                    "missing; raise --max-cost, or run fewer claims, templates or samples"
+                )
+        return tuple(out)
+
+    @property
+    def sources(self) -> tuple[str, ...]:
+        """Where each row's expected output tokens come from, one line per source."""
+        by: dict[str, list[str]] = {}
+        for r in self.rows:
+            if r.output_from and r.requests:
+                by.setdefault(r.output_from, []).append(r.name)
+        return tuple(f"expected output tokens of {', '.join(n)}: {s}" for s, n in by.items())
 
     @property
     def self_hosted(self) -> frozenset[str]:
@@ -130,7 +169,8 @@ def estimate(
     models: Mapping[str, Model],
     options: DryRunOptions = DryRun(),
 ) -> list[EstimateRow]:
-    """Requests, tokens and cost per model and judge for what is still missing.
+    """Requests, tokens and cost per model and judge for what is still missing; a condition
+    label the run would refuse is refused here too (ConditionError).
 
     Input tokens are estimated from the prompt text (about 4 characters a token); output tokens
     from this model's stored mean if it has generations already, else a typical length capped
@@ -138,6 +178,8 @@ def estimate(
     ``batch``, models whose provider has a batch API are priced at the table's batch price.
     ``options``: a :class:`DryRun`, or a run's options.
     """
+    from deflectbench.judging.judges import is_rule_based
+
     retry_errors, prices, label, batch = (
         options.retry_errors,
         options.prices,
@@ -164,6 +206,11 @@ def estimate(
         max_tokens = plan.max_tokens or model.default_max_tokens
         mean_out = store.mean_output_tokens(name)
         expected_out = round(mean_out) if mean_out else min(TYPICAL_OUTPUT_TOKENS, max_tokens)
+        source = (
+            f"the mean of its stored replies ({expected_out:,} a reply)"
+            if mean_out
+            else f"a typical reply ({expected_out:,} tokens: none stored yet)"
+        )
         tokens_in = sum(estimate_tokens(benchmark.render(c, p)) + 8 for c, p, _ in todo)
         price = price_of(name)
         rows.append(
@@ -177,6 +224,7 @@ def estimate(
                 max_tokens * len(todo),
                 None if price is None else price.cost(tokens_in, expected_out * len(todo)),
                 None if price is None else price.cost(tokens_in, max_tokens * len(todo)),
+                source,
             )
         )
         new_responses.extend((c, expected_out) for c, _, _ in todo)
@@ -205,9 +253,14 @@ def estimate(
                 JUDGE_OUTPUT_TOKENS * n,
                 cost,
                 cost,
+                "" if is_rule_based(name) else JUDGE_VERDICT,
             )
         )
     return rows
+
+
+#: Where a judge's expected output tokens come from.
+JUDGE_VERDICT = f"a JSON verdict ({JUDGE_OUTPUT_TOKENS} tokens a request)"
 
 
 def judge_input_tokens(benchmark: Benchmark, p: PendingGeneration) -> int:

@@ -21,6 +21,25 @@ class Conditions:
         Within one model a label names one set of settings and back: a label already used with
         other settings, or settings already stored under another label, are refused loudly
         (ConditionError) rather than mixed or re-sampled."""
+        label, stored = self.checked_condition(model, settings, label)
+        if not stored:
+            self.conn.execute(
+                "INSERT INTO conditions VALUES (?, ?, ?, ?, ?)",
+                (
+                    model,
+                    label,
+                    json.dumps(settings.as_json(), sort_keys=True),
+                    settings.sha256,
+                    now_iso(),
+                ),
+            )
+        return label
+
+    def checked_condition(
+        self, model: str, settings: Settings, label: str | None = None
+    ) -> tuple[str, bool]:
+        """The label :meth:`register_condition` gives ``settings`` and whether it is stored
+        already, refused as it refuses (ConditionError), writing nothing: the dry run's check."""
         wanted = settings.as_json()
         sha = settings.sha256
         label = check_label(label) if label is not None else settings.label()
@@ -43,12 +62,8 @@ class Conditions:
                     f"({differences(stored, wanted)}); pass another --label to store these "
                     "beside it"
                 )
-            return label
-        self.conn.execute(
-            "INSERT INTO conditions VALUES (?, ?, ?, ?, ?)",
-            (model, label, json.dumps(wanted, sort_keys=True), sha, now_iso()),
-        )
-        return label
+            return label, True
+        return label, False
 
     def conditions(self) -> list[dict[str, Any]]:
         """Every condition: model, label, settings, created_at."""

@@ -70,7 +70,9 @@ def estimate_view(est: Estimate) -> list[RenderableType]:
             cost,
             cost_max,
         )
-    return [t, *_estimate_lines(total, total_max, priced, unknown, own, est.max_cost)]
+    lines = _estimate_lines(total, total_max, priced, unknown, own, est.max_cost)
+    notes = [Text(x) for x in est.sources] + [Text(x, style="yellow") for x in est.warnings]
+    return [t, *lines, *notes]
 
 
 def _estimate_lines(
