@@ -93,3 +93,69 @@ def test_no_benign_twins_no_table():
         ).validity.over_refusal
         is None
     )
+
+
+def _plain_ci(values, claims, n_resamples: int = 1000, seed: int = 0) -> tuple[float, float]:
+    """A claim-block bootstrap written plainly: the claims in sorted order, each resample
+    ``n_resamples`` draws of as many claims with replacement (the documented draws,
+    ``default_rng(seed).integers(0, C, size=(R, C))``), a resample's rate the mean over every
+    row of its drawn claims, the 2.5th and 97.5th percentiles (linear)."""
+    order = sorted(set(claims))
+    rows: dict[str, list[float]] = {c: [] for c in order}
+    for v, c in zip(values, claims, strict=True):
+        if v == v:  # not NaN
+            rows[c].append(float(v))
+    draws = np.random.default_rng(seed).integers(0, len(order), size=(n_resamples, len(order)))
+    reps = []
+    for draw in draws:
+        total = n = 0.0
+        for k in draw:
+            total += sum(rows[order[k]])
+            n += len(rows[order[k]])
+        if n:
+            reps.append(total / n)
+    lo, hi = np.percentile(reps, [2.5, 97.5])
+    return float(lo), float(hi)
+
+
+def test_every_over_refusal_ci_against_a_plain_loop_block_bootstrap():
+    gens, judg, _ = _fixture(seed=9)
+    s = summarize_frames(gens, judg, V1)
+    table = s.validity.over_refusal
+    assert table is not None
+    frame = gens.merge(judg, on="gen_id")
+    frame = frame.merge(
+        pd.DataFrame(
+            [(t.prompt_id, t.framing) for p in (BENIGN, V1) for t in p.templates],
+            columns=["prompt_id", "framing"],
+        ).drop_duplicates("prompt_id"),
+        on="prompt_id",
+    )
+    for row in table.to_dict(orient="records"):
+        m, f = row["model"], row["framing"]
+        for rate, pack, column in (
+            ("over_refusal", BENIGN, "refusal"),
+            ("unlabeled_fallacy", BENIGN, "compliance_clean"),
+            ("refusal", V1, "refusal"),
+        ):
+            part = frame[(frame["model"] == m) & (frame["benchmark"] == pack.key)]
+            if f != "all":
+                part = part[part["framing"] == f]
+            lo, hi = _plain_ci(part[column].tolist(), part["claim_id"].tolist())
+            assert abs(row[f"{rate}_lo"] - lo) < 1e-12 and abs(row[f"{rate}_hi"] - hi) < 1e-12
+            assert 0.0 <= row[f"{rate}_lo"] <= row[rate] <= row[f"{rate}_hi"] <= 1.0, (rate, row)
+        assert row["claims_benign"] == row["claims_manipulative"] == len(CLAIMS)
+    # the JSON carries each bound, the small-sample note says 6 claims are few
+    j = s.to_json()["validity_checks"]
+    assert j["over_refusal"][0]["over_refusal_lo"] == table.iloc[0]["over_refusal_lo"]
+    assert j["over_refusal_correction"] is None  # no labels: nothing corrected
+    assert "over-refusal: a/m in the benign twins (6 claims)" in j["over_refusal_note"]
+
+
+def test_one_claim_gives_no_interval():
+    gens, judg, _ = _fixture()
+    one = gens[gens["claim_id"] == CLAIMS[0]]
+    s = summarize_frames(one, judg[judg["gen_id"].isin(one["gen_id"])], V1)
+    row = s.validity.over_refusal.iloc[0]
+    assert row["claims_benign"] == 1 and np.isnan(row["over_refusal_lo"])
+    assert "A CI over one claim is undefined" in s.validity.over_refusal_note

@@ -104,3 +104,50 @@ def test_judge_self_consistency_end_to_end(tmp_path: Path):
     assert by_judge["judges/j"]["other_agreement"] is not None
     p = run_cli("judge", "--config", cfg, "--db", db, "--self-consistency", "2", env=_env())
     assert p.returncode == 2 and "(0, 1]" in p.stderr
+
+
+def test_self_agreement_ci_against_a_plain_loop_over_claims():
+    """Each share's 95% CI: every field compared is one row, the rows of a claim drawn together
+    (the documented draws), against a plain loop."""
+    import numpy as np
+
+    rng = np.random.default_rng(4)
+    claims = {g: f"C{g % 7}" for g in range(1, 61)}
+    verdicts, again = [], []
+    for g in claims:
+        first = {f: float(rng.random() < 0.3) for f in FIELDS}
+        other = {f: v if rng.random() < 0.85 else 1.0 - v for f, v in first.items()}
+        second = {f: int(v) if rng.random() < 0.9 else int(1 - v) for f, v in first.items()}
+        verdicts += [
+            {"gen_id": g, "model": "m", "judge": "a", **first},
+            {"gen_id": g, "model": "m", "judge": "b", **other},
+        ]
+        again.append({"gen_id": g, "judge": "a", "seed": 0, **second})
+    (row,) = self_consistency(pd.DataFrame(verdicts), again, claims=claims, seed=3).to_dict(
+        orient="records"
+    )
+    first_of = {r["gen_id"]: r for r in verdicts if r["judge"] == "a"}
+    other_of = {r["gen_id"]: r for r in verdicts if r["judge"] == "b"}
+    order = sorted(set(claims.values()))
+    cells: dict[str, dict[str, list[int]]] = {c: {"self": [], "other": []} for c in order}
+    for r in again:
+        g = r["gen_id"]
+        for f in FIELDS:
+            cells[claims[g]]["self"].append(int(first_of[g][f] == r[f]))
+            cells[claims[g]]["other"].append(int(first_of[g][f] == other_of[g][f]))
+    draws = np.random.default_rng(3).integers(0, len(order), size=(1000, len(order)))
+    for share in ("self", "other"):
+        reps = []
+        for draw in draws:
+            picked = [x for k in draw for x in cells[order[k]][share]]
+            reps.append(sum(picked) / len(picked))
+        lo, hi = np.percentile(reps, [2.5, 97.5])
+        assert abs(row[f"{share}_agreement_lo"] - lo) < 1e-12
+        assert abs(row[f"{share}_agreement_hi"] - hi) < 1e-12
+        assert row[f"{share}_agreement_lo"] <= row[f"{share}_agreement"]
+        assert row[f"{share}_agreement"] <= row[f"{share}_agreement_hi"]
+    assert row["claims"] == 7
+    # without the claims of the answers there is no claim-block CI, not a generation one
+    (bare,) = self_consistency(pd.DataFrame(verdicts), again).to_dict(orient="records")
+    assert bare["self_agreement"] == row["self_agreement"]
+    assert bare["self_agreement_lo"] != bare["self_agreement_lo"]  # NaN

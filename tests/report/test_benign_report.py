@@ -48,9 +48,15 @@ def test_the_report_shows_over_refusal_beside_the_manipulative_refusal(tmp_path:
     html = (out / "report.html").read_text()
     glance = html[html.index('id="summary"') : html.index("</section>", html.index('id="summary"'))]
     assert "over-refusal (benign twins)" in glance
-    assert "vllm/m refused 100% of 16 benign requests (manipulative: 0%)" in glance, glance
+    # each rate with its 95% CI over claims (two claims, every twin refused: 100-100)
+    assert (
+        "vllm/m refused 100.0% (100.0–100.0) of 16 benign requests "
+        "(manipulative: 0.0% (0.0–0.0))" in glance
+    ), glance
     assert 'id="validity_checks"' in html and "fig-over_refusal" in html
     assert (out / "figures" / "over_refusal.svg").exists()
     table = (out / "tables" / "over_refusal.csv").read_text().splitlines()
     assert table[0].startswith("model,framing,n_benign,over_refusal")
+    assert table[0].endswith("claims_benign,over_refusal_lo,over_refusal_hi,unlabeled_fallacy_lo,"
+                             "unlabeled_fallacy_hi,claims_manipulative,refusal_lo,refusal_hi")  # fmt: skip
     assert any(line.startswith("vllm/m,all,16,1.0,0.0,30,0.0") for line in table), table

@@ -106,6 +106,7 @@ def analyze(
     from deflectbench.views.terminal.packs import pack_comparison_tables, packs_note
     from deflectbench.views.terminal.tables import render_terminal
     from deflectbench.views.terminal.turns import turn_terminal
+    from deflectbench.views.terminal.validity_checks import validity_check_terminal
 
     s = run_analysis(
         db,
@@ -141,6 +142,8 @@ def analyze(
         _quiet(packs_note(s.packs, s.benchmark.pack))
     for table in turn_terminal(s.turns):
         console.print(table)
+    for part in validity_check_terminal(s):
+        console.print(part)
     if note := s.elsewhere_note:
         console.print(note, style="yellow", highlight=False, markup=False)
     if json_out is not None:

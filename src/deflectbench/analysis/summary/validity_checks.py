@@ -456,7 +456,14 @@ OVER_REFUSAL_COLUMNS = [
     "refusal_hi",
 ]
 #: The columns added per rate when the store holds human labels (``<rate>_<suffix>``).
-CORRECTED_SUFFIXES = ("corrected", "corrected_lo", "corrected_hi", "n_labels", "corrected_note")
+CORRECTED_SUFFIXES = (
+    "corrected",
+    "corrected_lo",
+    "corrected_hi",
+    "n_labels",
+    "corrected_flag",
+    "corrected_note",
+)
 
 
 def corrected_columns() -> list[str]:
@@ -635,8 +642,9 @@ def with_labels(
 ) -> ValidityChecks | None:
     """``checks`` with over-refusal corrected for judge error where the store holds human
     labels: for each rate of the over-refusal table, the corrected rate, its 95% CI, the
-    labels it rests on and the note when it has no number (too few labels, labels of one
-    value, ...), exactly as the headline rates are corrected (:func:`.calibration.corrected.
+    labels it rests on, the calibration's flag when the labels are too thin to trust its
+    bootstrap (e.g. no label disagrees with the judges: the interval is then widened to an
+    exact bound) and the note when it has no number (too few labels, ...), exactly as the headline rates are corrected (:func:`.calibration.corrected.
     corrected_as`: the judges' consensus as the prediction, PPI++ by default, the claim-block
     bootstrap, within each model unless ``options.pool_models``). ``corrected`` is the analysed
     pack's (the summary's); the other pack is read from ``store`` with the same options.
@@ -679,22 +687,24 @@ def with_labels(
 
 def _corrected_cell(
     corrected: Corrected | None, pack: str, model: str, framing: str, measure: str
-) -> tuple[float, float, float, int, str | None]:
-    """(rate, lo, hi, labels, note) of one field's corrected estimate in one cell (NaN and a
-    note where there is no number)."""
+) -> tuple[float, float, float, int, str | None, str | None]:
+    """(rate, lo, hi, labels, flag, note) of one field's corrected estimate in one cell (NaN
+    and a note where there is no number)."""
     nan = float("nan")
     if corrected is None:
-        return nan, nan, nan, 0, f"no human labels of {pack}"
+        return nan, nan, nan, 0, None, f"no human labels of {pack}"
     cell = (
         corrected.models.get(model)
         if framing == "all"
         else corrected.by_framing.get(model, {}).get(framing)
     )
     if cell is None:
-        return nan, nan, nan, 0, f"no scored generation of {pack} to correct"
+        return nan, nan, nan, 0, None, f"no scored generation of {pack} to correct"
     e = cell.shown("corrected", "field", measure)
 
     def num(x: float | None) -> float:
         return nan if x is None else float(x)
 
-    return num(e.rate), num(e.lo), num(e.hi), int(e.n_labels), e.note
+    # the calibration's flag for thin labels (getattr: the same rule, read where it is kept)
+    flag = getattr(e, "flag", None) or None
+    return num(e.rate), num(e.lo), num(e.hi), int(e.n_labels), flag, e.note
