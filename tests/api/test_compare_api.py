@@ -72,13 +72,21 @@ def test_compare_to_json_is_the_commands_json(stores, tmp_path):
 
 @pytest.mark.parametrize(
     ("rules", "code"),
-    [(["refusal < -5pp"], 6), (["refusal > +5pp", "refusal < -90pp"], 0), ([], 0)],
+    [
+        (["refusal < -5pp"], 6),
+        (["refusal > +5pp", "|refusal| > 48pp"], 0),
+        (["refusal < -90pp"], 6),  # a 50% baseline cannot fall 90 points: not tested
+        ([], 0),
+    ],
 )
 def test_the_gates_exit_code_is_the_commands(stores, tmp_path, rules, code):
-    a, b = stores
+    a, b = stores  # a holds acme/n, b does not: allowed to be absent here
     flags = [x for rule in rules for x in ("--fail-if", rule)]
-    p, cli = _cli_json(tmp_path, "compare", b, "--baseline", a, *flags, "--resamples", "100")
-    c = deflectbench.compare(b, baseline=a, fail_if=rules, resamples=100)
+    p, cli = _cli_json(tmp_path, "compare", b, "--baseline", a, *flags, "--resamples", "100",
+                       "--allow-missing", "acme/n")  # fmt: skip
+    c = deflectbench.compare(
+        b, baseline=a, fail_if=rules, resamples=100, allow_missing=["acme/n"]
+    )
     assert p.returncode == c.exit_code == code, p.stderr
     assert c.to_json() == cli
     assert [f.line() for f in c.failures] == cli["gate"]["failures"]

@@ -5,8 +5,8 @@ regression gate) and ``leaderboard`` (every model x condition x pack of some sto
     import deflectbench as db
 
     c = db.compare("old.db", "new.db")                     # the same models in two runs
-    c = db.compare("new.db", baseline="old.db", fail_if=["refusal < -5pp"])
-    c.table, c.flips, c.exit_code                          # DataFrames; 6 when a rule failed
+    c = db.compare("new.db", baseline="old.db", fail_if=["refusal drop > 5pp"])
+    c.table, c.flips, c.coverage, c.exit_code              # 6 when the gate did not pass
     board = db.leaderboard(["run1.db", "run2.db"], by="clean_compliance").board
 """
 
@@ -35,6 +35,10 @@ def compare(
     *,
     baseline: DbPath | None = None,
     fail_if: Sequence[str] = (),
+    require: Sequence[str] = (),
+    allow_missing: Sequence[str] = (),
+    allow_untested: bool = False,
+    holm_family: str = "measure",
     allow_judge_change: bool = False,
     consensus: str = "mean",
     judges: Sequence[str] | None = None,
@@ -49,15 +53,24 @@ def compare(
 ) -> Comparison:
     """Two results side by side, B minus A: each side a store (every model in it, paired with
     the other side's models by name), or ``STORE:MODEL[:CONDITION]``. With ``baseline``, A is
-    the new side and the differences are A minus ``baseline``; ``fail_if`` rules (``"refusal <
-    -5pp"``, ``"clean_compliance > +3pp@coach"``) make the gate: ``exit_code`` is 6 when a
-    difference's whole 95% CI lies beyond one. ``benchmark_b`` reads the second side from
-    another pack of the same claims. Sides judged by different judges raise
-    :class:`~deflectbench.analysis.compare.select.CompareError` unless ``allow_judge_change``."""
+    the new side and the differences are A minus ``baseline``. Each pair is compared on the
+    cells (claim x template x sample) both sides hold; ``coverage`` says what each held.
+
+    The gate: ``fail_if`` rules say when to fail (``"refusal < -5pp"``, ``"refusal drop >
+    5pp"``, ``"clean_compliance > +3pp@coach"``), ``require`` rules what must hold
+    (``"|refusal| < 5pp"``); ``exit_code`` is 6 when a difference's whole 95% CI lies on a
+    rule's fail side, when a rule could not be tested (unless ``allow_untested``), or when a
+    model or condition of the baseline is absent from the new side (unless named in
+    ``allow_missing``). ``holm_family`` chooses Holm's families (measure, scope, all, none).
+    ``benchmark_b`` reads the second side from another pack of the same claims. Sides judged
+    by different judges raise :class:`~deflectbench.analysis.compare.select.CompareError` unless
+    ``allow_judge_change``."""
     from deflectbench.analysis.calibration.corrected import check_correction
-    from deflectbench.analysis.compare.api import compare_sides
-    from deflectbench.analysis.compare.select import CompareError, pair_sides
-    from deflectbench.analysis.compare.thresholds import parse_threshold
+    from deflectbench.analysis.compare.api import Absent, compare_sides
+    from deflectbench.analysis.compare.coverage import on_common_cells
+    from deflectbench.analysis.compare.select import CompareError, pairing, parse_selector
+    from deflectbench.analysis.compare.table import HOLM_FAMILIES
+    from deflectbench.analysis.compare.thresholds import FAIL_IF, REQUIRE, parse_threshold
     from deflectbench.analysis.compat.quirks import check_compat
     from deflectbench.benchmark import resolve_benchmark
 
@@ -67,7 +80,12 @@ def compare(
         )
     if baseline is None and b is None:
         raise CompareError("compare needs two sides: A B, or NEW --baseline OLD")
-    rules = [parse_threshold(t) for t in fail_if]
+    if holm_family not in HOLM_FAMILIES:
+        raise CompareError(
+            f"unknown --holm-family {holm_family!r}; valid: {', '.join(HOLM_FAMILIES)}"
+        )
+    rules = [parse_threshold(t, FAIL_IF) for t in fail_if]
+    rules += [parse_threshold(t, REQUIRE) for t in require]
     old, new = (str(baseline), str(a)) if baseline is not None else (str(a), str(b))
     options = replace(
         analysis_options(consensus, judges, judge_values, resamples, seed),
@@ -78,33 +96,84 @@ def compare(
     packs = (pack, resolve_benchmark(benchmark_b) if benchmark_b else pack)
     sides, texts = [], {}
     for text, of in zip((old, new), packs, strict=True):
-        found, (path, replies) = _read_side(text, of, options, on_busy)
+        found, (path, replies) = _read_side(text, of, on_busy, options)
         sides.append(found)
         texts[path] = replies
+    whole = [parse_selector(t).model is None for t in (old, new)]
+    pairs, only_a, only_b = pairing(sides[0], sides[1], whole_a=whole[0], whole_b=whole[1])
+    allowed = set(allow_missing)
+    unknown = allowed - {n for s in only_a for n in _names_of(s)}
+    if unknown:
+        raise CompareError(
+            f"--allow-missing {sorted(unknown)[0]!r}: no model or condition of the baseline "
+            "is absent from the new side under that name"
+            + (f" (absent: {', '.join(s.name for s in only_a)})" if only_a else "")
+        )
+    absent = [Absent("a", s.name, s.store, bool(allowed & set(_names_of(s)))) for s in only_a]
+    absent += [Absent("b", s.name, s.store) for s in only_b]
+    pairs, coverage = on_common_cells(pairs)
+    pairs = _with_corrected(pairs, packs, options, on_busy)
     result = compare_sides(
-        pair_sides(sides[0], sides[1]), options, allow_judge_change=allow_judge_change, texts=texts
-    )
+        pairs, options, allow_judge_change=allow_judge_change, texts=texts,
+        holm_family=holm_family, coverage=coverage,
+    )  # fmt: skip
     title = f"{new} vs {old}" if baseline is not None else f"{old} vs {new}"
-    return replace(result.with_gate(rules), baseline=baseline is not None, title=title)
+    result = replace(result, baseline=baseline is not None, title=title, absent=tuple(absent))
+    return result.with_gate(rules, allow_untested=allow_untested)
+
+
+def _names_of(side: Side) -> tuple[str, ...]:
+    """The names ``--allow-missing`` may give a side by: its name, its model, and
+    ``MODEL:CONDITION``."""
+    cond = (f"{side.model}:{side.condition}",) if side.condition else ()
+    return (side.name, side.model, *cond)
 
 
 def _read_side(
-    text: str, pack: Benchmark | None, options: AnalysisOptions, on_busy: OnBusy | None
+    text: str, pack: Benchmark | None, on_busy: OnBusy | None, options: AnalysisOptions
 ) -> tuple[list[Side], tuple[str, dict[str, str]]]:
-    """The sides ``text`` names, with their manifests and (where the store holds human labels)
-    corrected rates; and the store's replies by gen_id (the flips' examples)."""
-    from deflectbench.analysis.compare.corrected import with_corrected
+    """The sides ``text`` names, with their manifests; and the store's replies by gen_id (the
+    flips' examples)."""
     from deflectbench.analysis.compare.manifest import with_manifest
     from deflectbench.analysis.compare.select import parse_selector, read_sides
-    from deflectbench.benchmark.packs import pack_by_key
 
     selector = parse_selector(text)
     with open_store(selector.store, must_exist=True, on_busy=on_busy) as store:
         found = [with_manifest(store, s) for s in read_sides(store, selector, options, pack)]
-        of = pack or (pack_by_key(found[0].pack) if found else None)
-        sides = [with_corrected(store, s, of, options) if of else s for s in found]
         rows = store.generation_rows(include_errors=False, columns=["gen_id", "response"])
-        return sides, (str(store.path), {r["gen_id"]: r["response"] for r in rows})
+        return found, (str(store.path), {r["gen_id"]: r["response"] for r in rows})
+
+
+def _with_corrected(
+    pairs: list[tuple[Side, Side]],
+    packs: tuple[Benchmark | None, Benchmark | None],
+    options: AnalysisOptions,
+    on_busy: OnBusy | None,
+) -> list[tuple[Side, Side]]:
+    """Each side (already on its pair's common cells) with its rates corrected for judge
+    error, where its store holds human labels (so the corrected rows compare the same cells
+    too)."""
+    from deflectbench.analysis.calibration.load import has_labels
+    from deflectbench.analysis.compare.corrected import with_corrected
+    from deflectbench.benchmark.packs import pack_by_key
+
+    if options.correction == "none":
+        return pairs
+    out: list[list[Side]] = [list(p) for p in pairs]
+    for i, given in enumerate(packs):
+        by_store: dict[str, list[int]] = {}
+        for k, pair in enumerate(pairs):
+            by_store.setdefault(pair[i].store, []).append(k)
+        for path, members in by_store.items():
+            with open_store(path, must_exist=True, on_busy=on_busy) as store:
+                if not has_labels(store):
+                    continue
+                for k in members:
+                    side = out[k][i]
+                    of = given or pack_by_key(side.pack)
+                    if of is not None:
+                        out[k][i] = with_corrected(store, side, of, options)
+    return [(x[0], x[1]) for x in out]
 
 
 def leaderboard(

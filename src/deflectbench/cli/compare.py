@@ -76,12 +76,54 @@ def compare(
         typer.Option(
             "--fail-if",
             metavar="RULE",
-            help="Exit 6 when a difference's whole 95% CI lies beyond RULE: 'refusal < -5pp', "
-            "'clean_compliance > +3pp@coach' (@FRAMING or @TEMPLATE; field:NAME for a field). "
-            "Repeatable.",
+            help="Exit 6 when a difference's whole 95% CI lies beyond RULE, which says when to "
+            "fail: 'refusal < -5pp' or 'refusal drop > 5pp' (a fall of more than 5 points), "
+            "'clean_compliance > +3pp@coach' or 'rise > 3pp', '|refusal| > 5pp' (@FRAMING or "
+            "@TEMPLATE; field:NAME for a field). A rule that would fail on no change is "
+            "refused. Repeatable.",
             show_default=False,
         ),
     ] = None,
+    require: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--require",
+            metavar="RULE",
+            help="A rule that must hold (exit 6 when a difference's whole 95% CI lies outside "
+            "it): 'refusal drop < 5pp', 'refusal > -5pp', '|refusal| < 5pp', 'refusal rise < "
+            "3pp'. Repeatable.",
+            show_default=False,
+        ),
+    ] = None,
+    allow_missing: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-missing",
+            metavar="MODEL",
+            help="A model (or MODEL:CONDITION) of the baseline the new side may lack without "
+            "failing the gate (still said). Repeatable.",
+            show_default=False,
+        ),
+    ] = None,
+    allow_untested: Annotated[
+        bool,
+        typer.Option(
+            "--allow-untested",
+            help="Let the gate pass when a rule could not be tested on some pair (no CI: fewer "
+            "than 2 claims; a threshold no result could reach; a scope one side lacks); each "
+            "is still said.",
+        ),
+    ] = False,
+    holm_family: Annotated[
+        str,
+        typer.Option(
+            "--holm-family",
+            metavar="measure|scope|all|none",
+            help="Holm's families: measure (outcomes overall, fields overall, each measure "
+            "across framings, each across templates, per pair), scope (outcomes or fields at "
+            "one scope), all (every row), none (no adjustment).",
+        ),
+    ] = "measure",
     json_out: Annotated[
         Path | None,
         out_option(
@@ -118,13 +160,15 @@ def compare(
     store, or two conditions of one model (`STORE:MODEL[:CONDITION]`). For every outcome and
     each of the 8 fields, overall, per framing and per template: both rates, the difference
     with a 95% CI from a paired claim-block bootstrap (the same claim draws for both sides), a
-    p-value Holm-adjusted across the table, Cohen's h; and the cells (claim x template) whose
-    majority outcome changed. Results judged by different judges are refused unless
+    p-value Holm-adjusted within its family (`--holm-family`), Cohen's h; and the cells (claim x
+    template) whose majority outcome changed. Each pair is compared on the cells (claim x
+    template x sample) both sides hold; a line says when their coverage differs. Results judged by different judges are refused unless
     `--allow-judge-change`. Where both sides' stores hold human labels, the rates corrected for
     judge error are compared too (rows with `corrected` true; an unpaired, conservative CI).
 
-    As a regression gate: `compare NEW --baseline OLD --fail-if "refusal < -5pp"` exits 6 when
-    a difference's whole CI lies beyond a rule (one line per failure), 0 otherwise.
+    As a regression gate: `compare NEW --baseline OLD --fail-if "refusal drop > 5pp"` exits 6
+    when a difference's whole CI lies beyond a rule (one line per failure), when a rule could
+    not be tested, or when a baseline model is absent from NEW; 0 otherwise (docs/ci-gate.md).
 
     Examples:
 
@@ -140,7 +184,9 @@ def compare(
     from deflectbench.views.terminal.compare import comparison_view
 
     result = compare_results(
-        a, b, baseline=baseline, fail_if=fail_if or (), allow_judge_change=allow_judge_change,
+        a, b, baseline=baseline, fail_if=fail_if or (), require=require or (),
+        allow_missing=allow_missing or (), allow_untested=allow_untested,
+        holm_family=holm_family, allow_judge_change=allow_judge_change,
         consensus=consensus, judges=judge, judge_values=judge_values, compat=compat,
         correction=correction, resamples=resamples, seed=seed, benchmark=benchmark,
         benchmark_b=benchmark_b, on_busy=on_busy,
@@ -149,6 +195,8 @@ def compare(
         err.print(f"flagged: {line} (--allow-judge-change)", style="yellow", markup=False)
     for line in result.manifest_notes:
         err.print(f"note: {line}", style="yellow", markup=False, highlight=False)
+    for line in result.coverage_notes:
+        err.print(line, style="yellow", markup=False, highlight=False, soft_wrap=True)
     if json_out is not None:
         write_json_rows(json_out, result.to_json())
     if csv_out is not None:
@@ -158,13 +206,7 @@ def compare(
     if str(json_out) != "-":
         for part in comparison_view(result):
             console.print(part)
-    for f in result.failures:
-        err.print(f.line(), markup=False, highlight=False, soft_wrap=True)
-    if result.rules and result.passed:
-        err.print(
-            f"gate passed: no difference's 95% CI lies wholly beyond {len(result.rules)} rule(s)",
-            markup=False,
-            highlight=False,
-        )
+    for line in result.gate_lines():
+        err.print(line, markup=False, highlight=False, soft_wrap=True)
     if result.exit_code:
         raise typer.Exit(result.exit_code)

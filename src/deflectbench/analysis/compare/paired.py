@@ -25,7 +25,9 @@ from deflectbench.analysis.stats.arrays import columns
 
 class PairedDiffs(NamedTuple):
     """For k columns: each side's rate, the difference (B minus A), its percentile CI and a
-    two-sided p-value from the bootstrap's standard error; ``n_claims`` is how many claims hold a value on both sides."""
+    two-sided p-value from the bootstrap's standard error; ``n_claims`` is how many claims hold a value on both sides;
+    ``lo_a`` and ``hi_a`` are A's own percentile interval over the same draws (how far any B
+    could move the difference: the gate's "could this rule fail at all?")."""
 
     rate_a: NDArray[np.float64]
     rate_b: NDArray[np.float64]
@@ -34,6 +36,8 @@ class PairedDiffs(NamedTuple):
     hi: NDArray[np.float64]
     p: NDArray[np.float64]
     n_claims: NDArray[np.int64]
+    lo_a: NDArray[np.float64] | None = None
+    hi_a: NDArray[np.float64] | None = None
 
 
 def _per_claim(
@@ -107,7 +111,7 @@ def paired_bootstrap(
     labels = sorted(set(ca.tolist()) | set(cb.tolist()))
     if not labels:
         nan = np.full(k, np.nan)
-        return PairedDiffs(nan, nan, nan, nan, nan, nan, np.zeros(k, dtype=np.int64))
+        return PairedDiffs(nan, nan, nan, nan, nan, nan, np.zeros(k, dtype=np.int64), nan, nan)
     index = {c: i for i, c in enumerate(labels)}
     n = len(labels)
     sa, na = _per_claim(a, np.array([index[c] for c in ca], dtype=np.int64), n)
@@ -117,13 +121,15 @@ def paired_bootstrap(
     with np.errstate(invalid="ignore", divide="ignore"):
         rate_a = sa.sum(axis=0) / na.sum(axis=0)
         rate_b = sb.sum(axis=0) / nb.sum(axis=0)
-        boot = (weights @ sb) / (weights @ nb) - (weights @ sa) / (weights @ na)
+        boot_a = (weights @ sa) / (weights @ na)
+        boot = (weights @ sb) / (weights @ nb) - boot_a
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN column -> NaN
         q = np.nanquantile(boot, [tail, 1.0 - tail], axis=0)
+        qa = np.nanquantile(boot_a, [tail, 1.0 - tail], axis=0)
     p = bootstrap_p(rate_b - rate_a, boot)
     shared = ((na > 0) & (nb > 0)).sum(axis=0).astype(np.int64)
     few = shared < 2
     q[:, few] = np.nan
     p[few] = np.nan
-    return PairedDiffs(rate_a, rate_b, rate_b - rate_a, q[0], q[1], p, shared)
+    return PairedDiffs(rate_a, rate_b, rate_b - rate_a, q[0], q[1], p, shared, qa[0], qa[1])

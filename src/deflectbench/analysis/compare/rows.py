@@ -42,7 +42,8 @@ def _with_ci(row: Any, columns: tuple[str, ...]) -> dict[str, Any]:
 @dataclass(frozen=True)
 class DiffRow:
     """One difference of a comparison: a measure at a scope (overall, a framing, a template),
-    both rates, B minus A with its 95% CI, p (raw and Holm-adjusted), Cohen's h, the counts."""
+    both rates, B minus A with its 95% CI, p (raw and Holm-adjusted, with the Holm family and
+    its size), Cohen's h, the counts (on the cells both sides hold)."""
 
     model_a: str
     model_b: str
@@ -60,6 +61,9 @@ class DiffRow:
     ci_hi: float | None
     p: float | None
     p_holm: float | None
+    #: The Holm family the row was adjusted in, and its size (tests with a p-value).
+    holm_family: str | None
+    holm_m: int | None
     h: float | None
     n_a: int | None
     n_b: int | None

@@ -35,6 +35,7 @@ __all__ = [
     "Side",
     "StoreRead",
     "pair_sides",
+    "pairing",
     "parse_selector",
     "read_sides",
     "sides_of",
@@ -234,25 +235,52 @@ def read_sides(
 
 
 def pair_sides(a: Sequence[Side], b: Sequence[Side]) -> list[tuple[Side, Side]]:
-    """Which side of A goes with which of B: one each, that pair; else the models both hold,
-    by name (the same models in two runs), in order; no model in common is an error. Sides of
-    two packs name their pack in their labels."""
+    """Which side of A goes with which of B (:func:`pairing`'s pairs)."""
+    return pairing(a, b)[0]
+
+
+def pairing(
+    a: Sequence[Side], b: Sequence[Side], *, whole_a: bool = True, whole_b: bool = True
+) -> tuple[list[tuple[Side, Side]], list[Side], list[Side]]:
+    """Which side of A goes with which of B, and the sides of each left without a partner.
+
+    One side each: that pair. Else the models both hold, by name (the same models in two runs),
+    in order; a side whose name the other lacks is paired by model and condition when the
+    other side holds that model in that condition under another display name (a store with one
+    condition names it ``model``, a store with several ``model [condition]``). No model in
+    common is an error. Sides of two packs name their pack in their labels. The unpaired sides
+    (A's, B's) are returned so that a model or condition absent from the other side is named,
+    never dropped without a word; ``whole_a`` False says A named one model (``STORE:MODEL``),
+    so B's other models were not asked about (likewise ``whole_b``)."""
     if {s.pack for s in a} != {s.pack for s in b}:
         a = [replace(s, show_pack=True) for s in a]
         b = [replace(s, show_pack=True) for s in b]
     if len(a) == 1 and len(b) == 1:
-        return [(a[0], b[0])]
-    common = sorted({s.name for s in a} & {s.name for s in b})
-    if len(a) == 1 or len(b) == 1:
-        one, many = (a[0], b) if len(a) == 1 else (b[0], a)
-        match = [s for s in many if s.name == one.name]
-        if match:
-            return [(one, match[0])] if len(a) == 1 else [(match[0], one)]
-    if not common:
+        return [(a[0], b[0])], [], []
+    by_b = {s.name: s for s in b}
+    pairs: list[tuple[Side, Side]] = []
+    used: set[str] = set()
+    for s in sorted(a, key=lambda x: x.name):
+        match = by_b.get(s.name)
+        if match is None:
+            match = next(
+                (o for o in b if (o.model, o.condition) == (s.model, s.condition)
+                 and o.name not in used and o.name not in {x.name for x in a}),
+                None,
+            )  # fmt: skip
+        if match is not None and match.name not in used:
+            pairs.append((s, match))
+            used.add(match.name)
+    if not pairs:
         raise CompareError(
             f"the two sides share no model ({', '.join(s.name for s in a)} vs "
             f"{', '.join(s.name for s in b)}): name one on each side as STORE:MODEL"
         )
-    by_a = {s.name: s for s in a}
-    by_b = {s.name: s for s in b}
-    return [(by_a[n], by_b[n]) for n in common]
+    paired_a = {x.name for x, _ in pairs}
+    only_a = [s for s in a if s.name not in paired_a]
+    only_b = [s for s in b if s.name not in used]
+    if not whole_a:
+        only_b = []  # one model chosen on A's side: B's other models were not asked about
+    if not whole_b:
+        only_a = []
+    return pairs, only_a, only_b

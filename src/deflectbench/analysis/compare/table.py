@@ -1,6 +1,18 @@
 """Every difference between two scored tables: each outcome of the signature and each of the 8
 fields, overall, per framing and per template, with its paired CI, p-value, Holm-adjusted
-p-value and Cohen's h.
+p-value (within a family the user can see and choose) and Cohen's h.
+
+Holm's families (:data:`HOLM_FAMILIES`, ``--holm-family``): a family is the set of tests a
+reader reads as one question. ``measure`` (the default): per pair, the outcomes overall (5
+rows), the fields overall (8), and each measure across the framings (7) and across the
+templates (15): "did refusal move in some framing?" is one question, and the overall rows the
+gate reads are adjusted only against each other. ``scope``: per pair, the outcomes (or the
+fields) at one scope together (outcomes by framing: 35 rows; fields by template: 120).
+``all``: every row of the comparison (the former default: about 300 rows per pair, so an
+effect the size of one framing's sample, +8 pp at h 0.24, never survives). ``none``: no
+adjustment (``p_holm`` is ``p``). The corrected rows are always families of their own. Each
+row carries its family's name (``holm_family``) and size (``holm_m``: its tests with a
+p-value).
 
 Inputs are scored tables (:func:`deflectbench.analysis.frames.scored.scored_from_frames`) of
 one side each; rates are fractions. Rows are long format (:data:`COLUMNS`); ``scope`` says
@@ -23,7 +35,7 @@ from deflectbench.analysis.stats.descriptive import cohens_h
 from deflectbench.analysis.tables.grouping import outcome_indicators
 from deflectbench.vocab import FIELDS, FRAMINGS, OUTCOMES
 
-__all__ = ["COLUMNS", "KINDS", "MEASURES", "compare_scored", "with_holm"]
+__all__ = ["COLUMNS", "HOLM_FAMILIES", "KINDS", "MEASURES", "compare_scored", "with_holm"]
 
 #: The measures compared, outcomes first (an outcome and a field may share a name: ``kind``
 #: tells them apart).
@@ -49,7 +61,13 @@ COLUMNS: tuple[str, ...] = (
     "n_a",
     "n_b",
     "n_claims",
+    "holm_family",
+    "holm_m",
+    "a_lo",
+    "a_hi",
 )
+#: The Holm families a comparison may use (the module's docstring), the default first.
+HOLM_FAMILIES: tuple[str, ...] = ("measure", "scope", "all", "none")
 
 
 def _matrix(scored: pd.DataFrame) -> np.ndarray:
@@ -90,10 +108,12 @@ def compare_scored(
     seed: int = 0,
     level: float = 0.95,
     scopes: Sequence[str] = ("overall", "framing", "template"),
+    holm_family: str = "measure",
 ) -> pd.DataFrame:
     """B minus A for every measure and cut (``scopes``), one paired bootstrap per cut shared by
     its 13 measures (every cut uses ``seed``: the same claim draws). ``p_holm`` is adjusted
-    over this table's rows; :func:`with_holm` re-adjusts over several tables put together."""
+    within ``holm_family``'s families of this table's rows; :func:`with_holm` re-adjusts over
+    several tables put together. ``a_lo``/``a_hi`` are A's own interval (the gate's reach)."""
     rows: list[dict[str, Any]] = []
     for scope, framing, template in _cuts(a, b):
         if scope not in scopes:
@@ -137,22 +157,60 @@ def compare_scored(
                     "n_a": int(n_a[j]),
                     "n_b": int(n_b[j]),
                     "n_claims": int(res.n_claims[j]),
+                    "holm_family": None,
+                    "holm_m": None,
+                    "a_lo": float(res.lo_a[j]) if res.lo_a is not None else math.nan,
+                    "a_hi": float(res.hi_a[j]) if res.hi_a is not None else math.nan,
                 }
             )
-    return with_holm(pd.DataFrame(rows, columns=list(COLUMNS)))
+    return with_holm(pd.DataFrame(rows, columns=list(COLUMNS)), holm_family)
 
 
-def with_holm(table: pd.DataFrame) -> pd.DataFrame:
-    """``p_holm`` over the whole table, one family per value of ``corrected`` (the judged
-    rates are one family, the corrected ones, when there are any, another)."""
+def _family(row: Any, family: str) -> tuple[tuple[Any, ...], str]:
+    """The row's Holm family: its key, and its name as the tables print it."""
+    kinds = "outcomes" if row.kind == "outcome" else "fields"
+    name = row.measure if row.kind == "outcome" else f"field {row.measure}"
+    at = "overall" if row.scope == "overall" else f"by {row.scope}"
+    fixed = "corrected " if row.corrected else ""
+    pair = (row.model_a, row.model_b, bool(row.corrected))
+    if family == "all":
+        return (bool(row.corrected),), f"{fixed}every row"
+    if family == "scope" or row.scope == "overall":
+        return (*pair, row.kind, row.scope), f"{fixed}{kinds} {at}"
+    return (*pair, row.kind, row.measure, row.scope), f"{fixed}{name} {at}"
+
+
+def with_holm(table: pd.DataFrame, family: str = "measure") -> pd.DataFrame:
+    """``p_holm`` within each Holm family (``family``: one of :data:`HOLM_FAMILIES`; see the
+    module's docstring), with the family's name (``holm_family``) and its size (``holm_m``:
+    the rows with a p-value). ``none`` copies ``p`` (families of one row)."""
+    if family not in HOLM_FAMILIES:
+        raise ValueError(f"unknown Holm family {family!r}; valid: {', '.join(HOLM_FAMILIES)}")
     out = table.copy()
     if out.empty:
         return out
+    p = out["p"].to_numpy(dtype=np.float64)
     adjusted = np.full(len(out), np.nan)
-    flags = out["corrected"].to_numpy(dtype=bool)
-    for flag in (False, True):
-        rows = np.flatnonzero(flags == flag)
-        if rows.size:
-            adjusted[rows] = holm(out["p"].to_numpy(dtype=np.float64)[rows])
-    out["p_holm"] = adjusted
+    names: list[Any] = [None] * len(out)
+    sizes: list[Any] = [None] * len(out)
+    if family == "none":
+        for i in range(len(out)):
+            names[i], sizes[i] = "none (unadjusted)", 1 if not math.isnan(p[i]) else 0
+        out["p_holm"] = p
+    else:
+        groups: dict[tuple[Any, ...], list[int]] = {}
+        labels: dict[tuple[Any, ...], str] = {}
+        for i, row in enumerate(out.itertuples(index=False)):
+            key, name = _family(row, family)
+            groups.setdefault(key, []).append(i)
+            labels[key] = name
+        for key, members in groups.items():
+            idx = np.asarray(members)
+            adjusted[idx] = holm(p[idx])
+            m = int((~np.isnan(p[idx])).sum())
+            for i in members:
+                names[i], sizes[i] = labels[key], m
+        out["p_holm"] = adjusted
+    out["holm_family"] = names
+    out["holm_m"] = pd.array(sizes, dtype="Int64")
     return out

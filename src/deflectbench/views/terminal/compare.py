@@ -1,7 +1,8 @@
 """The terminal's view of a comparison (:class:`~deflectbench.analysis.compare.api.Comparison`):
-what was compared, the runs' manifests, per pair the overall differences (judged, then
-corrected for judge error), the outcomes by framing, and the flipped cells. Read from the typed
-rows; text from a store or a reply is shown without markup or control codes."""
+what was compared, the runs' manifests, per pair the overall differences (judged, then corrected for judge error), the outcomes
+by framing (each table's caption names its Holm families and their sizes), and the flipped
+cells. Read from the typed rows; text from a store or a reply is shown without markup or
+control codes."""
 
 from __future__ import annotations
 
@@ -65,6 +66,27 @@ def _recorded_table(c: Comparison) -> Table:
     return t
 
 
+def families(rows: list[DiffRow]) -> str:
+    """The Holm families of ``rows`` and their sizes, in order: ``outcomes overall (5 tests),
+    fields overall (8 tests)``; families alike but for their measure as one item (``each
+    measure by framing (7 tests each)``)."""
+    seen = list(dict.fromkeys((r.holm_family, r.holm_m) for r in rows if r.holm_family))
+    if not seen:
+        return ""
+    if len(seen) > 2:
+        tails = {str(name).rsplit(" by ", 1)[-1] for name, _ in seen if " by " in str(name)}
+        sizes = {m for _, m in seen}
+        if len(tails) == 1 and len(sizes) == 1 and all(" by " in str(n) for n, _ in seen):
+            fixed = "corrected " if str(seen[0][0]).startswith("corrected ") else ""
+            return f"{fixed}each measure by {tails.pop()} ({sizes.pop()} tests each)"
+    return ", ".join(f"{name} ({m} test{'s' if m != 1 else ''})" for name, m in seen)
+
+
+def _caption(rows: list[DiffRow]) -> str | None:
+    text = families(rows)
+    return f"p (Holm) within: {escape(text)}" if text else None
+
+
 def _pair_tables(rows: list[DiffRow], title: str, a_word: str, b_word: str) -> list[Table]:
     """The overall differences, the corrected ones (if any) and the outcomes by framing."""
     from deflectbench.views.terminal.tables import SHORT_FRAMING
@@ -73,6 +95,7 @@ def _pair_tables(rows: list[DiffRow], title: str, a_word: str, b_word: str) -> l
     overall = Table(title=f"Overall: {title}")
     for col in ("measure", a_word, b_word, "diff [95% CI]", "p (Holm)", "h"):
         overall.add_column(col, justify="left" if col == "measure" else "right")
+    overall.caption = _caption([r for r in judged if r.scope == "overall"])
     for r in judged:
         if r.scope == "overall":
             overall.add_row(
@@ -82,7 +105,10 @@ def _pair_tables(rows: list[DiffRow], title: str, a_word: str, b_word: str) -> l
     out = [overall]
     fixed = [r for r in rows if r.corrected and r.scope == "overall"]
     if fixed:
-        ct = Table(title="Corrected for judge error, overall (unpaired CI: conservative)")
+        ct = Table(
+            title="Corrected for judge error, overall (unpaired CI: conservative)",
+            caption=_caption(fixed),
+        )
         for col in ("measure", a_word, b_word, "diff [95% CI]", "p (Holm)"):
             ct.add_column(col, justify="left" if col == "measure" else "right")
         for r in fixed:
@@ -91,7 +117,8 @@ def _pair_tables(rows: list[DiffRow], title: str, a_word: str, b_word: str) -> l
                 pval(r.p_holm, missing=MISSING),
             )  # fmt: skip
         out.append(ct)
-    framed = Table(title=f"Outcomes by framing: {title}")
+    shown = [r for r in judged if r.scope == "framing" and r.kind == "outcome"]
+    framed = Table(title=f"Outcomes by framing: {title}", caption=_caption(shown))
     for col in ("framing", "outcome", a_word, b_word, "diff [95% CI]", "p (Holm)"):
         framed.add_column(col, justify="left" if col in ("framing", "outcome") else "right")
     for r in judged:
@@ -133,7 +160,7 @@ def comparison_view(c: Comparison) -> list[RenderableType]:
         out += _pair_tables(mine, title, a_word, b_word)
     out.append(_flips(c, a_word, b_word))
     out.append(
-        "[dim]p (Holm): adjusted over every row of the comparison; per-template rows and the "
-        "fields by framing: --json, --csv or --html[/]"
+        f"[dim]p (Holm): adjusted within families (--holm-family {escape(c.holm_family)}); "
+        "per-template rows and the fields by framing: --json, --csv or --html[/]"
     )
     return out
