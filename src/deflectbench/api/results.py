@@ -18,7 +18,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
 from deflectbench.api._common import (
     DEFAULT_DB,
@@ -40,33 +40,59 @@ if TYPE_CHECKING:
     from deflectbench.results.spec import Mutated, Packs, Spec
     from deflectbench.views.report.build import ReportResult
 
-__all__ = ["analyze", "audit", "export", "import_", "merge", "mutate", "packs", "report", "spec"]
+__all__ = [
+    "AnalysisSettings",
+    "analyze",
+    "audit",
+    "export",
+    "import_",
+    "merge",
+    "mutate",
+    "packs",
+    "report",
+    "spec",
+]
 
 
-def _options(
-    consensus: str,
-    judges: Sequence[str] | str | None,
-    judge_values: str,
-    resamples: int,
-    seed: int,
-    compat: str,
-    correction: str,
-    pool_models: bool,
-    allow_pack_change: bool,
-) -> AnalysisOptions:
-    """The analysis settings, checked (the shared ones, plus compat, correction, pool_models
-    and allow_pack_change)."""
+class AnalysisSettings(TypedDict, total=False):
+    """The keywords :func:`analyze` and :func:`report` share; one left out takes
+    :class:`~deflectbench.analysis.options.AnalysisOptions`' default."""
+
+    consensus: str
+    judges: Sequence[str] | str | None
+    judge_values: str
+    compat: str
+    correction: str
+    pool_models: bool
+    resamples: int
+    seed: int
+    allow_pack_change: bool
+
+
+def _options(settings: AnalysisSettings) -> AnalysisOptions:
+    """The analysis settings, checked; a keyword :class:`AnalysisSettings` lacks is a
+    TypeError, as for any function."""
     from deflectbench.analysis.compat.quirks import check_compat
+    from deflectbench.analysis.options import AnalysisOptions
 
+    unknown = sorted(set(settings) - set(AnalysisSettings.__annotations__))
+    if unknown:
+        raise TypeError(f"unexpected keyword argument {unknown[0]!r}")
+    d = AnalysisOptions()
     options = analysis_options(
-        consensus, split(judges), judge_values, resamples, seed, fitted_later=True
+        settings.get("consensus", d.consensus),
+        split(settings.get("judges")),
+        settings.get("judge_values", d.values),
+        settings.get("resamples", d.n_resamples),
+        settings.get("seed", d.seed),
+        fitted_later=True,
     )
     return replace(
         options,
-        compat=check_compat(compat),
-        correction=correction,
-        pool_models=pool_models,
-        allow_pack_change=allow_pack_change,
+        compat=check_compat(settings.get("compat", d.compat)),
+        correction=settings.get("correction", d.correction),
+        pool_models=settings.get("pool_models", d.pool_models),
+        allow_pack_change=settings.get("allow_pack_change", d.allow_pack_change),
     )
 
 
@@ -74,16 +100,8 @@ def analyze(
     db: DbPath = DEFAULT_DB,
     *,
     benchmark: str | None = None,
-    consensus: str = "mean",
-    judges: Sequence[str] | str | None = None,
-    judge_values: str = "said",
-    compat: str = "paper",
-    correction: str = "ppi",
-    pool_models: bool = False,
-    resamples: int = 1000,
-    seed: int = 0,
-    allow_pack_change: bool = False,
     on_busy: OnBusy | None = None,
+    **settings: Unpack[AnalysisSettings],
 ) -> Summary:
     """The paper's analysis of the results file ``db`` (``deflectbench analyze``).
 
@@ -91,8 +109,8 @@ def analyze(
     every judge in the file); ``judge_values``: said (the paper's) or rules; ``compat``: paper or
     release (the release script's numbers); ``correction``: ppi, rogan-gladen or none (rates
     corrected with the store's human labels, when it holds some); ``pool_models``: one
-    calibration for every model; ``resamples`` and ``seed``: the bootstrap of the 95% CIs;
-    ``benchmark``: the pack, when the store holds several. ``allow_pack_change``: analyse
+    calibration for every model; ``resamples`` (1000) and ``seed`` (0): the bootstrap of the 95%
+    CIs; ``benchmark``: the pack, when the store holds several. ``allow_pack_change``: analyse
     answers made with other content of the same pack id, flagged (``Summary.pack_change``).
     Returns the typed summary; ``.to_json()`` is ``analyze --json``. A store with nothing
     scored gives a summary whose ``n_scored`` is 0.
@@ -100,18 +118,8 @@ def analyze(
     from deflectbench.analysis.summary.build import summarize
 
     with open_store(db, must_exist=True, on_busy=on_busy) as store:
-        options = _options(
-            consensus,
-            judges,
-            judge_values,
-            resamples,
-            seed,
-            compat,
-            correction,
-            pool_models,
-            allow_pack_change,
-        )
-        pack = stored_benchmark(store, benchmark, resamples=resamples)
+        options = _options(settings)
+        pack = stored_benchmark(store, benchmark, resamples=options.n_resamples)
         return summarize(store, pack, options)
 
 
@@ -120,16 +128,8 @@ def report(
     out: DbPath = "deflectbench-report",
     *,
     benchmark: str | None = None,
-    consensus: str = "mean",
-    judges: Sequence[str] | str | None = None,
-    judge_values: str = "said",
-    compat: str = "paper",
-    correction: str = "ppi",
-    pool_models: bool = False,
-    resamples: int = 1000,
-    seed: int = 0,
-    allow_pack_change: bool = False,
     on_busy: OnBusy | None = None,
+    **settings: Unpack[AnalysisSettings],
 ) -> ReportResult:
     """The paper's figures and tables for ``db`` written under ``out`` (``deflectbench
     report``): report.html, report.md, tables/*.csv, figures/*; returns the paths written.
@@ -137,18 +137,8 @@ def report(
     from deflectbench.views.report import build_report
 
     with open_store(db, must_exist=True, on_busy=on_busy) as store:
-        options = _options(
-            consensus,
-            judges,
-            judge_values,
-            resamples,
-            seed,
-            compat,
-            correction,
-            pool_models,
-            allow_pack_change,
-        )
-        pack = stored_benchmark(store, benchmark, resamples=resamples)
+        options = _options(settings)
+        pack = stored_benchmark(store, benchmark, resamples=options.n_resamples)
         return build_report(store, pack, Path(out), options)
 
 

@@ -3,12 +3,14 @@ work is :mod:`deflectbench.api.results`'; the tables, :mod:`deflectbench.views.t
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from deflectbench.cli.console import UserError, console, err, print_outcome
+from deflectbench.cli.flags import flag_command
 from deflectbench.cli.options import (
     DEFAULT_DB,
     AnalysisJudgesOption,
@@ -22,6 +24,9 @@ from deflectbench.cli.options import (
     said_busy,
     write_json,
 )
+
+if TYPE_CHECKING:
+    from deflectbench.api.results import AnalysisSettings
 
 __all__ = ["JudgeValuesOption", "analyze", "export", "import_", "report"]
 
@@ -47,12 +52,51 @@ AllowPackChangeOption = Annotated[
 ]
 
 
-def _quiet(line: str) -> None:
-    """A line on stderr in yellow, printed as it is (no markup)."""
-    err.print(line, style="yellow", highlight=False, markup=False)
+@dataclass(frozen=True)
+class AnalysisFlags:
+    """The options ``analyze`` and ``report`` share: the analysis settings, the pack, the
+    results file."""
+
+    consensus: ConsensusOption = "mean"
+    judge: AnalysisJudgesOption = None
+    judge_values: JudgeValuesOption = "said"
+    compat: CompatOption = "paper"
+    correction: CorrectionOption = "ppi"
+    pool_models: PoolModelsOption = False
+    resamples: ResamplesOption = 1000
+    seed: Annotated[
+        int, typer.Option(help="Seed of the bootstrap draws (same seed, same CIs).")
+    ] = 0
+    benchmark: BenchmarkOption = None
+    db: DbOption = DEFAULT_DB
+    allow_pack_change: AllowPackChangeOption = False
+
+    def settings(self) -> AnalysisSettings:
+        """The keywords of :func:`deflectbench.api.results.analyze` and ``report``."""
+        return {
+            "consensus": self.consensus,
+            "judges": self.judge,
+            "judge_values": self.judge_values,
+            "compat": self.compat,
+            "correction": self.correction,
+            "pool_models": self.pool_models,
+            "resamples": self.resamples,
+            "seed": self.seed,
+            "allow_pack_change": self.allow_pack_change,
+        }
 
 
-def analyze(
+@dataclass(frozen=True)
+class ReportAnalysisFlags(AnalysisFlags):
+    """``report``'s: the same, the seed also picking the example responses."""
+
+    seed: Annotated[
+        int, typer.Option(help="Seed of the bootstrap draws and of the example responses shown.")
+    ] = 0
+
+
+@dataclass(frozen=True)
+class AnalyzeFlags:
     json_out: Annotated[
         Path | None,
         typer.Option(
@@ -60,21 +104,28 @@ def analyze(
             metavar="FILE",
             help="Also write the full summary (every table, CIs, counts) as JSON to FILE; `-` prints only the JSON.",
         ),
-    ] = None,
-    consensus: ConsensusOption = "mean",
-    judge: AnalysisJudgesOption = None,
-    judge_values: JudgeValuesOption = "said",
-    compat: CompatOption = "paper",
-    correction: CorrectionOption = "ppi",
-    pool_models: PoolModelsOption = False,
-    resamples: ResamplesOption = 1000,
-    seed: Annotated[
-        int, typer.Option(help="Seed of the bootstrap draws (same seed, same CIs).")
-    ] = 0,
-    benchmark: BenchmarkOption = None,
-    db: DbOption = DEFAULT_DB,
-    allow_pack_change: AllowPackChangeOption = False,
-) -> None:
+    ] = None
+    analysis: AnalysisFlags = AnalysisFlags()
+
+
+@dataclass(frozen=True)
+class ReportFlags:
+    out: Annotated[
+        Path,
+        typer.Option(
+            "--out", "-o", help="Folder for report.html, report.md, tables/ and figures/."
+        ),
+    ] = Path("deflectbench-report")
+    analysis: ReportAnalysisFlags = ReportAnalysisFlags()
+
+
+def _quiet(line: str) -> None:
+    """A line on stderr in yellow, printed as it is (no markup)."""
+    err.print(line, style="yellow", highlight=False, markup=False)
+
+
+@flag_command(AnalyzeFlags)
+def analyze(f: AnalyzeFlags) -> None:
     """The paper's analysis of a results file: each model's signature with 95% CIs, judge
     agreement (kappa beside AC1), refusal by framing, level and context, the fallacy-type
     swing, coach framing (E.3), chi-square and TOST tests.
@@ -108,25 +159,13 @@ def analyze(
     from deflectbench.views.terminal.turns import turn_terminal
     from deflectbench.views.terminal.validity_checks import validity_check_terminal
 
-    s = run_analysis(
-        db,
-        benchmark=benchmark,
-        consensus=consensus,
-        judges=judge,
-        judge_values=judge_values,
-        compat=compat,
-        correction=correction,
-        pool_models=pool_models,
-        resamples=resamples,
-        seed=seed,
-        allow_pack_change=allow_pack_change,
-        on_busy=said_busy,
-    )
+    a, json_out = f.analysis, f.json_out
+    s = run_analysis(a.db, benchmark=a.benchmark, on_busy=said_busy, **a.settings())
     if s.pack_change is not None:
         _quiet(f"flagged: {s.pack_change}")
     if s.n_scored == 0:
         raise UserError(
-            f"nothing to analyze in --db {db}: {s.n_attempted} generations attempted, "
+            f"nothing to analyze in --db {a.db}: {s.n_attempted} generations attempted, "
             f"{s.n_valid} valid, 0 judged by every judge ({', '.join(s.judges) or 'no judges'}); "
             "run `deflectbench judge` first, or pick judges with --judge"
         )
@@ -134,8 +173,8 @@ def analyze(
         return
     for part in [*render_terminal(s), *corrected_terminal(s)]:
         console.print(part)
-    if s.corrected is None and correction != "none":
-        _quiet(no_labels_line(db, s.benchmark.pack))
+    if s.corrected is None and a.correction != "none":
+        _quiet(no_labels_line(a.db, s.benchmark.pack))
     if s.packs is not None:
         for table in pack_comparison_tables(s.packs):
             console.print(table)
@@ -150,27 +189,8 @@ def analyze(
         console.print(f"summary: {json_out.resolve()}", highlight=False, markup=False)
 
 
-def report(
-    out: Annotated[
-        Path,
-        typer.Option(
-            "--out", "-o", help="Folder for report.html, report.md, tables/ and figures/."
-        ),
-    ] = Path("deflectbench-report"),
-    consensus: ConsensusOption = "mean",
-    judge: AnalysisJudgesOption = None,
-    judge_values: JudgeValuesOption = "said",
-    compat: CompatOption = "paper",
-    correction: CorrectionOption = "ppi",
-    pool_models: PoolModelsOption = False,
-    resamples: ResamplesOption = 1000,
-    seed: Annotated[
-        int, typer.Option(help="Seed of the bootstrap draws and of the example responses shown.")
-    ] = 0,
-    benchmark: BenchmarkOption = None,
-    db: DbOption = DEFAULT_DB,
-    allow_pack_change: AllowPackChangeOption = False,
-) -> None:
+@flag_command(ReportFlags)
+def report(f: ReportFlags) -> None:
     """The paper's figures and tables for a results file, as one self-contained web page.
 
     Writes `DIR/report.html` (figures embedded, no scripts, nothing loaded from the network: it
@@ -189,22 +209,9 @@ def report(
     """
     from deflectbench.api.results import report as write_report
 
+    a = f.analysis
     with err.status("building the report…"):
-        paths = write_report(
-            db,
-            out,
-            benchmark=benchmark,
-            consensus=consensus,
-            judges=judge,
-            judge_values=judge_values,
-            compat=compat,
-            correction=correction,
-            pool_models=pool_models,
-            resamples=resamples,
-            seed=seed,
-            allow_pack_change=allow_pack_change,
-            on_busy=said_busy,
-        )
+        paths = write_report(a.db, f.out, benchmark=a.benchmark, on_busy=said_busy, **a.settings())
     console.print(str(paths.html), highlight=False, markup=False, soft_wrap=True)
 
 
