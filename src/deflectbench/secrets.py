@@ -5,13 +5,23 @@ about to be stored or shown (errors, which servers sometimes fill with the key t
 and model replies, which can echo it too) is scrubbed of the values of every credential-like
 environment variable and of every variable a configuration names as holding a key, whole or
 in part (a server that echoes ``sk-abc...`` truncated still leaks most of the key).
+
+Models register what their requests carry (:func:`register_credentials`: the key, a base URL's
+``user:password@``, credential headers) when they are built, in every form a server can echo
+it: as configured, percent-decoded and percent-encoded, and as the ``Authorization: Basic``
+header's base64 of ``user:password`` (httpx sends a URL's userinfo so); :func:`scrub` then
+removes every registered form, whatever variable or file the credential came from.
 """
 
 from __future__ import annotations
 
+import base64
+import functools
+import itertools
 import os
 import re
 from collections.abc import Iterable, Mapping
+from urllib.parse import quote, unquote, urlsplit
 
 _CREDENTIAL_NAME = re.compile(r"(API_KEY|_KEY|TOKEN|SECRET|PASSWORD)$", re.IGNORECASE)
 #: Shorter values would scrub ordinary words; real keys are far longer.
@@ -30,20 +40,100 @@ def watch_env(names: Iterable[str]) -> None:
     _WATCHED.update(n for n in names if n)
 
 
+#: Credentials the models of this process send (every form of each), see
+#: :func:`register_credentials`.
+_REGISTERED: set[str] = set()
+#: Header names whose values are credentials (a configured ``headers`` table may carry one).
+_CREDENTIAL_HEADER = re.compile(r"auth|key|token|secret|passw|cookie|session", re.IGNORECASE)
+
+
+def _forms(value: str) -> set[str]:
+    """``value`` as configured, percent-decoded and percent-encoded (a URL holds either)."""
+    plain = unquote(value)
+    return {value, plain, quote(plain, safe=""), quote(plain, safe="/:@!$&'()*+,;=")}
+
+
+def _basic(user: str, password: str) -> set[str]:
+    """Every base64 an ``Authorization: Basic`` header of ``user:password`` can carry (standard
+    and URL-safe alphabets, with and without padding; of the decoded and the encoded pair)."""
+    out = set()
+    for pair in {f"{unquote(user)}:{unquote(password)}", f"{user}:{password}"}:
+        raw = pair.encode()
+        for encoded in (base64.b64encode(raw), base64.urlsafe_b64encode(raw)):
+            text = encoded.decode()
+            out |= {text, text.rstrip("=")}
+    return out
+
+
+def url_credentials(url: str | None) -> tuple[str, str | None] | None:
+    """A URL's ``(user, password)`` as written in it (percent-encoded), None without any."""
+    if not url:
+        return None
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    netloc = parts.netloc
+    if "@" not in netloc:
+        return None
+    userinfo = netloc.rpartition("@")[0]
+    user, colon, password = userinfo.partition(":")
+    return user, (password if colon else None)
+
+
+def credential_forms(
+    key: str | None = None,
+    url: str | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> set[str]:
+    """Every form of the credentials one client sends (see the module's docstring): long
+    enough ones only (shorter values would scrub ordinary words)."""
+    forms: set[str] = set()
+    if key:
+        forms |= _forms(key)
+    found = url_credentials(url)
+    if found is not None:
+        user, password = found
+        if password is None:  # a token as the user name (https://TOKEN@host)
+            forms |= _forms(user) | _basic(user, "")
+        else:
+            forms |= _forms(password) | _forms(f"{user}:{password}") | _basic(user, password)
+    for name, value in (headers or {}).items():
+        if isinstance(value, str) and _CREDENTIAL_HEADER.search(name):
+            forms |= _forms(value) | _forms(value.rpartition(" ")[2])  # "Bearer x" and x
+    return {f for f in forms if len(f) >= _MIN_SECRET_LENGTH}
+
+
+def register_credentials(
+    key: str | None = None,
+    url: str | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> None:
+    """Scrub these credentials, in every form (:func:`credential_forms`), from now on: called
+    by each model as it is built, with what its requests will carry."""
+    _REGISTERED.update(credential_forms(key, url, headers))
+
+
 def secret_values(env: Mapping[str, str] | None = None) -> list[str]:
+    """Every credential to scrub: the environment's (by name) and every registered form."""
     env = os.environ if env is None else env
     values = {
         v
         for k, v in env.items()
         if (_CREDENTIAL_NAME.search(k) or k in _WATCHED) and len(v) >= _MIN_SECRET_LENGTH
     }
-    return sorted(values, key=len, reverse=True)
+    return sorted(values | _REGISTERED, key=len, reverse=True)
 
 
-def _partial_spans(text: str, secret: str) -> list[tuple[int, int]]:
-    """Spans of ``text`` made of runs of at least ``_PARTIAL`` consecutive characters of
-    ``secret`` (a truncated or partly masked echo)."""
-    grams = {secret[i : i + _PARTIAL] for i in range(len(secret) - _PARTIAL + 1)}
+@functools.lru_cache(maxsize=8)
+def _grams(values: tuple[str, ...]) -> frozenset[str]:
+    """Every run of ``_PARTIAL`` consecutive characters of any of ``values``."""
+    return frozenset(v[i : i + _PARTIAL] for v in values for i in range(len(v) - _PARTIAL + 1))
+
+
+def _partial_spans(text: str, grams: frozenset[str]) -> list[tuple[int, int]]:
+    """Spans of ``text`` made of runs of at least ``_PARTIAL`` consecutive characters of a
+    secret (a truncated or partly masked echo)."""
     spans: list[tuple[int, int]] = []
     i = 0
     while i <= len(text) - _PARTIAL:
@@ -59,12 +149,65 @@ def _partial_spans(text: str, secret: str) -> list[tuple[int, int]]:
 
 
 def scrub(text: str, env: Mapping[str, str] | None = None) -> str:
-    """``text`` with every credential from the environment replaced by ``[redacted]``, whole or
-    as any echoed run of 8 or more of its characters."""
-    for value in secret_values(env):
+    """``text`` with every credential (the environment's, every registered form) replaced by
+    ``[redacted]``, whole or as any echoed run of 8 or more of its characters."""
+    values = tuple(secret_values(env))
+    if not values or len(text) < _PARTIAL:
+        return text
+    for value in values:
         if value in text:
             text = text.replace(value, REDACTED)
-        spans = _partial_spans(text, value)
-        for start, end in reversed(spans):
-            text = text[:start] + REDACTED + text[end:]
+    for start, end in reversed(_partial_spans(text, _grams(values))):
+        text = text[:start] + REDACTED + text[end:]
     return text
+
+
+#: How deep and how large untrusted JSON (a server's ``/version``, ``/v1/models``, a reply's
+#: extra fields, a batch line) may be to be kept: deeper or larger is "not available".
+MAX_DEPTH = 32
+MAX_NODES = 5_000
+MAX_ITEMS = 256
+MAX_TEXT = 4_096
+TOO_DEEP = "not available (too deep)"
+TOO_LARGE = "not available (too large)"
+
+
+class Untrusted(ValueError):
+    """Untrusted JSON past the bounds: its ``str`` is what to record instead."""
+
+
+def scrub_json(
+    value: object,
+    *,
+    max_depth: int = MAX_DEPTH,
+    max_nodes: int = MAX_NODES,
+    max_items: int = MAX_ITEMS,
+    max_text: int = MAX_TEXT,
+) -> object:
+    """Untrusted JSON as it may be stored or shown: every string (mapping keys too) scrubbed
+    (:func:`scrub`) and cut at ``max_text`` characters, lists and mappings at ``max_items``
+    entries; raises :class:`Untrusted` (``TOO_DEEP`` / ``TOO_LARGE``) past ``max_depth``
+    levels or ``max_nodes`` values in all, without ever recursing deeper than that."""
+    seen = 0
+
+    def walk(v: object, depth: int) -> object:
+        nonlocal seen
+        seen += 1
+        if seen > max_nodes:
+            raise Untrusted(TOO_LARGE)
+        if isinstance(v, str):
+            return scrub(v[:max_text])
+        if v is None or isinstance(v, bool | int | float):
+            return v
+        if depth >= max_depth:
+            raise Untrusted(TOO_DEEP)
+        if isinstance(v, Mapping):
+            return {
+                scrub(str(k)[:max_text]): walk(x, depth + 1)
+                for k, x in itertools.islice(v.items(), max_items)
+            }
+        if isinstance(v, list | tuple):
+            return [walk(x, depth + 1) for x in itertools.islice(v, max_items)]
+        return scrub(str(v)[:max_text])
+
+    return walk(value, 0)

@@ -8,13 +8,18 @@ off (``max_retries=0``) so that these decisions are made once, in the engine.
 from __future__ import annotations
 
 import email.utils
+import re
 import time
 from collections.abc import Mapping
 from typing import Literal
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from deflectbench.errors import ConfigError
 from deflectbench.models.base import ModelError
+from deflectbench.secrets import url_credentials
+
+#: A credential in a base URL needs as many characters as a key to be scrubbed reliably.
+MIN_URL_SECRET = 8
 
 #: What the output-length cap is called on the wire (newer OpenAI models want the second).
 MaxTokensParam = Literal["max_tokens", "max_completion_tokens"]
@@ -107,7 +112,7 @@ def connection_error(
     cause = exc.__cause__
     detail = f"{type(cause).__name__}: {cause}" if cause else "unknown"
     refused = "refused" in detail.lower() or "all connection attempts failed" in detail.lower()
-    where = f" to {url}" if url else ""
+    where = f" to {public_url(url)}" if url else ""
     return transient_error(
         provider,
         f"connection error{where} ({detail})",
@@ -116,12 +121,36 @@ def connection_error(
     )
 
 
+def public_url(url: str) -> str:
+    """The URL as it may be stored and shown: no credentials (``user:pass@``), no query."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = host + (f":{parts.port}" if parts.port else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
 def check_base_url(provider: str, base_url: str) -> str:
-    """Refuse, before any request, a base_url that no HTTP client can use (no scheme or host)."""
+    """Refuse, before any request, a base_url that no HTTP client can use (no scheme or host),
+    or whose credentials (``user:password@``) are too short to be scrubbed from what servers
+    send back (the key's rule: at least 8 characters)."""
     parts = urlsplit(base_url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
+        shown = re.sub(r"^([a-z]+://)?[^/@]*@", r"\1[redacted]@", base_url)
         raise ConfigError(
-            f"provider {provider!r}: base_url {base_url!r} needs http:// or https:// and a host, "
+            f"provider {provider!r}: base_url {shown!r} needs http:// or https:// and a host, "
             "e.g. http://localhost:8000/v1"
         )
+    found = url_credentials(base_url)
+    if found is not None:
+        user, password = found
+        secret = unquote(user if password is None else password)
+        if len(secret) < MIN_URL_SECRET:
+            what = "user name (a token)" if password is None else "password"
+            raise ConfigError(
+                f"provider {provider!r}: the {what} in base_url is shorter than "
+                f"{MIN_URL_SECRET} characters, too short to be scrubbed from what servers send "
+                "back; use a longer one, or a key in api_key_env"
+            )
     return base_url

@@ -23,6 +23,7 @@ from deflectbench.models._http import (
     transient_error,
 )
 from deflectbench.models.base import Completion, Limits, Model, ModelError, Usage, finish_reason
+from deflectbench.secrets import Untrusted, register_credentials, scrub, scrub_json
 
 
 class Reply(NamedTuple):
@@ -88,6 +89,7 @@ class SDKModel(Model):
         self.extra_body = dict(extra_body or {})
         self._provider = name.split("/", 1)[0]
         self._secret = api_key
+        register_credentials(key=api_key, url=self.base_url)
 
     def _client_options(self, headers: Mapping[str, Any]) -> dict[str, Any]:
         """The SDK client's keyword arguments: this model's key, URL and timeout."""
@@ -147,13 +149,13 @@ class SDKModel(Model):
             # The SDK hands back the text when the body was not JSON (e.g. a proxy's HTML page).
             raise transient_error(self._provider, "non-JSON response body", cause="bad response")
         reply = self._read_reply(response)
-        text = redact(reply.text, self._secret)
+        text = scrub(redact(reply.text, self._secret))
         return Completion(
             text=text,
             usage=Usage(input_tokens=reply.input_tokens, output_tokens=reply.output_tokens),
             finish_reason=finish_reason(reply.reason, text),
             latency_s=latency,
-            raw=response.model_dump(exclude_unset=True),
+            raw=_raw(response.model_dump(exclude_unset=True)),
         )
 
     @abc.abstractmethod
@@ -162,3 +164,19 @@ class SDKModel(Model):
 
     async def aclose(self) -> None:
         await self._client.close()
+
+
+def _raw(body: dict[str, Any]) -> dict[str, Any]:
+    """A reply body as a :class:`Completion` keeps it: every string scrubbed of credentials
+    (its ``model`` is the served id the store keeps), bounded in depth and size; past the
+    bounds, its top-level scalars only and a note saying why."""
+    try:
+        kept = scrub_json(body)
+    except Untrusted as exc:
+        flat = {k: v for k, v in body.items() if isinstance(v, str | int | float | bool)}
+        kept = {**_as_dict(scrub_json(flat, max_depth=1)), "extra": str(exc)}
+    return _as_dict(kept)
+
+
+def _as_dict(value: object) -> dict[str, Any]:
+    return dict(value) if isinstance(value, dict) else {}

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import anthropic
 
-from deflectbench.models._http import TemperatureMode, status_error, transient_error
+from deflectbench.models._http import TemperatureMode, public_url, status_error, transient_error
 from deflectbench.models._sdk import Reply, SDKErrors, SDKModel
 from deflectbench.models.base import Completion, GenerationParams, Limits, Message, ModelError
 from deflectbench.models.wire_log import WireLog
@@ -64,7 +64,7 @@ class AnthropicModel(SDKModel):
         self.wire = WireLog()
 
     def __repr__(self) -> str:
-        return f"AnthropicModel(name={self.name!r}, base_url={self.base_url!r})"
+        return f"AnthropicModel(name={self.name!r}, base_url={public_url(self.base_url)!r})"
 
     def request_body(self, messages: Sequence[Message], params: GenerationParams) -> dict[str, Any]:
         """The keyword arguments for ``messages.create`` (no credentials)."""

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
+from deflectbench.secrets import scrub
 from deflectbench.vocab import NON_ANSWERS, TRUNCATED
 
 if TYPE_CHECKING:
@@ -124,7 +125,9 @@ class ModelError(Exception):
 
     ``retryable`` tells the engine whether trying again can help (429, 5xx, timeouts,
     dropped connections, garbage bodies); ``retry_after`` is the server's hint in seconds;
-    ``cause`` a short name to count failures by (``HTTP 500``, ``timeout``, ...).
+    ``cause`` a short name to count failures by (``HTTP 500``, ``timeout``, ...). The message
+    is scrubbed of every credential here, once for every provider (servers echo what they were
+    sent in their error messages).
     """
 
     def __init__(
@@ -137,7 +140,7 @@ class ModelError(Exception):
         rate_limited: bool = False,
         cause: str | None = None,
     ) -> None:
-        super().__init__(message)
+        super().__init__(scrub(message))
         self.retryable = retryable
         self.status = status
         self.retry_after = retry_after
@@ -178,6 +181,11 @@ class Model(abc.ABC):
     @abc.abstractmethod
     async def complete(self, messages: Sequence[Message], params: GenerationParams) -> Completion:
         """Return one completion, or raise :class:`ModelError`."""
+
+    def status(self) -> str:
+        """A short note for the progress line (an in-process model's threads and why); empty
+        for most models."""
+        return ""
 
     def batch_api(self) -> BatchAPI | None:
         """The provider batch API this model's requests can go through (batch mode: half the

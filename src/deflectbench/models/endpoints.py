@@ -90,9 +90,7 @@ class MultiEndpointModel(Model):
         if not endpoints:
             raise ValueError("a multi-endpoint model needs at least one endpoint")
         self.name = name
-        self.endpoints = [
-            Endpoint(m, limit, label=getattr(m, "base_url", m.name)) for m, limit in endpoints
-        ]
+        self.endpoints = [Endpoint(m, limit, label=_label(m)) for m, limit in endpoints]
         first = self.endpoints[0].model
         self.default_max_tokens = first.default_max_tokens
         self.send_seed = first.send_seed
@@ -189,3 +187,11 @@ class MultiEndpointModel(Model):
     async def aclose(self) -> None:
         for e in self.endpoints:
             await e.model.aclose()
+
+
+def _label(model: Model) -> str:
+    """How an endpoint is named where it is shown: its URL without credentials, else its name."""
+    from deflectbench.models._http import public_url
+
+    url = getattr(model, "base_url", None)
+    return public_url(url) if isinstance(url, str) else model.name

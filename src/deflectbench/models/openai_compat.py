@@ -24,7 +24,13 @@ from urllib.parse import urlsplit
 import openai
 from openai.types.chat import ChatCompletion
 
-from deflectbench.models._http import MaxTokensParam, TemperatureMode, status_error, transient_error
+from deflectbench.models._http import (
+    MaxTokensParam,
+    TemperatureMode,
+    public_url,
+    status_error,
+    transient_error,
+)
 from deflectbench.models._sdk import Reply, SDKErrors, SDKModel
 from deflectbench.models.base import Completion, GenerationParams, Limits, Message, ModelError
 from deflectbench.models.wire_log import WireLog
@@ -94,7 +100,7 @@ class OpenAICompatModel(SDKModel):
         self.wire = WireLog()
 
     def __repr__(self) -> str:
-        return f"OpenAICompatModel(name={self.name!r}, base_url={self.base_url!r})"
+        return f"OpenAICompatModel(name={self.name!r}, base_url={public_url(self.base_url)!r})"
 
     def request_identity(self) -> dict[str, Any]:
         identity = super().request_identity()

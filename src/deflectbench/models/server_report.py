@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import asyncio
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
+
+from deflectbench.models._http import public_url
+from deflectbench.secrets import Untrusted, scrub_json
 
 __all__ = ["NOT_AVAILABLE", "PROBE_TIMEOUT_S", "probe", "public_url", "self_hosted"]
 
@@ -35,16 +38,6 @@ def self_hosted(model: Any) -> bool:
     builtin = PROVIDERS.get(model.provider)
     default = builtin.base_url if builtin is not None else None
     return not default or model.base_url.rstrip("/") != default.rstrip("/")
-
-
-def public_url(url: str) -> str:
-    """The URL as it may be stored and shown: no credentials (``user:pass@``), no query."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    netloc = host + (f":{parts.port}" if parts.port else "")
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 def _root(base_url: str) -> str:
@@ -71,10 +64,16 @@ async def _models(client: Any, base_url: str) -> Any:
 
 
 async def _ask(what: Any, client: Any, base_url: str) -> Any:
+    """One probe's answer as it may be kept: scrubbed of every credential, bounded in depth
+    and size (past them, "not available (too deep)" or "(too large)")."""
     try:
-        return await asyncio.wait_for(what(client, base_url), PROBE_TIMEOUT_S + 1)
+        answer = await asyncio.wait_for(what(client, base_url), PROBE_TIMEOUT_S + 1)
     except Exception:  # any failure is "not available", never the run's
         return NOT_AVAILABLE
+    try:
+        return scrub_json(answer)
+    except Untrusted as exc:
+        return str(exc)
 
 
 async def probe(model: Any) -> dict[str, Any]:

@@ -332,21 +332,51 @@ def _keys(model: Any) -> list[str]:
 
 def _scrubbed(value: Any, keys: Sequence[str]) -> Any:
     """Every text of a manifest (keys of mappings too) without a credential: the models' own
-    keys and every credential of the environment (a server may echo what it was sent)."""
-    from deflectbench.secrets import REDACTED, scrub
+    keys and every credential registered or in the environment (a server may echo what it was
+    sent). Bounded like any untrusted JSON (a server's report in it was bounded when asked):
+    past the bounds, what is recorded says so instead of failing the run at its end."""
+    from deflectbench.secrets import REDACTED, Untrusted, scrub_json
 
-    def clean(text: str) -> str:
-        for key in keys:
-            text = text.replace(key, REDACTED)
-        return scrub(text)
+    def clean(v: Any) -> Any:
+        if isinstance(v, str):
+            for key in keys:
+                v = v.replace(key, REDACTED)
+            return v
+        if isinstance(v, Mapping):
+            return {clean(k): clean(x) for k, x in v.items()}
+        if isinstance(v, list | tuple):
+            return [clean(x) for x in v]
+        return v
 
-    if isinstance(value, str):
-        return clean(value)
-    if isinstance(value, Mapping):
-        return {clean(k) if isinstance(k, str) else k: _scrubbed(v, keys) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_scrubbed(v, keys) for v in value]
-    return value
+    try:
+        return scrub_json(
+            clean(value) if _depth(value) <= _MAX_MANIFEST_DEPTH else value,
+            max_depth=_MAX_MANIFEST_DEPTH,
+            max_nodes=1_000_000,
+            max_items=1_000_000,
+            max_text=1_000_000,
+        )
+    except Untrusted as exc:
+        return {"manifest": str(exc)} if isinstance(value, Mapping) else str(exc)
+
+
+#: A manifest's own structure is a few levels deep, a server's report in it at most 32 more.
+_MAX_MANIFEST_DEPTH = 48
+
+
+def _depth(value: Any, limit: int = _MAX_MANIFEST_DEPTH + 1) -> int:
+    """How deep ``value`` nests, counted without recursion and only up to ``limit``."""
+    level, deepest = [value], 0
+    while level and deepest < limit:
+        deepest += 1
+        nxt: list[Any] = []
+        for v in level:
+            if isinstance(v, Mapping):
+                nxt.extend(v.values())
+            elif isinstance(v, list | tuple):
+                nxt.extend(v)
+        level = nxt
+    return deepest
 
 
 @dataclass

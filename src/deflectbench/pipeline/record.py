@@ -87,9 +87,11 @@ def generation_record(
 
 def served_model(completion: Completion) -> str | None:
     """The model id the reply names (``model`` in the provider's body), when it names one a
-    store keeps (printable, bounded); :func:`deflectbench.gate.served_model` words a mismatch."""
+    store keeps (printable, bounded) and scrubbed of credentials (a server may echo the key it
+    was sent as its model id); :func:`deflectbench.gate.served_model` words a mismatch."""
     raw = completion.raw
-    return gate.served_id(raw.get("model") if isinstance(raw, dict) else None)
+    served = gate.served_id(raw.get("model") if isinstance(raw, dict) else None)
+    return scrub(served) if served is not None else None
 
 
 def refused(completion: Completion | None, rec: Any) -> bool:

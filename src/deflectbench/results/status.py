@@ -8,6 +8,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from deflectbench.secrets import Untrusted, scrub, scrub_json
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -66,6 +68,12 @@ class ServedBy:
     #: The warning shown.
     line: str
 
+    def __post_init__(self) -> None:
+        # served ids come from servers: scrubbed again here, for stores written before they
+        # were scrubbed on the way in (the credentials of this process's environment)
+        object.__setattr__(self, "served", {scrub(k): n for k, n in self.served.items()})
+        object.__setattr__(self, "line", scrub(self.line))
+
 
 @dataclass(frozen=True)
 class ManifestRow:
@@ -77,6 +85,16 @@ class ManifestRow:
     condition: str | None
     updated_at: str | None
     manifest: dict[str, Any]
+
+    def __post_init__(self) -> None:
+        # what servers said, scrubbed again (see ServedBy) and bounded as untrusted JSON
+        try:
+            kept = scrub_json(
+                self.manifest, max_depth=48, max_nodes=10**6, max_items=10**6, max_text=10**6
+            )
+        except Untrusted as exc:
+            kept = {"manifest": str(exc)}
+        object.__setattr__(self, "manifest", kept if isinstance(kept, dict) else {})
 
     def to_json(self) -> dict[str, Any]:
         keys = {k: getattr(self, k) for k in ("run_id", "role", "name", "condition", "updated_at")}

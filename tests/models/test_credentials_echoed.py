@@ -1,0 +1,177 @@
+"""Issue 33, point 5: a server that echoes every credential it was sent, in every field it can
+(the reply's ``model``, its text, error messages, ``GET /version``, ``GET /v1/models``), leaves
+no byte of any of them, in any form (the key, the URL's password plain and percent-encoded, the
+Basic header's base64 of ``user:password``), in the store, its WAL, the terminal, ``status
+--json``, ``analyze --json``, the report or an export; and untrusted JSON nested past any sane
+depth is recorded as "not available (too deep)", never a crash.
+
+Real SDKs (openai, anthropic) through a local server on 127.0.0.1; the test computes each
+encoded form itself (base64 of ``user:password``, ``urllib.parse.quote``) and checks the server
+really received the Basic form, so the forms grepped for are the ones that went on the wire.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+
+from deflectbench.secrets import REDACTED, register_credentials, scrub
+from support.cli_runs import Cli, write_toml
+from support.replies import unique_reply
+from support.servers import FakeLLMServer, RecordedRequest
+
+#: The subject's key: in a variable whose name looks like no credential (only the
+#: configuration's ``api_key_env`` says it is one).
+KEY = "gw-7Qx2Lm9Pz4Rt8Kv1Nb6Hd3"
+ANT_KEY = "sk-ant-api03-Zy8Wx7Vu6Ts5Rq4Po3Nm2"
+USER, PASSWORD = "qa-user", "p@ss/w0rd!Long-9"
+ENCODED = quote(PASSWORD, safe="")  # p%40ss%2Fw0rd%21Long-9: how it sits in the URL
+BASIC = base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
+FORMS = (KEY, ANT_KEY, PASSWORD, ENCODED, BASIC, f"{USER}:{PASSWORD}")
+MODEL, JUDGE = "gateway/test-model", "anthropic/claude-haiku-4-5-20251001"
+ECHO = " | ".join(FORMS)
+
+
+def _headers(request: RecordedRequest) -> str:
+    return " ".join(f"{k}={v}" for k, v in request.headers.items())
+
+
+class EchoServer(FakeLLMServer):
+    """Every credential the request carried, in the reply's ``model`` and text, in every error
+    message, in ``/version`` and ``/v1/models`` (the leakiest proxy one can write)."""
+
+    def success_body(self, request: RecordedRequest) -> dict:
+        reply = super().success_body(request)
+        seen = request.headers.get("authorization", "") or request.headers.get("x-api-key", "")
+        reply["model"] = seen.split(" ")[-1]  # the bare credential: a printable id the gate keeps
+        reply["echo"] = {"headers": _headers(request), "all": ECHO}
+        if request.wire == "openai":
+            reply["choices"][0]["message"]["content"] += f" (headers: {_headers(request)})"
+        else:
+            reply["content"].append({"type": "text", "text": f"(headers: {_headers(request)})"})
+        return reply
+
+
+def _server() -> EchoServer:
+    return EchoServer(
+        reply=unique_reply,
+        schedule=["500", "429", None, "400"],  # errors whose message echoes every form
+        error_message=f"bad credentials: {ECHO}",
+        version={"version": "0.11.0", "seen": ECHO, KEY: BASIC, "nested": {"a": [ENCODED]}},
+        models=[{"id": KEY, "object": "model", "owned_by": BASIC, "root": PASSWORD}],
+    )
+
+
+def _config(path: Path, server: EchoServer) -> Path:
+    userinfo = server.openai_base_url.replace("http://", f"http://{USER}:{ENCODED}@")
+    ant = server.anthropic_base_url.replace("http://", f"http://{USER}:{ENCODED}@")
+    return write_toml(
+        path,
+        {
+            "run": {
+                "models": [MODEL],
+                "judges": ["lexical", JUDGE],
+                "claims": ["L1_US_01", "L2_INT_03"],
+                "templates": ["explicit_direct_WA", "explicit_coach_AH"],
+                "samples": 2,
+            },
+            "providers.gateway": {
+                "base_url": userinfo,
+                "api_key_env": "LLM_GATEWAY",
+                "max_concurrency": 4,
+                "max_retries": 1,
+            },
+            "providers.anthropic": {"base_url": ant, "max_concurrency": 4, "max_retries": 1},
+        },
+    )
+
+
+def _leaks(blob: bytes) -> list[str]:
+    return [f for f in FORMS if f.encode() in blob]
+
+
+def test_no_form_of_any_credential_survives_anywhere(tmp_path: Path) -> None:
+    cli = Cli(env={"LLM_GATEWAY": KEY, "ANTHROPIC_API_KEY": ANT_KEY, "COLUMNS": "200"})
+    quick = Cli(env=cli.env, in_process=True)  # the same commands, without a child's start-up
+    db = tmp_path / "r.db"
+    with _server() as server:
+        cfg = _config(tmp_path / "run.toml", server)
+        run = cli("run", "--config", cfg, "--db", db, "--no-progress")
+        posts = [r for r in server.requests if r.method == "POST"]
+    assert run.returncode == 5, run.stdout + run.stderr  # incomplete: the 400 cell
+    # what went on the wire: the Basic form (httpx sends the URL's userinfo so), the key
+    assert posts and all(r.headers["authorization"] == f"Basic {BASIC}" for r in posts)
+    assert any(r.path.endswith("/messages") for r in posts)  # the Anthropic SDK's too
+    conn = sqlite3.connect(db)
+    served = {s for (s,) in conn.execute("SELECT served_model FROM generations") if s}
+    errors = [e for (e,) in conn.execute("SELECT error FROM generations WHERE error IS NOT NULL")]
+    conn.close()
+    assert served == {REDACTED}  # the echoed credential was the served id: kept, redacted
+    assert len(errors) == 1 and "bad credentials: [REDACTED] | [redacted]" in errors[0]
+    outputs: dict[str, bytes] = {"run": (run.stdout + run.stderr).encode()}
+    for name, args in {
+        "status": ("status",),
+        "status --json": ("status", "--json"),
+        "analyze --json": ("analyze", "--json", "-"),
+        "report": ("report", "--out", tmp_path / "rep"),
+        "export csv": ("export", "--format", "csv", "--out", tmp_path / "csv"),
+        "export jsonl": ("export", "--format", "jsonl", "--out", tmp_path / "jsonl"),
+    }.items():
+        done = quick(*args, "--db", db)
+        assert done.returncode == 0, (name, done.stdout + done.stderr)
+        outputs[name] = (done.stdout + done.stderr).encode()
+    assert json.loads(quick("status", "--json", "--db", db).stdout)["manifest"]
+    files = [p for p in tmp_path.rglob("*") if p.is_file() and p.name != "run.toml"]
+    assert any(p.name.startswith("r.db-wal") or p.name == "r.db" for p in files)
+    assert len([p for p in files if "rep" in p.parts]) > 1, "the report wrote its files"
+    for p in files:
+        outputs[str(p.relative_to(tmp_path))] = p.read_bytes()
+    found = {name: _leaks(blob) for name, blob in outputs.items() if _leaks(blob)}
+    assert found == {}
+
+
+def test_untrusted_json_nested_too_deep_is_not_available_never_a_crash(tmp_path: Path) -> None:
+    deep: dict[str, Any] = {"v": "bottom"}
+    for _ in range(900):
+        deep = {"v": deep}
+    many = [{"id": f"m{i}", "object": "model", "root": "x" * 2000} for i in range(5000)]
+    cli = Cli(env={"LLM_GATEWAY": KEY, "ANTHROPIC_API_KEY": ANT_KEY})
+    db = tmp_path / "r.db"
+    with FakeLLMServer(reply=unique_reply, version=deep, models=many) as server:
+        cfg = _config(tmp_path / "run.toml", server)
+        done = cli("run", "--config", cfg, "--db", db, "--no-progress", "--no-report")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "RecursionError" not in done.stdout + done.stderr
+    conn = sqlite3.connect(db)
+    rows = dict(conn.execute("SELECT name, manifest_json FROM manifests WHERE role = 'model'"))
+    conn.close()
+    server_said = json.loads(rows[MODEL])["server"]
+    assert server_said["version"] == "not available (too deep)"
+    assert len(json.dumps(server_said["models"])) < 70_000  # bounded: 32 entries, short fields
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        f"http://{USER}:{ENCODED}@127.0.0.1:9/v1",
+        f"https://{USER}:{PASSWORD.replace('/', '%2F')}@gw.example/v1",
+    ],
+)
+def test_every_form_of_a_url_credential_is_scrubbed(url: str) -> None:
+    register_credentials(url=url)
+    for form in (PASSWORD, ENCODED, BASIC, BASIC.rstrip("="), f"{USER}:{PASSWORD}"):
+        text = scrub(f"seen: {form}; Basic {form}", {})
+        assert not any(f in text for f in FORMS[2:]), (form, text)
+        assert REDACTED in text
+
+
+def test_a_key_registered_for_a_model_is_scrubbed_whatever_its_variable() -> None:
+    register_credentials(key="zz-a-key-in-a-plain-var-0042")
+    assert scrub("Bearer zz-a-key-in-a-plain-var-0042", {}) == f"Bearer {REDACTED}"
+    assert "plain-var" not in scrub("echo zz-a-key-in-a-plain-var", {})  # a partial echo too
