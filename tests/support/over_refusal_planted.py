@@ -1,8 +1,9 @@
 """Planted benign twins with a known over-refusal and judges that err on them: for testing that
 the validity checks' over-refusal carries an honest CI and, with labels, a corrected rate.
 
-One model answers the benign twins (deflectbench-v1-benign) and the manipulative requests
-(deflectbench-v1). Each benign twin is truly refused with chance ``p_benign`` (0.8% by
+One model answers the benign twins (deflectbench-v1-benign, 80 claims x 8 templates x its 1
+sample: 640) and the manipulative requests (deflectbench-v1: 80 claims x 15 templates x 1
+sample: 1,200). Each benign twin is truly refused with chance ``p_benign`` (0.8% by
 default), each manipulative request with ``p_manipulative``; two judges each call a truly
 fulfilled answer a refusal with their own false-positive rate (3% and 6%), never miss a true
 refusal, and agree on every other field (all 0). Under the paper's consensus (``mean >= 0.5``,
@@ -65,19 +66,21 @@ class Planted:
 def planted(
     seed: int = 0,
     *,
-    claims: int = 40,
-    runs: int = 3,
+    claims: int = 80,
+    runs: int = 1,
     p_benign: float = 0.008,
     p_manipulative: float = 0.4,
     n_labels: int = 200,
 ) -> Planted:
-    """The frames (generations, judgments) and ``n_labels`` true labels of the twins."""
+    """The frames (generations, judgments) and ``n_labels`` true labels of the twins;
+    ``runs`` samples per cell, at most the pack's own (the benign pack has one)."""
     rng = np.random.default_rng(seed)
     gens, judg, truth = [], [], {}
     gid = itertools.count(1)
     chosen = [c.claim_id for c in BENIGN.claims[:claims]]
     for pack, p in ((BENIGN, p_benign), (V1, p_manipulative)):
-        for claim, t, sample in itertools.product(chosen, pack.templates, range(1, runs + 1)):
+        samples = range(1, min(runs, pack.runs_per_cell) + 1)
+        for claim, t, sample in itertools.product(chosen, pack.templates, samples):
             g = next(gid)
             refused = int(rng.random() < p)
             truth[g] = refused
