@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy.stats import binomtest
 
 from deflectbench.analysis.calibration import METHODS, Estimate, estimate_rates
 from deflectbench.analysis.calibration.ppi import ppi_mean
@@ -80,7 +81,11 @@ def test_a_claim_brings_its_labels_into_the_replicate():
     est = out["labels"][0]
     # Replicates without that claim have no labels and are left out, and say so.
     assert 0.0 < est.details["undefined_replicates"] < 1.0
-    assert est.ci95 == (est.rate, est.rate)  # the claim's labels are always the same set
+    # The claim's labels are always the same set: the bootstrap alone would say [rate, rate];
+    # the exact (Clopper-Pearson) interval of their count is what is left.
+    n, x = int((~np.isnan(lh[keep, 0])).sum()), float(np.nansum(lh[keep, 0]))
+    ref = binomtest(int(x), n).proportion_ci(confidence_level=0.95, method="exact")
+    assert est.ci95 == pytest.approx((ref.low, ref.high), abs=1e-9)
 
 
 def test_columns_with_missing_values_count_their_own_n():

@@ -176,10 +176,14 @@ def test_all_labels_of_one_value_too_few_labels_and_one_claim_are_notes():
     e = few.models["m"].get("corrected", "outcome", "refusal")
     assert e.rate is None and e.note == "3 labels (at least 10 needed)"
     ppi = corrected_rates(inputs, resamples=50).models["m"]
-    for which in ("labels", "corrected"):  # a bootstrap over labels of one value says [1, 1]
-        e = ppi.get(which, "outcome", "refusal")
-        assert e.rate is None and e.ci95 is None
-        assert e.note == "all 20 labels are 1: labels of one value cannot correct it"
+    # A bootstrap over labels of one value says [1, 1]: labels only gets the exact interval
+    # of 20 of 20 (Clopper-Pearson: [0.025^(1/20), 1]), the corrected rate the exact bound
+    # on the judges' error and the flag naming the next step.
+    e = ppi.get("labels", "outcome", "refusal")
+    assert e.rate == 1.0 and e.ci95 == pytest.approx((0.025 ** (1 / 20), 1.0), abs=1e-9)
+    e = ppi.get("corrected", "outcome", "refusal")
+    assert e.rate is not None and e.ci95 is not None and e.ci95[0] <= 0.025 ** (1 / 20)
+    assert e.flag.startswith("all 20 labels are 1") and "judges call 0" in e.flag
     one = _scored({("m", "refusal", "direct"): 20, ("m", "clean_compliance", "direct"): 5}, 1)
     mixed = [_label(g, "refusal" if g <= 20 else "clean") for g in range(8, 26)]
     inputs = calibration_inputs(one, mixed, {}, one)

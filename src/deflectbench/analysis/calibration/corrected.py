@@ -3,10 +3,22 @@ by side, for every outcome of the signature and every field, with their CIs and 
 
 The calibration is made within each model by default (a judge errs differently on a terse
 model and a verbose one): a model's rates are corrected with that model's labels only.
-``pool_models`` shares every model's labels as one calibration set (more labels per estimate,
-at the price of assuming the judges err alike on every model); the output says which. The
-estimators are :func:`.estimate.estimate_rates` (one claim-block bootstrap per cell, shared
-by its columns and methods); this module only cuts the pack into cells and names the results.
+``pool_models`` shares every model's labels to measure the judges' error (more labels per
+estimate, at the price of assuming the judges err alike on every model: the same
+sensitivity and specificity); the output says which. Pooled, the correction is Rogan-Gladen
+whatever ``correction`` asks: it pools exactly what the assumption is about (the judges'
+sensitivity and specificity) and applies it to each model's own judged rate. PPI++ would pool
+the rectifier mean(human - lam * judged), which depends on each model's prevalence, and with
+lam < 1 it pulls the pooled label mean into every model's rate (coverage 0.23-0.28 on planted
+data where the judges err identically on every model). The labels-only column is always the
+model's own labels. The estimators are :func:`.estimate.estimate_rates` (one claim-block
+bootstrap per cell, shared by its columns and methods, intervals inside [0, 1], thin labels
+flagged and widened); this module only cuts the pack into cells and names the results.
+
+One rate from plain arrays (e.g. a validity check's over-refusal rate):
+:func:`corrected_rate` takes the judged value per item, the human label per item (NaN where
+unlabelled) and the claim ids, and returns a :class:`OneRate` (judged, labels-only and
+corrected :class:`.estimate.Estimate`; the corrected one's ``rate``, ``ci95`` and ``flag``).
 """
 
 from __future__ import annotations
@@ -31,8 +43,10 @@ __all__ = [
     "MIN_LABELS",
     "CellRates",
     "Corrected",
+    "OneRate",
     "check_correction",
     "corrected_as",
+    "corrected_rate",
     "corrected_rates",
     "estimate_json",
     "with_rater",
@@ -42,6 +56,8 @@ __all__ = [
 CORRECTIONS: dict[str, str | None] = {"ppi": "ppi++", "rogan-gladen": "rogan-gladen", "none": None}
 #: A cell with fewer labels than this gives a note instead of a number.
 MIN_LABELS = 10
+#: The correction made when every model's labels calibrate every model (module docstring).
+POOLED_METHOD = "rogan-gladen"
 
 
 class CorrectionError(ValueError):
@@ -105,7 +121,9 @@ class Corrected:
     @property
     def scope(self) -> str:
         return (
-            "pooled over models (every model's labels calibrate every model)"
+            "pooled over models (every model's labels measure the judges' sensitivity and "
+            "specificity, assumed alike on every model; each model's own judged rate is "
+            "corrected with them by Rogan-Gladen)"
             if self.pooled
             else "within each model (a model's rates use that model's labels only)"
         )
@@ -161,53 +179,44 @@ def _cell(
     resamples: int,
     seed: int,
     min_labels: int,
+    own: np.ndarray | None = None,
 ) -> CellRates:
+    """One cell's estimates; ``own`` (pooled calibration): the model's own labels, which the
+    labels-only column uses while ``labels`` (every model's) calibrate the correction."""
     from deflectbench.analysis.calibration.estimate import estimate_rates
 
-    t_claims = inputs.scored["claim_id"].to_numpy()[target]
-    l_claims = inputs.labelled["claim_id"].to_numpy()[labels]
-    tc, lc = _codes(t_claims, l_claims)
-    weight = inputs.labelled["weight"].to_numpy(dtype=np.float64)[labels]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        got = estimate_rates(
-            inputs.judged[target],
-            tc,
-            inputs.judged_labelled[labels],
-            inputs.human[labels],
-            lc,
-            weight if inputs.weighting == "stratified" else None,
-            methods=methods,
-            resamples=resamples,
-            seed=seed,
-            min_labels=min_labels,
-        )
-    human = inputs.human[labels]
+    def run(mask: np.ndarray, which: tuple[str, ...]) -> dict[str, Any]:
+        t_claims = inputs.scored["claim_id"].to_numpy()[target]
+        l_claims = inputs.labelled["claim_id"].to_numpy()[mask]
+        tc, lc = _codes(t_claims, l_claims)
+        weight = inputs.labelled["weight"].to_numpy(dtype=np.float64)[mask]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return estimate_rates(
+                inputs.judged[target],
+                tc,
+                inputs.judged_labelled[mask],
+                inputs.human[mask],
+                lc,
+                weight if inputs.weighting == "stratified" else None,
+                methods=which,
+                resamples=resamples,
+                seed=seed,
+                min_labels=min_labels,
+            )
+
+    if own is None:
+        got = run(labels, methods)
+        labels_only = got["labels"]
+    else:
+        got = run(labels, ("judged", methods[-1]))
+        labels_only = run(own, ("labels",))["labels"]
     return CellRates(
         n=int(target.sum()),
         n_labels=int(labels.sum()),
         judged=tuple(got["judged"]),
-        labels=_one_value(got["labels"], human),
-        corrected=_one_value(got[methods[-1]], human),
+        labels=tuple(labels_only),
+        corrected=tuple(got[methods[-1]]),
     )
-
-
-def _one_value(estimates: Sequence[Any], human: np.ndarray) -> tuple[Any, ...]:
-    """Each estimate, but a note instead of a number where every label of its column has one
-    value: labels that never vary cannot say how often the other value occurs (a bootstrap
-    over them gives the interval [0, 0] or [1, 1], a certainty they do not hold)."""
-    out = []
-    for k, e in enumerate(estimates):
-        seen = human[:, k][~np.isnan(human[:, k])]
-        if e.rate is not None and seen.size and (seen == seen[0]).all():
-            v = int(seen[0])
-            e = replace(
-                e,
-                rate=None,
-                ci95=None,
-                note=f"all {seen.size} labels are {v}: labels of one value cannot correct it",
-            )
-        out.append(e)
-    return tuple(out)
 
 
 def corrected_rates(
@@ -225,6 +234,16 @@ def corrected_rates(
     method = CORRECTIONS[check_correction(correction)]
     if method is None or not inputs.has_labels:
         return None
+    notes = inputs.notes
+    if pool_models:
+        if method != POOLED_METHOD:
+            notes = (
+                *notes,
+                f"--pool-models corrects by {POOLED_METHOD} with the pooled labels' judge "
+                f"sensitivity and specificity, not {method}: {method} would carry the pooled "
+                "labels' mean into every model's rate",
+            )
+        method = POOLED_METHOD
     methods = ("judged", "labels", method)
     scored, labelled = inputs.scored, inputs.labelled
     s_model = scored["model"].astype(str).to_numpy()
@@ -236,8 +255,11 @@ def corrected_rates(
     by_framing: dict[str, dict[str, CellRates]] = {}
     for m in sorted(set(s_model.tolist())):
         target = s_model == m
-        mine = every if pool_models else l_model == m
-        models[m] = _cell(inputs, target, mine, methods, resamples, seed, min_labels)
+        own = l_model == m
+        mine = every if pool_models else own
+        models[m] = _cell(
+            inputs, target, mine, methods, resamples, seed, min_labels, own if pool_models else None
+        )
         if not framings:
             continue
         cells: dict[str, CellRates] = {}
@@ -251,6 +273,7 @@ def corrected_rates(
                 resamples,
                 seed,
                 min_labels,
+                own & (l_frame == f) if pool_models else None,
             )
         by_framing[m] = cells
     return Corrected(
@@ -261,7 +284,7 @@ def corrected_rates(
         counts=inputs.counts,
         models=models,
         by_framing=by_framing,
-        notes=inputs.notes,
+        notes=notes,
         min_labels=min_labels,
     )
 
@@ -316,4 +339,80 @@ def with_rater(
         scored=inputs.scored[seen].reset_index(drop=True),
         judged=judged[seen],
         judged_labelled=matrix(lab_ids),
+    )
+
+
+@dataclass(frozen=True)
+class OneRate:
+    """One rate three ways (:func:`corrected_rate`): ``corrected`` is the one to print, with
+    its ``rate``, ``ci95`` (inside [0, 1]) and ``flag`` (set: thin labels, interval widened
+    to the exact bound; ``note`` set and ``rate`` None: undefined, e.g. too few labels)."""
+
+    judged: Any
+    labels: Any
+    corrected: Any
+
+    @property
+    def rate(self) -> float | None:
+        return self.corrected.rate
+
+    @property
+    def ci95(self) -> tuple[float, float] | None:
+        return self.corrected.ci95
+
+    @property
+    def flag(self) -> str | None:
+        return self.corrected.flag
+
+
+def corrected_rate(
+    judged: Sequence[float] | np.ndarray,
+    human: Sequence[float] | np.ndarray,
+    claims: Sequence[Any],
+    *,
+    correction: str = "ppi",
+    weights: Sequence[float] | np.ndarray | None = None,
+    resamples: int = 1000,
+    seed: int = 0,
+    min_labels: int = MIN_LABELS,
+) -> OneRate:
+    """A judged rate corrected for judge error from plain per-item arrays.
+
+    ``judged`` (N,) the judges' 0/1 per item (NaN: not judged, left out), ``human`` (N,) the
+    human label per item (0/1; NaN where the item is unlabelled), ``claims`` (N,) each item's
+    claim id (the bootstrap's block); ``weights`` optional inverse inclusion probabilities of
+    the labelled items (N,, read where ``human`` is set). Every judged item is a target; the
+    labelled ones also calibrate. ``correction`` "ppi" (PPI++) or "rogan-gladen"; "none"
+    gives ``corrected`` equal to ``judged``.
+    """
+    from deflectbench.analysis.calibration.estimate import estimate_rates
+
+    f = np.asarray(judged, dtype=np.float64).reshape(-1)
+    h = np.asarray(human, dtype=np.float64).reshape(-1)
+    if h.shape != f.shape or len(claims) != f.size:
+        raise ValueError(
+            f"judged ({f.size}), human ({h.size}) and claims ({len(claims)}) must have one "
+            "entry per item"
+        )
+    method = CORRECTIONS[check_correction(correction)]
+    lab = ~np.isnan(h)
+    (codes,) = _codes(list(claims))
+    w = None if weights is None else np.asarray(weights, dtype=np.float64).reshape(-1)[lab]
+    target = ~np.isnan(f)
+    got = estimate_rates(
+        f[target][:, None],
+        codes[target],
+        f[lab][:, None],
+        h[lab][:, None],
+        codes[lab],
+        w,
+        methods=("judged", "labels") + (() if method is None else (method,)),
+        resamples=resamples,
+        seed=seed,
+        min_labels=min_labels,
+    )
+    return OneRate(
+        judged=got["judged"][0],
+        labels=got["labels"][0],
+        corrected=got["judged" if method is None else method][0],
     )

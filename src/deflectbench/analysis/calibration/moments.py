@@ -53,7 +53,7 @@ def label_only_terms(human: NDArray[np.float64], weight: NDArray[np.float64]) ->
     """Per-item terms of the labels-only mean: a label counts even without a judged verdict."""
     use = ~np.isnan(human)
     w = np.where(use, weight[:, None], 0.0)
-    return {"n": use.astype(np.float64), "w": w, "wh": w * np.where(use, human, 0.0)}
+    return {"n": use.astype(np.float64), "w": w, "wh": w * np.where(use, human, 0.0), "w2": w * w}
 
 
 def target_terms(judged: NDArray[np.float64], weight: NDArray[np.float64]) -> Moments:

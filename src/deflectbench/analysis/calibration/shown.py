@@ -64,6 +64,8 @@ class RateEstimate:
     #: Whether the estimator reported a lambda (``lam`` None then: it was not finite).
     has_lambda: bool = False
     lam: float | None = None
+    #: Why the estimate rests on thin labels (its interval then widened to the exact bound).
+    flag: str | None = None
 
     @classmethod
     def of(cls, e: Any) -> RateEstimate:
@@ -80,10 +82,12 @@ class RateEstimate:
             note=e.note or None,
             has_lambda=lam is not None,
             lam=None if lam is None else clean(lam),
+            flag=getattr(e, "flag", None) or None,
         )
 
     def to_json(self) -> dict[str, Any]:
-        """``{"rate", "ci95": [lo, hi], "n", "n_labels", "method"}`` (+ ``note``, ``lambda``)."""
+        """``{"rate", "ci95": [lo, hi], "n", "n_labels", "method"}`` (+ ``note``, ``lambda``,
+        ``flag``)."""
         out: dict[str, Any] = {
             "rate": self.rate,
             "ci95": [self.lo, self.hi],
@@ -95,6 +99,8 @@ class RateEstimate:
             out["note"] = self.note
         if self.has_lambda:
             out["lambda"] = self.lam
+        if self.flag:
+            out["flag"] = self.flag
         return out
 
 
