@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable, Coroutine, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypedDict, TypeVar
 
 if TYPE_CHECKING:
     from deflectbench.analysis.options import AnalysisOptions
@@ -71,6 +71,21 @@ def split(values: Sequence[str] | str | None) -> list[str]:
     for v in values or []:
         out.extend(x.strip() for x in v.split(",") if x.strip())
     return out
+
+
+class AnalysisSettings(TypedDict, total=False):
+    """The keywords :func:`deflectbench.analyze` and :func:`deflectbench.report` share; one left
+    out takes :class:`~deflectbench.analysis.options.AnalysisOptions`' default."""
+
+    consensus: str
+    judges: Sequence[str] | str | None
+    judge_values: str
+    compat: str
+    correction: str
+    pool_models: bool
+    resamples: int
+    seed: int
+    allow_pack_change: bool
 
 
 def analysis_options(

@@ -18,10 +18,11 @@ import os
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, TypedDict, Unpack
+from typing import TYPE_CHECKING, Unpack
 
 from deflectbench.api._common import (
     DEFAULT_DB,
+    AnalysisSettings,
     DbPath,
     OnBusy,
     analysis_options,
@@ -52,21 +53,6 @@ __all__ = [
     "report",
     "spec",
 ]
-
-
-class AnalysisSettings(TypedDict, total=False):
-    """The keywords :func:`analyze` and :func:`report` share; one left out takes
-    :class:`~deflectbench.analysis.options.AnalysisOptions`' default."""
-
-    consensus: str
-    judges: Sequence[str] | str | None
-    judge_values: str
-    compat: str
-    correction: str
-    pool_models: bool
-    resamples: int
-    seed: int
-    allow_pack_change: bool
 
 
 def _options(settings: AnalysisSettings) -> AnalysisOptions:

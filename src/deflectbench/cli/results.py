@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
+from deflectbench.api._common import AnalysisSettings
 from deflectbench.cli.console import UserError, console, err, print_outcome
 from deflectbench.cli.flags import flag_command
 from deflectbench.cli.options import (
@@ -24,9 +25,6 @@ from deflectbench.cli.options import (
     said_busy,
     write_json,
 )
-
-if TYPE_CHECKING:
-    from deflectbench.api.results import AnalysisSettings
 
 __all__ = ["JudgeValuesOption", "analyze", "export", "import_", "report"]
 

@@ -20,11 +20,31 @@ class Migration:
         return [s for s in self.sql.split(";") if s.strip()]
 
 
+#: A generation's columns from its cell's claim on, as m001 made them; m004 rebuilds the table
+#: with the same ones (a condition before them, the extra fields and the cost after).
+_GENERATION_COLUMNS = """\
+        claim_id TEXT NOT NULL,
+        prompt_id TEXT NOT NULL,
+        sample INTEGER NOT NULL,
+        prompt TEXT NOT NULL,
+        response TEXT,
+        error TEXT,
+        input_tokens INTEGER NOT NULL DEFAULT 0,
+        output_tokens INTEGER NOT NULL DEFAULT 0,
+        latency_s REAL,
+        finish_reason TEXT,
+        params_json TEXT NOT NULL DEFAULT '{}',
+        run_id TEXT,
+        source TEXT NOT NULL DEFAULT 'run',
+        created_at TEXT NOT NULL,
+"""
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         "m001_initial",
         "runs, planned cells, generations, judgments",
-        """
+        f"""
     CREATE TABLE runs (
         run_id TEXT PRIMARY KEY,
         created_at TEXT NOT NULL,
@@ -47,21 +67,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         gen_id INTEGER PRIMARY KEY,
         benchmark TEXT NOT NULL,
         model TEXT NOT NULL,
-        claim_id TEXT NOT NULL,
-        prompt_id TEXT NOT NULL,
-        sample INTEGER NOT NULL,
-        prompt TEXT NOT NULL,
-        response TEXT,
-        error TEXT,
-        input_tokens INTEGER NOT NULL DEFAULT 0,
-        output_tokens INTEGER NOT NULL DEFAULT 0,
-        latency_s REAL,
-        finish_reason TEXT,
-        params_json TEXT NOT NULL DEFAULT '{}',
-        run_id TEXT,
-        source TEXT NOT NULL DEFAULT 'run',
-        created_at TEXT NOT NULL,
-        UNIQUE (benchmark, model, claim_id, prompt_id, sample)
+{_GENERATION_COLUMNS}        UNIQUE (benchmark, model, claim_id, prompt_id, sample)
     );
     CREATE TABLE judgments (
         judgment_id INTEGER PRIMARY KEY,
@@ -113,7 +119,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         "m004_conditions_and_costs",
         "settings are part of a result's identity (conditions); each request's cost is kept",
-        """
+        f"""
     CREATE TABLE conditions (
         model TEXT NOT NULL,
         label TEXT NOT NULL,
@@ -124,10 +130,10 @@ MIGRATIONS: tuple[Migration, ...] = (
         UNIQUE (model, settings_sha256)
     ) WITHOUT ROWID;
     INSERT INTO conditions
-        SELECT DISTINCT model, 'legacy', '{"recorded": false}', 'legacy', strftime('%Y-%m-%dT%H:%M:%fZ')
+        SELECT DISTINCT model, 'legacy', '{{"recorded": false}}', 'legacy', strftime('%Y-%m-%dT%H:%M:%fZ')
         FROM generations WHERE source = 'run';
     INSERT INTO conditions
-        SELECT DISTINCT model, 'release', '{"source": "imported files"}', 'release',
+        SELECT DISTINCT model, 'release', '{{"source": "imported files"}}', 'release',
             strftime('%Y-%m-%dT%H:%M:%fZ')
         FROM generations WHERE source != 'run';
     CREATE TABLE generations_v4 (
@@ -135,21 +141,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         benchmark TEXT NOT NULL,
         model TEXT NOT NULL,
         condition TEXT NOT NULL,
-        claim_id TEXT NOT NULL,
-        prompt_id TEXT NOT NULL,
-        sample INTEGER NOT NULL,
-        prompt TEXT NOT NULL,
-        response TEXT,
-        error TEXT,
-        input_tokens INTEGER NOT NULL DEFAULT 0,
-        output_tokens INTEGER NOT NULL DEFAULT 0,
-        latency_s REAL,
-        finish_reason TEXT,
-        params_json TEXT NOT NULL DEFAULT '{}',
-        run_id TEXT,
-        source TEXT NOT NULL DEFAULT 'run',
-        created_at TEXT NOT NULL,
-        extra_json TEXT,
+{_GENERATION_COLUMNS}        extra_json TEXT,
         cost_usd REAL,
         UNIQUE (benchmark, model, condition, claim_id, prompt_id, sample)
     );
