@@ -216,16 +216,29 @@ class Comparison:
             "sides": [{"a": dict(a.manifest), "b": dict(b.manifest)} for a, b in self.pairs],
             "judge_notes": list(self.judge_notes),
             "manifest_notes": list(self.manifest_notes),
+            "coverage": [c.to_json(*self.words) for c in self.coverage],
+            "coverage_notes": self.coverage_notes,
+            "absent": [x.to_json() for x in self.absent],
             "gate": {
                 "rules": [t.text for t in self.rules],
+                "checks": [
+                    {"rule": t.text, "flag": t.flag, "meaning": t.meaning()} for t in self.rules
+                ],
                 "failures": [f.line() for f in self.failures],
+                "not_tested": [u.line() for u in self.untested],
+                "absent": [x.line(*self.words) for x in self.missing] if self.rules else [],
+                "passed": self.passed,
+                "exit_code": self.exit_code,
             },
             "method": {
                 "bootstrap": "paired claim-block (same claim draws for both sides)",
+                "cells": "each pair compared on the cells (claim x template x sample) both "
+                "sides hold",
                 "resamples": self.n_resamples,
                 "seed": self.seed,
                 "p": "two-sided, from the bootstrap standard error",
-                "p_holm": "Holm over every row (judged rates one family)",
+                "holm_family": self.holm_family,
+                "p_holm": HOLM_METHOD[self.holm_family],
                 "diff": "new minus baseline" if self.baseline else "B minus A",
             },
         }
