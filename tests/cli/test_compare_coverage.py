@@ -196,3 +196,19 @@ def test_a_rule_that_would_fail_no_change_is_refused_in_one_line(stores):
     lines = [x for x in p.stderr.splitlines() if x.strip()]
     assert len(lines) == 1 and "would fail on no change at all" in lines[0], p.stderr
     assert "--require 'MEASURE drop < 5pp'" in lines[0] and "Traceback" not in p.stderr
+
+
+def test_the_leaderboard_ranks_every_row_on_the_same_cells(stores, tmp_path):
+    out = tmp_path / "b.json"
+    p = run_cli("leaderboard", stores["full"], stores["lacking"], "--json", out,
+                "--resamples", "100")  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    data = json.loads(out.read_text())
+    m = [r for r in data["rows"] if r["model"] == "acme/m"]
+    assert len(m) == 2 and m[0]["rate"] == m[1]["rate"] and m[0]["ci95"] == m[1]["ci95"]
+    assert {r["cells"] for r in data["rows"]} == {216}
+    assert sorted(r["dropped"] for r in data["rows"]) == [0, 0, 144, 144]
+    assert set(m[0]["group"]) & set(m[1]["group"])  # the same answers: not different
+    note = next(n for n in data["notes"] if n.startswith("coverage differs in"))
+    assert "ranked on the 216 cells" in note and "full.db:acme/m [default] 144" in note
+    assert "coverage differs in" in p.stderr

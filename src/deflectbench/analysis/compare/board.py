@@ -8,6 +8,13 @@ of consecutive ranks in which no pair differs (p_holm >= 0.05). Two rows sharing
 not significantly different; rows with no letter in common are. Rows are ranked within their
 pack (other packs have other claims: their rates are not paired).
 
+Rows are compared on the same cells: within a pack, every ranked row is restricted to the cells
+(claim x template x sample) all ranked rows hold before its rate, its CI and its pairwise tests
+are computed (a run lacking the templates a model refuses most would otherwise rank on another
+question); ``cells`` says how many each row was ranked on and ``dropped`` how many of its own
+were left out, and the leaderboard's notes say so in one line per pack. Ranked rows sharing no
+cell are refused. A row left unranked keeps its own cells.
+
 Judges must match: the board's judges are those of most rows (the first such set in row order
 on a tie), and a row judged by others is marked (``judges_match`` False) and left unranked,
 unless ``allow_judge_change`` ranks it with the others (still marked). "Others" are other
@@ -26,6 +33,7 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
+from deflectbench.analysis.compare.coverage import cell_keys
 from deflectbench.analysis.compare.holm import holm
 from deflectbench.analysis.compare.manifest import judge_identity, judge_mismatch
 from deflectbench.analysis.compare.paired import paired_bootstrap
@@ -59,6 +67,8 @@ BOARD_COLUMNS: tuple[str, ...] = (
     "ci_hi",
     "n",
     "n_claims",
+    "cells",
+    "dropped",
     "judges",
     "judges_match",
     *(f"share_{o}" for o in OUTCOMES),
@@ -133,6 +143,37 @@ def _judge_key(side: Side) -> str:
     return json.dumps([list(side.judges), identity], sort_keys=True)
 
 
+def _on_common_cells(
+    sides: Sequence[Side], ranked: Sequence[bool]
+) -> tuple[list[pd.DataFrame], list[int]]:
+    """Each side's scored table, the ranked ones of each pack restricted to the cells every
+    ranked side of that pack holds; and how many of its cells each side lost."""
+    scored = [s.scored for s in sides]
+    dropped = [0] * len(sides)
+    packs: dict[str, list[int]] = {}
+    for i, s in enumerate(sides):
+        if ranked[i] and len(s.scored):
+            packs.setdefault(s.pack, []).append(i)
+    for pack, members in packs.items():
+        if len(members) < 2:
+            continue
+        keys = {i: cell_keys(scored[i]) for i in members}
+        common = keys[members[0]].unique()
+        for i in members[1:]:
+            common = common.intersection(keys[i].unique())
+        if len(common) == 0:
+            raise CompareError(
+                f"the rows of {pack} share no cell (claim x template x sample): "
+                f"{', '.join(sides[i].label for i in members)}; rank them on separate boards"
+            )
+        for i in members:
+            inside = keys[i].isin(common)
+            if not inside.all():
+                dropped[i] = len(keys[i].unique()) - len(common)
+                scored[i] = scored[i][inside]
+    return scored, dropped
+
+
 def leaderboard(
     sides: Sequence[Side],
     *,
@@ -150,14 +191,17 @@ def leaderboard(
         raise ValueError(f"unknown {kind} {measure!r}")
     keys = [_judge_key(s) for s in sides]
     reference = sides[keys.index(Counter(keys).most_common(1)[0][0])] if sides else None
+    others = [judge_mismatch(reference, s) if reference is not None else None for s in sides]
+    scored, dropped = _on_common_cells(sides, [o is None or allow_judge_change for o in others])
     rows = []
     for i, s in enumerate(sides):
-        other = judge_mismatch(reference, s) if reference is not None else None
+        other = others[i]
         judges = ", ".join(s.judges)
         if other and reference is not None and s.judges == reference.judges:
             judges += " (another judge manifest)"
-        v = measure_values(s.scored, kind, measure) if len(s.scored) else np.zeros(0)
-        claims = s.scored["claim_id"].to_numpy() if len(s.scored) else np.zeros(0, dtype=object)
+        mine = scored[i]
+        v = measure_values(mine, kind, measure) if len(mine) else np.zeros(0)
+        claims = mine["claim_id"].to_numpy() if len(mine) else np.zeros(0, dtype=object)
         ci = block_bootstrap_many(v, claims, n_resamples=n_resamples, seed=seed)
         rows.append(
             {
@@ -174,9 +218,11 @@ def leaderboard(
                 "ci_hi": float(ci.hi[0]),
                 "n": int((~np.isnan(v)).sum()),
                 "n_claims": int(pd.unique(claims).size),
+                "cells": len(cell_keys(mine).unique()),
+                "dropped": dropped[i],
                 "judges": judges,
                 "judges_match": other is None,
-                **_signature(s.scored),
+                **_signature(mine),
             }
         )
     board = pd.DataFrame(rows, columns=["index", *BOARD_COLUMNS[2:]])
@@ -198,7 +244,7 @@ def leaderboard(
         pairs += list(combinations(members, 2))
     p = []
     for i, j in pairs:
-        a, b = sides[i].scored, sides[j].scored
+        a, b = scored[i], scored[j]
         res = paired_bootstrap(
             measure_values(a, kind, measure),
             a["claim_id"].to_numpy(),

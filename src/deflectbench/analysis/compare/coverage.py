@@ -21,7 +21,7 @@ import pandas as pd
 
 from deflectbench.analysis.compare.select import CompareError, Side
 
-__all__ = ["CELL", "Coverage", "Held", "common_cells", "held", "on_common_cells"]
+__all__ = ["CELL", "Coverage", "Held", "cell_keys", "common_cells", "held", "on_common_cells"]
 
 #: A cell: one answer's place in the design.
 CELL: tuple[str, ...] = ("claim_id", "prompt_id", "sample")
@@ -51,6 +51,11 @@ class Held:
             "samples": self.samples,
             "cells": self.cells,
         }
+
+
+def cell_keys(scored: pd.DataFrame) -> pd.MultiIndex:
+    """Each row's cell (claim, template, sample), in row order."""
+    return _keys(scored)
 
 
 def _keys(scored: pd.DataFrame) -> pd.MultiIndex:

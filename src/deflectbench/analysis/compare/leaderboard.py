@@ -64,17 +64,43 @@ class Leaderboard:
         return next((r.judges for r in self.rows if r.judges_match), "")
 
     @property
+    def coverage_notes(self) -> list[str]:
+        """One line per pack whose ranked rows held different cells: what they were ranked on
+        and what each row lost (nothing when they held the same cells)."""
+        from pathlib import Path
+
+        lines = []
+        for pack in self.packs:
+            rows = [r for r in self.rows if r.pack == pack and r.rank is not None]
+            lost = [r for r in rows if r.dropped]
+            if not lost:
+                continue
+            left = ", ".join(
+                f"{Path(r.store).name}:{r.model}"
+                + (f" [{r.condition}]" if r.condition else "")
+                + f" {r.dropped:,}"
+                for r in lost
+            )
+            lines.append(
+                f"coverage differs in {pack}: every ranked row is ranked on the {rows[0].cells:,} "
+                f"cells (claim x template x sample) all of them hold; cells left out: {left}"
+            )
+        return lines
+
+    @property
     def notes(self) -> list[str]:
-        """What the board says of rows judged by other judges (nothing when there are none)."""
+        """What the board says of rows whose cells differ, and of rows judged by other judges
+        (nothing when there are none)."""
         if not self.others:
-            return []
+            return self.coverage_notes
         ranked = (
             "ranked with the others (--allow-judge-change)"
             if self.allow_judge_change
             else "not ranked (--allow-judge-change ranks them together)"
         )
         return [
-            f"rows marked * were judged by other judges than the board's ({self.judges}): {ranked}"
+            *self.coverage_notes,
+            f"rows marked * were judged by other judges than the board's ({self.judges}): {ranked}",
         ]
 
     @property

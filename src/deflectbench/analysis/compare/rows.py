@@ -119,6 +119,10 @@ class BoardRow:
     ci_hi: float | None
     n: int
     n_claims: int
+    #: The cells (claim x template x sample) the row was ranked on, and how many of its own
+    #: were left out so that every ranked row of its pack is ranked on the same cells.
+    cells: int
+    dropped: int
     judges: str
     judges_match: bool
     share_refusal: float | None
