@@ -327,3 +327,70 @@ def test_read_line_types() -> None:
     assert isinstance(ok, FileLine) and ok.kind == SUCCEEDED and ok.model == "m1"
     for raw in (b'{"custom_id": "g-a"}', b'{"custom_id": "g-a", "response": null}'):
         assert isinstance(read_line(2, raw), Unreadable)
+
+
+def test_two_models_files_each_take_their_own_lines(tmp_path: Path) -> None:
+    """Two models' files hold the same cell ids: a reply goes to the model it names, an error
+    line (it names none) to the model the file's replies name; alone, it is not guessed."""
+    db = tmp_path / "r.db"
+    cfgs = {}
+    for name in ("m1", "m2"):
+        cfgs[name] = write_toml(
+            tmp_path / f"{name}.toml",
+            {
+                "run": {"models": [f"eng/{name}"], "judges": ["lexical"]},
+                "providers.eng": {"base_url": "http://127.0.0.1:9/v1"},
+            },
+        )
+        p = run_cli(
+            "run", "--config", cfgs[name], "--claims", CLAIMS, "--templates", TEMPLATES,
+            "--db", db, "--batch-file", tmp_path / f"{name}.jsonl", "--no-progress",
+            "--no-report",
+        )  # fmt: skip
+        assert p.returncode == 0, p.stderr
+    ids = [json.loads(x)["custom_id"] for x in (tmp_path / "m2.jsonl").read_text().splitlines()]
+    fail = {"id": "e", "custom_id": ids[0], "response": None, "error": "engine stopped"}
+
+    alone = tmp_path / "errors-only.jsonl"
+    alone.write_text(_lines([fail]))
+    p, got = _import(cfgs["m2"], db, alone)
+    assert p.returncode == 1 and got["skipped_ambiguous"] == 1
+    assert _count(db, "SELECT count(*) FROM generations") == 0
+
+    m2 = tmp_path / "m2-out.jsonl"
+    m2.write_text(_lines([fail] + [_answer(c, n, "m2") for n, c in enumerate(ids[1:])]))
+    p, got = _import(cfgs["m2"], db, m2)
+    assert p.returncode == 0, p.stderr
+    assert got["cells_answered"] == 5 and got["errors"] == 1 and got["models"] == {"eng/m2": "m2"}
+    assert _count(db, "SELECT count(*) FROM generations WHERE model = 'eng/m2'") == 6
+    assert _count(db, "SELECT count(*) FROM generations WHERE model = 'eng/m1'") == 0
+
+    m1 = tmp_path / "m1-out.jsonl"
+    m1.write_text(_lines([_answer(c, n, "m1") for n, c in enumerate(ids)]))
+    p, got = _import(cfgs["m1"], db, m1)
+    assert p.returncode == 0, p.stderr
+    assert got["cells_answered"] == 6 and got["models"] == {"eng/m1": "m1"}
+    assert _count(db, "SELECT count(*) FROM generations WHERE error IS NULL") == 11
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"choices": "x", "model": "m1"},
+        {"choices": [], "model": "m1"},
+        {"choices": [None]},
+        {"choices": [{"message": {"content": 5}}]},
+        {"choices": [{"message": {"content": ["a", {"b": 1}]}}]},
+        {"choices": [{"message": {"content": "hi"}}], "usage": {"prompt_tokens": "a"}},
+    ],
+)
+def test_a_mistyped_reply_body_is_an_outcome_never_an_exception(body: dict) -> None:
+    from deflectbench.models.file_batch import FileBatches
+    from deflectbench.models.openai_compat import OpenAICompatModel
+
+    model = OpenAICompatModel("eng/m1", "m1", base_url="http://127.0.0.1:9/v1", api_key="x")
+    raw = {"custom_id": "g-a", "response": {"status_code": 200, "body": body}}
+    line = read_line(1, json.dumps(raw).encode())
+    assert isinstance(line, FileLine)
+    outcome = FileBatches(model).outcome(line)
+    assert outcome.custom_id == "g-a" and outcome.kind in (SUCCEEDED, ERRORED)
