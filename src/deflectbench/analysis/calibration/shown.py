@@ -181,17 +181,36 @@ class FieldFit:
     prevalence: float | None = None
     judges: Mapping[str, tuple[float | None, float | None]] = field(default_factory=dict)
     note: str | None = None
+    #: EM iterations run and whether the posteriors stopped moving (None: not reported).
+    iterations: int | None = None
+    converged: bool | None = None
+    #: Set when the labels show the judges err together (the model assumes they do not).
+    correlated: str | None = None
+
+    @property
+    def flag(self) -> str | None:
+        """Why this fit is not to be read as an estimate (None: nothing seen against it)."""
+        if self.correlated:
+            return self.correlated
+        if self.converged is False:
+            return f"EM did not converge in {self.iterations} iterations"
+        return None
 
     def to_json(self) -> dict[str, Any]:
         if self.note is not None:
             return {"note": self.note}
-        return {
+        out: dict[str, Any] = {
             "prevalence": self.prevalence,
             "judges": {
                 j: {"sensitivity": sens, "specificity": spec}
                 for j, (sens, spec) in self.judges.items()
             },
+            "iterations": self.iterations,
+            "converged": self.converged,
         }
+        if self.flag:
+            out["flag"] = self.flag
+        return out
 
 
 @dataclass(frozen=True)

@@ -35,9 +35,23 @@ def _triple(e: object) -> tuple[float, float, float]:
     return 100 * rate, 100 * lo, 100 * hi
 
 
+def _why_missing(c: Corrected, shown: Sequence[str], outcome: str) -> str | None:
+    """Why no model has a corrected rate of ``outcome`` (the first model's note), None when
+    some model has one."""
+    notes = []
+    for m in shown:
+        e = c.models[m].get("corrected", "outcome", outcome)
+        if e.rate is not None:
+            return None
+        notes.append(e.note or "undefined")
+    first = notes[0] if notes else "no model"
+    return first if all(n == first for n in notes) else f"{first} (and other reasons)"
+
+
 def corrected_chart(models: Sequence[str], c: Corrected | None) -> Chart:
     """One panel per outcome; per model the judged interval (grey, above) and the corrected
-    one (coloured, below). Absent, with the reason, when there are no labels."""
+    one (coloured, below). Absent, with the reason, when there are no labels; a panel with no
+    corrected value says why in the panel and the caption."""
     title = "Compliance signatures corrected for judge error"
     caption = (
         "Each outcome's rate per model with its 95% CI (bootstrap over claims): judged (grey, "
@@ -61,6 +75,7 @@ def corrected_chart(models: Sequence[str], c: Corrected | None) -> Chart:
         for k, o in enumerate(OUTCOMES):
             judged[i, k] = _triple(cell.get("judged", "outcome", o))
             corr[i, k] = _triple(cell.get("corrected", "outcome", o))
+    missing: list[str] = []
     with styled_figure(11, 1.4 + 0.6 * n) as fig:
         y = np.arange(n)
         for k, o in enumerate(OUTCOMES):
@@ -83,7 +98,22 @@ def corrected_chart(models: Sequence[str], c: Corrected | None) -> Chart:
                 )
             both = np.concatenate([judged[:, k].ravel(), corr[:, k].ravel()])
             ci_panel(ax, o, y, shown if k == 0 else [], both)
+            why = _why_missing(c, shown, o)
+            if why is not None:
+                missing.append(f"{OUTCOME_LABELS[o]}: {why}")
+                ax.text(
+                    0.5,
+                    0.02,
+                    "no corrected value\n(see caption)",
+                    transform=ax.transAxes,
+                    ha="center",
+                    va="bottom",
+                    fontsize=7,
+                    color=INK,
+                )
     chart.figure = fig
+    if missing:
+        chart.caption += " No corrected value in a panel: " + "; ".join(missing) + "."
     chart.alt = "Judged and corrected outcome rates: " + "; ".join(
         f"{m}: "
         + ", ".join(

@@ -6,6 +6,7 @@ intervals cover and how many labels would be needed (numbers from
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,6 +23,7 @@ from deflectbench.vocab import FIELDS, OUTCOMES
 __all__ = [
     "CORRECTED_FIGURES",
     "CORRECTED_TABLES",
+    "Footnotes",
     "corrected_intro",
     "corrected_intro_of",
     "corrected_report_tables",
@@ -34,13 +36,58 @@ CORRECTED_TABLES = ("corrected_rates", "corrected_by_framing")
 CORRECTED_FIGURES = ("corrected_signatures",)
 
 
+#: The mark of a flagged estimate (thin labels), explained once under the table.
+THIN = "†"
+THIN_LEGEND = (
+    f"{THIN} thin labels: none of the cell's labels disagrees with the judges (or all are of "
+    "one value), so its interval is widened to the exact bound on the judges' unseen error; "
+    "label more generations there."
+)
+
+
+class Footnotes:
+    """The notes of a table's cells, each said once under the table: a cell shows a mark
+    ([1], [2], ...) instead of repeating its note (a long note in every cell pushed the
+    corrected column off-screen at 1,400 px)."""
+
+    def __init__(self) -> None:
+        self.marks: dict[str, int] = {}
+        self.thin = False
+
+    def mark(self, note: str) -> str:
+        key = _FEW.sub("too few labels for a corrected rate", note)
+        return f"[{self.marks.setdefault(key, len(self.marks) + 1)}]"
+
+    def cell(self, e: Any) -> str:
+        """``27.7 (21.7–32.3)``; a note's mark instead of a missing number or interval."""
+        thin = ""
+        if getattr(e, "flag", None):
+            self.thin, thin = True, f" {THIN}"
+        if e.rate is None:
+            return DASH if not e.note else f"{DASH} {self.mark(e.note)}"
+        if e.ci95 is None:
+            return f"{pct(e.rate)} {self.mark(e.note or 'no CI')}{thin}"
+        return f"{pct(e.rate)} ({100 * e.ci95[0]:.1f}–{100 * e.ci95[1]:.1f}){thin}"
+
+    def legend(self) -> str:
+        """The notes once each, with their marks (and the thin-label mark's meaning)."""
+        parts = [f"[{k}] {note}." for note, k in self.marks.items()]
+        if self.thin:
+            parts.append(THIN_LEGEND)
+        return " ".join(parts)
+
+
+_FEW = re.compile(r"^\d+ labels? \(at least \d+ needed\)$")
+
+
 def estimate_cell(e: Any) -> str:
     """``27.7% (21.7–32.3)``; without a number, the estimate's note (e.g. too few labels)."""
     if e.rate is None:
         return e.note or DASH
     if e.ci95 is None:
         return f"{pct(e.rate)} ({e.note or 'no CI'})"
-    return f"{pct(e.rate)} ({100 * e.ci95[0]:.1f}–{100 * e.ci95[1]:.1f})"
+    thin = f" {THIN}" if getattr(e, "flag", None) else ""
+    return f"{pct(e.rate)} ({100 * e.ci95[0]:.1f}–{100 * e.ci95[1]:.1f}){thin}"
 
 
 def _rows(c: Corrected, cells: Mapping[str, Any], key: str) -> list[dict[str, Any]]:
@@ -58,6 +105,7 @@ def _rows(c: Corrected, cells: Mapping[str, Any], key: str) -> list[dict[str, An
                     "n_labels": cor.n_labels,
                     "method": c.method,
                     "note": cor.note or "",
+                    "flag": getattr(cor, "flag", None) or "",
                     "judged_ci_excludes_corrected": judged_excludes(j, cor),
                 }
                 out.append(row)
@@ -75,23 +123,27 @@ def corrected_tables(c: Corrected | None) -> list[Table]:
         return []
     note = (
         f"Judged: the judges' consensus, CI over claims only. Labels only: the human labels "
-        f"alone. Corrected: {c.method}, calibrated {c.scope}; labels weighted {c.weighting}. "
-        f"Percent (95% CI from a bootstrap over claims); a cell with fewer than {c.min_labels} "
-        "labels says so instead of a number."
+        f"alone (CI: the claim bootstrap's hull with the exact interval). Corrected: "
+        f"{c.method}, calibrated {c.scope}; labels weighted {c.weighting}. Percent (95% CI "
+        f"from a bootstrap over claims); a cell with fewer than {c.min_labels} labels has a "
+        "mark instead of a number."
     )
     frame = pd.DataFrame(_rows(c, c.models, "model"))
+    marks = Footnotes()
     cells = [
         [
             str(r["model"]),
             _label(r["kind"], r["measure"]),
             *(
-                estimate_cell(c.models[r["model"]].get(w, r["kind"], r["measure"]))
+                marks.cell(c.models[r["model"]].get(w, r["kind"], r["measure"]))
                 for w in ("judged", "labels", "corrected")
             ),
             count(r["n_labels"]),
         ]
         for r in frame.to_dict(orient="records")
     ]
+    if marks.legend():
+        note += " " + marks.legend()
     main = make_table(
         "corrected_rates",
         "Judged, labels-only and corrected rates per model",
@@ -119,30 +171,38 @@ def corrected_tables(c: Corrected | None) -> list[Table]:
                         "n": cell.n,
                         "n_labels": cor.n_labels,
                         "note": cor.note or "",
+                        "flag": getattr(cor, "flag", None) or "",
                         "_j": j,
                         "_c": cor,
                     }
                 )
     by = pd.DataFrame(rows)
+    framing_marks = Footnotes()
+    framing_cells = [
+        [
+            str(r["model"]),
+            str(r["framing"]),
+            OUTCOME_LABELS.get(r["outcome"], r["outcome"]),
+            framing_marks.cell(r["_j"]),
+            framing_marks.cell(r["_c"]),
+            count(r["n_labels"]),
+        ]
+        for r in rows
+    ]
+    framing_note = (
+        f"Corrected with the labels of that model and framing ({c.method}); a framing "
+        f"with fewer than {c.min_labels} labels has a mark instead of a number."
+    )
+    if framing_marks.legend():
+        framing_note += " " + framing_marks.legend()
     per_framing = make_table(
         "corrected_by_framing",
         "Corrected outcome rates per model and framing",
         by.drop(columns=["_j", "_c"]) if len(by) else by,
         ["model", "framing", "outcome", "judged", "corrected", "labels"],
-        [
-            [
-                str(r["model"]),
-                str(r["framing"]),
-                OUTCOME_LABELS.get(r["outcome"], r["outcome"]),
-                estimate_cell(r["_j"]),
-                estimate_cell(r["_c"]),
-                count(r["n_labels"]),
-            ]
-            for r in rows
-        ],
+        framing_cells,
         left=3,
-        note=f"Corrected with the labels of that model and framing ({c.method}); a framing "
-        f"with fewer than {c.min_labels} labels says so instead of a number.",
+        note=framing_note,
     )
     return [main, per_framing]
 

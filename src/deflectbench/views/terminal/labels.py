@@ -77,9 +77,26 @@ def _rate(rate: Any, lo: Any, hi: Any, note: str | None = None) -> str:
     return f"{_p(rate)}{ci}"
 
 
+#: A flagged estimate's mark (thin labels), explained once by :data:`THIN_LINE`.
+THIN = "†"
+THIN_LINE = (
+    f"{THIN} thin labels: no label of that cell disagrees with the judges (or all are of one "
+    "value), so its interval is widened to the exact bound on the judges' unseen error; label "
+    'more generations there (the JSON\'s estimate has a "flag" saying so).'
+)
+
+
 def estimate(e: RateEstimate) -> str:
-    """An estimate with its CI, or its note when it has no number."""
-    return _rate(e.rate, e.lo, e.hi, e.note)
+    """An estimate with its CI (marked when flagged), or its note when it has no number."""
+    shown = _rate(e.rate, e.lo, e.hi, e.note)
+    return f"{shown} {THIN}" if e.flag and not unset(e.rate) else shown
+
+
+def _thin_line(estimates: Any) -> list[Table | Text]:
+    """The thin-label mark's meaning, once, when any shown estimate carries it."""
+    if any(e.flag and not unset(e.rate) for e in estimates):
+        return [Text(THIN_LINE, style="yellow")]
+    return []
 
 
 def _table(title: str) -> Table:
@@ -132,11 +149,11 @@ def _budget_table(c: Calibration) -> Table:
     return b
 
 
-def _dawid_skene(c: Calibration) -> Table | Text:
+def _dawid_skene(c: Calibration) -> list[Table | Text]:
     ds = c.dawid_skene
     if ds is None or not ds.available:
         note = "not available" if ds is None else ds.note
-        return Text(f"Dawid-Skene: {note}", style="dim")
+        return [Text(f"Dawid-Skene: {note}", style="dim")]
     d = _table(
         "Dawid-Skene (latent class over the judges, labels as anchors): sensitivity / specificity"
     )
@@ -144,13 +161,23 @@ def _dawid_skene(c: Calibration) -> Table | Text:
     d.add_column("prevalence", justify="right")
     for j in ds.judges:
         d.add_column(escape(j), overflow="fold")
+    d.add_column("EM", overflow="fold")
+    flags = []
     for f, fit in ds.fields.items():
         if fit.note is not None:
-            d.add_row(_short(f), escape(str(fit.note)), *("" for _ in ds.judges))
+            d.add_row(_short(f), escape(str(fit.note)), *("" for _ in ds.judges), "")
             continue
         cells = [f"{_p(fit.judges[j][0])} / {_p(fit.judges[j][1])}" for j in ds.judges]
-        d.add_row(_short(f), _p(fit.prevalence), *cells)
-    return d
+        em = (
+            DASH
+            if fit.converged is None
+            else f"{'converged' if fit.converged else 'NOT converged'}, {fit.iterations} it."
+        )
+        name = _short(f) + (f" {THIN}" if fit.flag else "")
+        d.add_row(name, _p(fit.prevalence), *cells, em)
+        if fit.flag:
+            flags.append(Text(f"{THIN} {_short(f)}: {escape(fit.flag)}", style="yellow"))
+    return [d, *flags]
 
 
 def calibration_terminal(c: Calibration) -> list[Table | Text]:
@@ -171,7 +198,8 @@ def calibration_terminal(c: Calibration) -> list[Table | Text]:
     accuracy = _accuracy_table(c)
     if accuracy is not None:
         out.append(accuracy)
-    out += [_shift_table(c), _budget_table(c), _dawid_skene(c), Text(GROW_THE_SAMPLE)]
+    out += [_shift_table(c), *_thin_line(s.corrected for s in c.shifts), _budget_table(c)]
+    out += [*_dawid_skene(c), Text(GROW_THE_SAMPLE)]
     return out
 
 
@@ -274,4 +302,16 @@ def corrected_terminal(summary: Summary) -> list[Table | Text]:
     out.append(t)
     if framings.row_count:
         out.append(framings)
+    shown = [
+        cell.shown(w, kind, name)
+        for model in summary.models
+        if (cell := cal.models.get(model)) is not None
+        for w in ("labels", "corrected")
+        for kind, name in MEASURES
+    ] + [
+        part.shown("corrected", "outcome", "refusal")
+        for frames in cal.by_framing.values()
+        for part in frames.values()
+    ]
+    out.extend(_thin_line(shown))
     return out
