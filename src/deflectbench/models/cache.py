@@ -100,7 +100,7 @@ class CachedModel:
         return None if self.cache is None else self._hit(key)
 
     def keep(self, key: str, completion: Completion) -> None:
-        """:meth:`remember`, by a key already computed."""
+        """Keep an answer under a key already computed (nothing without a cache)."""
         if self.cache is not None:
             usage = completion.usage
             self.cache.cache_put(
@@ -138,18 +138,9 @@ class CachedModel:
         sample: int | None,
         completion: Completion,
     ) -> None:
-        """Keep a fetched answer for the identical request (nothing without a cache)."""
-        if self.cache is None:
-            return
-        usage = completion.usage
-        self.cache.cache_put(
-            self._key(messages, params, sample),
-            self.model.name,
-            completion.text,
-            usage.input_tokens,
-            usage.output_tokens,
-            completion.finish_reason,
-        )
+        """:meth:`keep` a fetched answer under the identical request's key."""
+        if self.cache is not None:
+            self.keep(self._key(messages, params, sample), completion)
 
     def _hit(self, key: str) -> Completion | None:
         assert self.cache is not None
