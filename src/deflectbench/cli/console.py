@@ -2,15 +2,71 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
+import rich.text
 import typer
+from rich._wrap import divide_line as _rich_divide_line
+from rich._wrap import words
+from rich.cells import cell_len, chop_cells
 from rich.console import Console
 from rich.segment import Segment
 from rich.text import Text
 
 from deflectbench.escaping import json_line_safe, terminal_safe
+
+#: A name's pieces, each ending after its separators: "openai/gpt-5.4-mini" is "openai/",
+#: "gpt-", "5.4-", "mini"; "docs/open-models.md" is "docs/", "open-", "models.md".
+_PIECE = re.compile(r"[^/_\-]*[/_\-]+\s*|[^/_\-]+\s*")
+
+
+def divide_line(text: str, width: int, fold: bool = True) -> list[int]:
+    """Where rich breaks a line of ``text`` to fit ``width`` cells, except that a word longer
+    than a line (a model name, a file's path in a narrow column) breaks after a ``/``, ``-``
+    or ``_`` of its own before it is cut: "openai/gpt-5.4-mini" in a 12-cell column reads
+    "openai/" then "gpt-5.4-mini", not "openai/gpt-5" then ".4-mini" or "openai/gpt-…". A line
+    whose every word fits is broken exactly as rich breaks it."""
+    if all(cell_len(w.rstrip()) <= width for _, _, w in words(text)):
+        return _rich_divide_line(text, width, fold)
+    breaks: list[int] = []
+    used = 0  # cells taken on the current line
+    for start, _end, word in words(text):
+        length = cell_len(word.rstrip())
+        if width - used >= length:
+            used += cell_len(word)
+            continue
+        if length <= width:  # on to the next line, as rich does
+            if used and start:
+                breaks.append(start)
+            used = cell_len(word)
+            continue
+        if used and start:  # a long word starts a line of its own
+            breaks.append(start)
+            used = 0
+        at = start
+        for piece in _PIECE.findall(word):
+            size = cell_len(piece.rstrip())
+            if used and width - used < size:
+                breaks.append(at)
+                used = 0
+            if size > width and fold:  # a piece longer than a line: cut, as rich cuts
+                chunks = chop_cells(piece, width)
+                for chunk in chunks[:-1]:
+                    at += len(chunk)
+                    breaks.append(at)
+                used = cell_len(chunks[-1])
+                at += len(chunks[-1])
+                continue
+            used += cell_len(piece)
+            at += len(piece)
+    return breaks
+
+
+#: Every wrapped text of this process (tables, help, notes) breaks long names at their
+#: separators: rich.text looks its divide_line up when it wraps.
+rich.text.divide_line = divide_line
 
 
 class SafeConsole(Console):

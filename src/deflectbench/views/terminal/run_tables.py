@@ -142,13 +142,14 @@ def framing_tables(framing: pd.DataFrame, judges: Sequence[str]) -> list[Table]:
 def status_tables(st: StatusResult) -> list[RenderableType]:
     """What a results file holds, as the README says: per model and condition cells planned /
     generated / errors / no answer / missing; per judge judged / parse errors / errors; spent."""
-    # a model name is kept whole (it is typed after -m), its condition on the line below, and
-    # no rules between columns: the table fits 80 columns with the longest API names
+    # a model name is kept whole (it is typed after -m) or, longer than the column, broken
+    # after a / - or _ of its own; its condition on the line below, and no rules between
+    # columns: the table fits 80 columns with the longest API names
     t = Table(
         title=f"Generations in {st.db}", box=None, pad_edge=False, header_style="bold underline"
     )
     longest = max((len(m) for m in st.models), default=5)
-    t.add_column("model / condition", no_wrap=True, min_width=min(longest, 40))
+    t.add_column("model / condition", overflow="fold", min_width=min(longest, 40))
     for c in ("planned", "ok", "errors", "no answer", "missing"):
         t.add_column(c, justify="right", no_wrap=True)
 
@@ -169,7 +170,7 @@ def status_tables(st: StatusResult) -> list[RenderableType]:
         for cond, counts in ms.conditions.items():
             row(m, cond, counts)
     judgments = Table(title="Judgments", box=None, pad_edge=False, header_style="bold underline")
-    judgments.add_column("judge", no_wrap=True)
+    judgments.add_column("judge", overflow="fold")
     for c in ("judged", "parse errors", "errors"):
         judgments.add_column(c, justify="right")
     for j, js in st.judges.items():
