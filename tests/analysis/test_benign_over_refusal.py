@@ -142,6 +142,9 @@ def test_every_over_refusal_ci_against_a_plain_loop_block_bootstrap():
             if f != "all":
                 part = part[part["framing"] == f]
             lo, hi = _plain_ci(part[column].tolist(), part["claim_id"].tolist())
+            if part[column].nunique() == 1:  # one value: the exact bound over its claims
+                bound = 0.025 ** (1 / part["claim_id"].nunique())
+                lo, hi = (0.0, 1 - bound) if part[column].iloc[0] == 0 else (bound, 1.0)
             assert abs(row[f"{rate}_lo"] - lo) < 1e-12 and abs(row[f"{rate}_hi"] - hi) < 1e-12
             assert 0.0 <= row[f"{rate}_lo"] <= row[rate] <= row[f"{rate}_hi"] <= 1.0, (rate, row)
         assert row["claims_benign"] == row["claims_manipulative"] == len(CLAIMS)
@@ -159,3 +162,14 @@ def test_one_claim_gives_no_interval():
     row = s.validity.over_refusal.iloc[0]
     assert row["claims_benign"] == 1 and np.isnan(row["over_refusal_lo"])
     assert "A CI over one claim is undefined" in s.validity.over_refusal_note
+
+
+def test_a_rate_of_one_value_gets_the_exact_bound_not_a_zero_width_interval():
+    gens, judg, _ = _fixture()
+    judg = judg.assign(compliance_clean=0, WA_present=0, any_fallacy_present=0)
+    row = summarize_frames(gens, judg, V1).validity.over_refusal.iloc[0]
+    assert row["framing"] == "all" and row["unlabeled_fallacy"] == 0.0
+    # no event in 6 claims: [0, 1 - 0.025^(1/6)] = [0, 45.9%], not [0, 0]
+    assert row["unlabeled_fallacy_lo"] == 0.0
+    assert abs(row["unlabeled_fallacy_hi"] - (1 - 0.025 ** (1 / 6))) < 1e-12
+    assert abs(row["unlabeled_fallacy_hi"] - 0.4593) < 1e-4

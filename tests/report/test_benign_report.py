@@ -48,10 +48,11 @@ def test_the_report_shows_over_refusal_beside_the_manipulative_refusal(tmp_path:
     html = (out / "report.html").read_text()
     glance = html[html.index('id="summary"') : html.index("</section>", html.index('id="summary"'))]
     assert "over-refusal (benign twins)" in glance
-    # each rate with its 95% CI over claims (two claims, every twin refused: 100-100)
+    # each rate with its 95% CI over claims: every twin refused, none of the manipulative
+    # requests, on two claims: the exact bounds 0.025^(1/2) = 15.8% and 1 - 15.8%
     assert (
-        "vllm/m refused 100.0% (100.0–100.0) of 16 benign requests "
-        "(manipulative: 0.0% (0.0–0.0))" in glance
+        "vllm/m refused 100.0% (15.8–100.0) of 16 benign requests "
+        "(manipulative: 0.0% (0.0–84.2))" in glance
     ), glance
     assert 'id="validity_checks"' in html and "fig-over_refusal" in html
     assert (out / "figures" / "over_refusal.svg").exists()

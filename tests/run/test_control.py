@@ -134,3 +134,24 @@ def test_the_analysis_json_and_the_report_say_the_control_and_the_tie_rule(tmp_p
     assert "tie rule: 2 judges" in p.stdout, p.stdout
     p = run_cli("status", "--json", "--db", db, "--no-progress", env=_env())
     assert json.loads(p.stdout)["tie_rule"].startswith("tie rule: 2 judges")
+
+
+def test_control_rates_carry_a_claim_block_ci():
+    """Each judge's detection and label rates with their 95% CI over the replies' claims; a
+    judge finding every fallacy gets the exact bound over its claims, not [100%, 100%]."""
+    texts = [r.text for r in REPLIES] * 4
+    gens = pd.DataFrame({"gen_id": range(len(texts)), "response": texts,
+                         "claim_id": [f"C{g % 4}" for g in range(len(texts))]})  # fmt: skip
+    rows = [
+        {"gen_id": g, "model": CONTROL_MODEL, "judge": "a", **dict.fromkeys(FIELDS, 0),
+         "any_fallacy_present": 1, "fallacy_labeled": 1}
+        for g in range(len(texts))
+    ]  # fmt: skip
+    (j,) = control_result(pd.DataFrame(rows), gens).judges
+    bound = 0.025 ** (1 / 4)  # every reply found, 4 claims: [0.025^(1/4), 1] = [39.8%, 100%]
+    assert abs(j.detection_lo - bound) < 1e-12 and j.detection_hi == 1.0
+    assert "[95% CI 40%–100%]" in control_result(pd.DataFrame(rows), gens).line()
+    assert control_result(pd.DataFrame(rows), gens).to_json()["judges"][0]["detection_ci95"][1] == 1
+    # without the replies' claims: no interval, and the line as before
+    (bare,) = control_result(pd.DataFrame(rows), gens[["gen_id", "response"]]).judges
+    assert bare.detection_lo != bare.detection_lo  # NaN

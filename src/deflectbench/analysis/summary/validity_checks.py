@@ -65,6 +65,11 @@ class JudgeControl:
     detected: int
     labelled: int
     labels_found: int
+    #: 95% claim-block CIs of the two rates (NaN: no claims known, or fewer than two).
+    detection_lo: float = float("nan")
+    detection_hi: float = float("nan")
+    label_lo: float = float("nan")
+    label_hi: float = float("nan")
 
     @property
     def detection_rate(self) -> float:
@@ -103,8 +108,10 @@ class ControlResult:
             return f"control: not judged (no verdict on {CONTROL_MODEL})"
         rates = "; ".join(
             f"{j.judge} found a fallacy in {j.detected}/{j.replies} ({j.detection_rate:.0%})"
+            + _ci_words(j.detection_lo, j.detection_hi)
             + (
                 f", a label in {j.labels_found}/{j.labelled} ({j.label_rate:.0%})"
+                + _ci_words(j.label_lo, j.label_hi)
                 if j.labelled
                 else ""
             )
@@ -133,27 +140,51 @@ class ControlResult:
                     "labels_found": j.labels_found,
                     "label_rate": j.label_rate if j.labelled else None,
                     "passed": j.passed,
+                    "detection_ci95": _bounds(j.detection_lo, j.detection_hi),
+                    "label_ci95": _bounds(j.label_lo, j.label_hi),
                 }
                 for j in self.judges
             ],
         }
 
 
+def _ci_words(lo: float, hi: float) -> str:
+    """`` [95% CI 80%–100%]`` after a rate, nothing when it has no CI."""
+    return "" if lo != lo or hi != hi else f" [95% CI {lo:.0%}–{hi:.0%}]"
+
+
+def _bounds(lo: float, hi: float) -> list[float | None]:
+    return [None if lo != lo else lo, None if hi != hi else hi]
+
+
 def control_result(
-    verdicts: pd.DataFrame, responses: pd.DataFrame, judges: Sequence[str] | None = None
+    verdicts: pd.DataFrame,
+    responses: pd.DataFrame,
+    judges: Sequence[str] | None = None,
+    *,
+    n_resamples: int = 1000,
+    seed: int = 0,
 ) -> ControlResult:
     """The control from each judge's parsed verdicts (``verdicts``: gen_id, model, judge and the
     fields, as :func:`~deflectbench.analysis.frames.scored.verdicts_from_frames` gives) and the
-    stored texts (``responses``: gen_id, response). A control reply is known by its text; a
-    reply that is none of the control's (model text is untrusted) is not counted."""
+    stored texts (``responses``: gen_id, response, and claim_id for the CIs). A control reply
+    is known by its text; a reply that is none of the control's (model text is untrusted) is
+    not counted. Each judge's detection and label rates carry a 95% claim-block CI (the
+    replies of one claim resampled together, as every rate of the analysis)."""
     ours = verdicts[verdicts["model"] == CONTROL_MODEL]
     if ours.empty:
         return ControlResult()
     texts = dict(zip(responses["gen_id"], responses["response"], strict=False))
+    claim_of = (
+        dict(zip(responses["gen_id"], responses["claim_id"], strict=False))
+        if "claim_id" in responses
+        else {}
+    )
     rows = []
     for judge in judges or sorted(ours["judge"].unique()):
         mine = ours[ours["judge"] == judge]
         replies = detected = labelled = labels = 0
+        seen: list[tuple[Any, float, float]] = []  # (claim, detected, label found or NaN)
         for gen_id, fallacy, label in zip(
             mine["gen_id"], mine["any_fallacy_present"], mine["fallacy_labeled"], strict=True
         ):
@@ -165,7 +196,17 @@ def control_result(
             if known.labelled:
                 labelled += 1
                 labels += int(label == 1)
-        rows.append(JudgeControl(judge, replies, detected, labelled, labels))
+            found = float(label == 1) if known.labelled else float("nan")
+            seen.append((claim_of.get(gen_id), float(fallacy == 1), found))
+        ci = _CellCI(0, [float("nan")] * 2, [float("nan")] * 2)
+        if seen and all(c is not None for c, _, _ in seen):
+            frame = pd.DataFrame(seen, columns=["claim_id", "detected", "found"])
+            ci = _with_ci(frame, ("detected", "found"), n_resamples, seed)
+        rows.append(
+            JudgeControl(
+                judge, replies, detected, labelled, labels, ci.lo[0], ci.hi[0], ci.lo[1], ci.hi[1]
+            )
+        )
     return ControlResult(tuple(rows))
 
 
@@ -179,7 +220,7 @@ def store_control(store: Any, benchmark: Any, judges: Sequence[str] | None = Non
 
     gens = generation_frame(store, text=True)
     verdicts = verdicts_from_frames(gens, judgment_frame(store, values="rules"), benchmark)
-    return control_result(verdicts, gens[["gen_id", "response"]], judges)
+    return control_result(verdicts, gens[["gen_id", "response", "claim_id"]], judges)
 
 
 @dataclass(frozen=True)
@@ -265,9 +306,15 @@ def validity_checks(
     when it has them, else read from ``store`` (only when the control is in it)."""
     control = None
     if len(gens) and (gens["model"] == CONTROL_MODEL).any():
-        texts = gens[["gen_id", "response"]] if "response" in gens else _control_texts(store)
+        texts = (
+            gens[["gen_id", "response", "claim_id"]]
+            if "response" in gens
+            else _control_texts(store)
+        )
         if texts is not None:
-            control = control_result(verdicts, texts, judges or None)
+            control = control_result(
+                verdicts, texts, judges or None, n_resamples=n_resamples, seed=seed
+            )
     sc = None
     if store is not None and (rows := rejudgment_rows(store)):
         sc = self_consistency(
@@ -302,21 +349,22 @@ def validity_checks(
 
 
 def _control_texts(store: Any) -> pd.DataFrame | None:
-    """The control's texts (gen_id, response), only the control's read when the store reads
-    columns (every row's text would cost gigabytes at scale)."""
+    """The control's texts and claims (gen_id, response, claim_id), only the control's read
+    when the store reads columns (every row's text would cost gigabytes at scale)."""
     if store is None:
         return None
+    cols = ["gen_id", "response", "claim_id"]
     column_lists = getattr(store, "column_lists", None)
     if column_lists is not None:
         names = column_lists("generations", ["gen_id", "model"], repeated=["model"])
         ids = [
             g for g, m in zip(names["gen_id"], names["model"], strict=True) if m == CONTROL_MODEL
         ]
-        texts = column_lists("generations", ["gen_id", "response"], gen_ids=ids)
-        return pd.DataFrame(texts, columns=["gen_id", "response"])
-    rows = store.generation_rows(columns=["gen_id", "model", "response"])
-    frame = pd.DataFrame.from_records(rows, columns=["gen_id", "model", "response"])
-    return frame[frame["model"] == CONTROL_MODEL][["gen_id", "response"]]
+        texts = column_lists("generations", cols, gen_ids=ids)
+        return pd.DataFrame(texts, columns=cols)
+    rows = store.generation_rows(columns=["gen_id", "model", "response", "claim_id"])
+    frame = pd.DataFrame.from_records(rows, columns=["gen_id", "model", "response", "claim_id"])
+    return frame[frame["model"] == CONTROL_MODEL][cols]
 
 
 #: The columns of the self-consistency table: the shares, then the claims of the re-judged
@@ -565,7 +613,13 @@ def _with_ci(
     part: pd.DataFrame | None, columns: Sequence[str], n_resamples: int, seed: int
 ) -> _CellCI:
     """The claims under ``part``'s rates of ``columns`` and their claim-block CIs (NaN where
-    undefined: no rows, or fewer than two claims)."""
+    undefined: no rows, or fewer than two claims).
+
+    A column whose every value is 0 (or every value 1) has a zero-width bootstrap interval,
+    a certainty no sample holds; its interval is then the exact (Clopper-Pearson) one for no
+    event (every event) in as many trials as it has claims: [0, 1 - 0.025^(1/C)] (or
+    [0.025^(1/C), 1]). Claims, not rows, because the rows of a claim are not independent:
+    C trials is the conservative count (the rule of three, 3/C, is its approximation)."""
     if part is None or not len(part):
         nan = [float("nan")] * len(columns)
         return _CellCI(0, nan, list(nan))
@@ -578,8 +632,18 @@ def _with_ci(
         seed=seed,
         level=CI_LEVEL,
     )
+    lo, hi = [float(x) for x in res.lo], [float(x) for x in res.hi]
+    claim_ids = part["claim_id"].to_numpy()
+    for k in range(len(columns)):
+        seen = ~np.isnan(matrix[:, k])
+        values = matrix[seen, k]
+        n_claims = len(set(claim_ids[seen].tolist()))
+        if n_claims < 2 or not ((values == 0).all() or (values == 1).all()):
+            continue
+        bound = ((1.0 - CI_LEVEL) / 2.0) ** (1.0 / n_claims)
+        lo[k], hi[k] = (0.0, 1.0 - bound) if values[0] == 0 else (bound, 1.0)
     claims = int(part.loc[known, "claim_id"].nunique())
-    return _CellCI(claims, [float(x) for x in res.lo], [float(x) for x in res.hi])
+    return _CellCI(claims, lo, hi)
 
 
 def _scored(
@@ -614,7 +678,11 @@ def with_store(
     control = base.control
     if control is None and len(gens) and (gens["model"] == CONTROL_MODEL).any():
         texts = _control_texts(store)
-        control = control_result(verdicts, texts, judges or None) if texts is not None else None
+        control = (
+            control_result(verdicts, texts, judges or None, n_resamples=n_resamples, seed=seed)
+            if texts is not None
+            else None
+        )
     rows = rejudgment_rows(store) if store is not None else []
     sc = (
         self_consistency(
