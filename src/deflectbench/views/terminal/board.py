@@ -1,6 +1,7 @@
 """A run's board as the terminal shows it: a row per model and per judge (done / total, rate,
-errors, ETA) and a line per provider (requests in flight against its limit, requests in the
-last minute, spending); or the same in one plain line for a log file."""
+errors, ETA), a line per provider (requests in flight against its limit, requests in the
+last minute, spending) and one per model with something to say of itself (an in-process
+model's threads and why); or the same in one plain line for a log file."""
 
 from __future__ import annotations
 
@@ -51,6 +52,11 @@ def _rate(board: Board, row: Row, rate: float) -> str:
     return f"{rate:,.0f}/min" + (f" {tps:,.0f} tok/s" if tps is not None else "")
 
 
+def _note(row: Row) -> str:
+    """What the model says of itself now (an in-process model's threads and why), or ""."""
+    return row.note() if row.note is not None else ""
+
+
 def _name(row: Row) -> str:
     return row.name if row.role == "model" else f"judge {row.name}"
 
@@ -90,6 +96,9 @@ def render(board: Board) -> Group:
         if p.spent_usd:
             line += f", {p.spent_usd:,.4f} USD"
         lines.append(Text(line, style="dim"))
+    for row in _rows(board):
+        if note := _note(row):
+            lines.append(Text(f"{row.name}: {note}", style="dim"))
     lines.append(Text(f"elapsed {_clock(board.elapsed())}", style="dim"))
     return Group(*lines)
 
@@ -109,6 +118,8 @@ def log_line(board: Board) -> str:
             tps = tokens_per_second(board, row)
             text += f" {rate:.0f}/min" + (f" {tps:.0f} tok/s" if tps is not None else "")
             text += f" ETA {_clock(eta)}"
+        if note := _note(row):
+            text += f", {note}"
         parts.append(text)
     for p in board.providers():
         text = f"{p.name} {p.in_flight}/{p.limit} in flight {p.requests_last_minute} rpm"
