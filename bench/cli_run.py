@@ -10,7 +10,12 @@ with 2 samples (240 generations per model, 480 judgments per judge), no cache, `
 
 The floor is the busiest server's requests x its mean measured service time / 8. Printed per
 repeat: the command's wall time and its ratio to the floor, the in-process run's, and their
-difference (start-up and set-up). Target: the command within 1.25 x the floor.
+difference (start-up and set-up); and the command's three parts (issue 37), read from the
+servers' own clocks (the system's monotonic clock, shared with this process): from the start
+to the first request reaching a server, the requests (the first one's arrival to the last
+reply), and from the last reply to the exit (accounting, the manifest, the summary table).
+Targets: the command within 1.15 x the floor; the first request within 1.5 s; the tail at
+most 0.5 s.
 
 Run: ``.venv/bin/python bench/cli_run.py [--repeat 2] [--samples 2]``.
 """
@@ -30,12 +35,68 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "src"), str(ROOT / "tests"), str(ROOT / "bench")]
 
-from streaming_run import TWO, Server, ServerProcess, lognormal_median, sections  # noqa: E402
+import multiprocessing as mp  # noqa: E402
+from dataclasses import dataclass  # noqa: E402
+from multiprocessing.connection import Connection  # noqa: E402
+from typing import Any  # noqa: E402
+
+from streaming_run import (  # noqa: E402
+    TWO,
+    Server,
+    ServerProcess,
+    lognormal_median,
+    reply,
+    sections,
+)
 
 from deflectbench.benchmark import default_benchmark  # noqa: E402
 from deflectbench.config import build_models, resolve_plan  # noqa: E402
 from deflectbench.execute import RunOptions, execute  # noqa: E402
 from deflectbench.store import Store  # noqa: E402
+from support.servers import FakeLLMServer  # noqa: E402
+
+#: The targets: the whole command against the floor, its first request, its tail.
+TARGET_RATIO, TARGET_FIRST_S, TARGET_TAIL_S = 1.15, 1.5, 0.5
+
+
+def _serve_timed(conn: Connection, kwargs: dict[str, Any]) -> None:
+    """streaming_run's server, also handing back when each request was served."""
+    server = FakeLLMServer(record=False, reply=reply, **kwargs).start()
+    conn.send(server.url)
+    conn.recv()  # "stop"
+    stats = server.stats
+    conn.send({"service_times": stats.service_times, "intervals": stats.service_intervals})
+    server.stop()
+
+
+class TimedServer(ServerProcess):
+    """A server in a forked process whose stats say when each request was served."""
+
+    def __enter__(self) -> TimedServer:
+        ctx = mp.get_context("fork")
+        self.conn, child = ctx.Pipe()
+        self.process = ctx.Process(target=_serve_timed, args=(child, self.kwargs), daemon=True)
+        self.process.start()
+        self.url = self.conn.recv()
+        return self
+
+
+@dataclass(frozen=True)
+class Timing:
+    """One run: its wall time, its floor, and the three parts (monotonic seconds)."""
+
+    wall: float
+    floor: float
+    first_request: float
+    requests: float
+    tail: float
+    complete: bool
+
+    def parts(self) -> str:
+        return (
+            f"start to first request {self.first_request:4.2f}s, requests {self.requests:5.1f}s "
+            f"({self.requests / self.floor:.2f} x the floor), last reply to exit {self.tail:4.2f}s"
+        )
 
 
 def _toml_value(v: object) -> str:
@@ -67,7 +128,7 @@ def run_file(path: Path, servers: list[Server], urls: dict[str, str], samples: i
     return path
 
 
-def floor_of(servers: list[Server], procs: dict[str, ServerProcess]) -> float:
+def floor_of(servers: list[Server], procs: dict[str, TimedServer]) -> float:
     floor = 0.0
     for s in servers:
         times = procs[s.name].stats["service_times"]
@@ -76,10 +137,10 @@ def floor_of(servers: list[Server], procs: dict[str, ServerProcess]) -> float:
     return floor
 
 
-def measure(how: str, servers: list[Server], samples: int) -> tuple[float, float, bool]:
-    """(wall, floor, complete) of one run, by the command or in this process."""
+def measure(how: str, servers: list[Server], samples: int) -> Timing:
+    """One run, by the command or in this process."""
     procs = {
-        s.name: ServerProcess(latency=lognormal_median(s.median_s, s.sigma), seed=hash(s.name) % 97)
+        s.name: TimedServer(latency=lognormal_median(s.median_s, s.sigma), seed=hash(s.name) % 97)
         for s in servers
     }
     for p in procs.values():
@@ -95,7 +156,7 @@ def measure(how: str, servers: list[Server], samples: int) -> tuple[float, float
                 env = {**os.environ, "COLUMNS": "120"}
                 started = time.monotonic()
                 p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
-                wall = time.monotonic() - started
+                ended = time.monotonic()
                 complete = p.returncode == 0
                 if not complete:
                     print(p.stdout[-2000:], p.stderr[-2000:], file=sys.stderr)
@@ -107,15 +168,23 @@ def measure(how: str, servers: list[Server], samples: int) -> tuple[float, float
                 started = time.monotonic()
                 built = build_models(plan.models, plan.judges, sections(servers, urls))
                 with Store.open(db) as store:
-                    report = asyncio.run(
-                        execute(store, b, plan, built, RunOptions(use_cache=False))
-                    )
-                wall = time.monotonic() - started
+                    report = asyncio.run(execute(store, b, plan, built, RunOptions(cache=False)))
+                ended = time.monotonic()
                 complete = report.complete
     finally:
         for p in procs.values():
             p.__exit__()
-    return wall, floor_of(servers, procs), complete
+    intervals = [i for p in procs.values() for i in p.stats["intervals"]]
+    first = min((a for a, _ in intervals), default=ended)
+    last = max((b for _, b in intervals), default=ended)
+    return Timing(
+        ended - started,
+        floor_of(servers, procs),
+        first - started,
+        last - first,
+        ended - last,
+        complete,
+    )
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -127,21 +196,34 @@ def main(argv: list[str] | None = None) -> None:
         f"two servers (openai + anthropic wire), limit 8 each, 2 models + 2 judges, quick x "
         f"{args.samples} samples; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
     )
-    ratios: dict[str, list[float]] = {"command": [], "in-process": []}
+    timings: dict[str, list[Timing]] = {"command": [], "in-process": []}
     for i in range(args.repeat):
-        row = []
         for how in ("command", "in-process"):
-            wall, floor, complete = measure(how, TWO, args.samples)
-            ratios[how].append(wall / floor)
-            row.append(f"{how}: wall {wall:5.1f}s floor {floor:5.1f}s = {wall / floor:.2f} x")
-            if not complete:
-                row[-1] += " INCOMPLETE"
-        print(f"  repeat {i + 1}: " + "; ".join(row))
-    cmd, inproc = statistics.median(ratios["command"]), statistics.median(ratios["in-process"])
-    verdict = "met" if cmd <= 1.25 else "NOT met"
+            t = measure(how, TWO, args.samples)
+            timings[how].append(t)
+            print(
+                f"  repeat {i + 1} {how:>10}: wall {t.wall:5.1f}s floor {t.floor:5.1f}s = "
+                f"{t.wall / t.floor:.2f} x; {t.parts()}" + ("" if t.complete else " INCOMPLETE")
+            )
+
+    def median(how: str, of: str) -> float:
+        return statistics.median(getattr(t, of) for t in timings[how])
+
+    cmd = statistics.median(t.wall / t.floor for t in timings["command"])
+    inproc = statistics.median(t.wall / t.floor for t in timings["in-process"])
+    first, tail = median("command", "first_request"), median("command", "tail")
+    requests = statistics.median(t.requests / t.floor for t in timings["command"])
+
+    def verdict(ok: bool) -> str:
+        return "met" if ok else "NOT met"
+
     print(
-        f"median: the command {cmd:.2f} x the floor (target <= 1.25: {verdict}), in process "
-        f"{inproc:.2f} x; start-up and set-up add {cmd - inproc:.2f} x"
+        f"median: the command {cmd:.2f} x the floor (target <= {TARGET_RATIO}: "
+        f"{verdict(cmd <= TARGET_RATIO)}), in process {inproc:.2f} x; start-up and set-up add "
+        f"{cmd - inproc:.2f} x\n"
+        f"the command's parts: start to first request {first:.2f}s (target <= {TARGET_FIRST_S}"
+        f": {verdict(first <= TARGET_FIRST_S)}), requests {requests:.2f} x the floor, last "
+        f"reply to exit {tail:.2f}s (target <= {TARGET_TAIL_S}: {verdict(tail <= TARGET_TAIL_S)})"
     )
 
 

@@ -14,6 +14,13 @@ __all__ = ["main"]
 def main() -> None:
     """The ``deflectbench`` command (the app is built here, not when a module of this package,
     e.g. ``tables``, is imported on its own)."""
+    import atexit
+    import gc
+
     from deflectbench.cli.app import main as run_app
 
+    # At exit, the objects the SDKs and pandas made frozen: the interpreter's last garbage
+    # collections skip them (seconds on a busy machine; issue 37), the OS frees the memory.
+    atexit.unregister(gc.freeze)  # once, however often main runs in one process
+    atexit.register(gc.freeze)
     run_app()

@@ -2,12 +2,15 @@
 
 On a terminal, a rich Live panel redrawn a few times a second; elsewhere (a log file, CI), one
 plain line a minute. The pipeline writes the board; this only reads it (from rich's refresh
-thread).
+thread). While the requests run, it also imports what the command shows after them (``warm``:
+pandas and the analysis, seconds of CPU), so the summary table follows the last reply at once.
 """
 
 from __future__ import annotations
 
+import importlib
 import threading
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
@@ -23,21 +26,43 @@ __all__ = ["LOG_EVERY_S", "LiveBoard", "log_line", "render", "row_figures", "tok
 
 #: Seconds between two lines of the plain log.
 LOG_EVERY_S = 60.0
+#: What ``deflectbench run`` imports after its last reply, for the summary table: the scored
+#: table (pandas, and the analysis package with scipy), the framing table, and what pandas
+#: imports only when a table of arrow strings is first converted.
+RUN_SUMMARY_MODULES = (
+    "pandas",
+    "deflectbench.analysis.frames.scored",
+    "deflectbench.analysis.tables.rates",
+    "deflectbench.analysis.summary.validity_checks",
+    "pandas.core.methods.to_dict",
+    "pyarrow.pandas_compat",
+)
+#: How often the warm-up looks whether the first reply has come.
+_POLL_S = 0.05
 
 
 class LiveBoard:
     """Shows a run's board on stderr while it goes (``attach`` is the run's ``watch``)."""
 
     def __init__(
-        self, enabled: bool, *, console: Console = err, log_every_s: float = LOG_EVERY_S
+        self,
+        enabled: bool,
+        *,
+        console: Console = err,
+        log_every_s: float = LOG_EVERY_S,
+        warm: Sequence[str] = (),
     ) -> None:
         self.enabled = enabled
         self.console = console
         self.log_every_s = log_every_s
+        self.warm = tuple(warm)
+        #: The modules the warm-up imported (a test reads it).
+        self.warmed: list[str] = []
         self.board: Board | None = None
         self._live: Live | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._warmer: threading.Thread | None = None
 
     def __enter__(self) -> LiveBoard:
         return self
@@ -46,8 +71,12 @@ class LiveBoard:
         self.close()
 
     def attach(self, board: Board) -> None:
-        """Start showing ``board`` (called by the run before its first request)."""
+        """Start showing ``board`` (called by the run before its first request), and warming
+        up once the first reply has come."""
         self.board = board
+        if self.warm and self._warmer is None:
+            self._warmer = threading.Thread(target=self._warm_up, name="run-warm-up", daemon=True)
+            self._warmer.start()
         if not self.enabled or not board.rows:
             return
         if self.console.is_terminal:
@@ -64,6 +93,24 @@ class LiveBoard:
             self._thread = threading.Thread(target=self._log, name="run-log", daemon=True)
             self._thread.start()
 
+    def _warm_up(self) -> None:
+        """Import :attr:`warm` once the first reply is in (not before: the run's first requests
+        and its SDKs go first), unless the run ends before. An import that fails here is left
+        to fail where it is needed (a library's inner module may move)."""
+        board = self.board
+        assert board is not None
+        while not any(r.done for r in board.rows):
+            if self._stop.wait(_POLL_S):
+                return
+        for name in self.warm:
+            if self._stop.is_set():
+                return
+            try:
+                importlib.import_module(name)
+            except Exception:  # the main thread meets it again, with its message
+                continue
+            self.warmed.append(name)
+
     def _log(self) -> None:
         board = self.board
         assert board is not None
@@ -71,12 +118,13 @@ class LiveBoard:
             self.console.print(log_line(board), highlight=False, markup=False, soft_wrap=True)
 
     def close(self) -> None:
-        """Stop showing: the panel keeps its last frame; the log ends with a last line."""
+        """Stop showing: the panel keeps its last frame; the log ends with a last line. An
+        unfinished warm-up is not waited for (the command imports what it still needs)."""
+        self._stop.set()
         if self._live is not None:
             self._live.stop()
             self._live = None
         if self._thread is not None:
-            self._stop.set()
             self._thread.join(timeout=5)
             self._thread = None
             if self.board is not None and self.board.elapsed() >= self.log_every_s:

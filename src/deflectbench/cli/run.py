@@ -13,7 +13,7 @@ import typer
 
 from deflectbench.cli.console import console, err
 from deflectbench.cli.flags import flag_command
-from deflectbench.cli.live import LiveBoard
+from deflectbench.cli.live import RUN_SUMMARY_MODULES, LiveBoard
 from deflectbench.cli.options import (
     DEFAULT_DB,
     BenchmarkOption,
@@ -212,7 +212,10 @@ def run(f: RunCommandFlags) -> None:
     if f.batch_file is not None:
         show(batch_lines.written(api.write_batch_file(f.batch_file, config, db=f.db), f.batch_file))
         return
-    with LiveBoard(f.progress) as live, graceful_stop() as should_stop:
+    with (
+        LiveBoard(f.progress, warm=RUN_SUMMARY_MODULES) as live,
+        graceful_stop() as should_stop,
+    ):
         result = api.run(config, db=f.db, watch=live.attach, should_stop=should_stop)
     show(run_lines.run_report(result))
     if result.report.batches is not None:
