@@ -341,3 +341,24 @@ def test_the_report_table_says_a_note_once_and_keeps_cells_short():
     assert any(x.endswith("[1]") or "[1]" in x for x in cells)
     assert "[1] no labels." in main.note
     assert all(not math.isnan(len(x)) for x in cells)
+
+
+def test_a_figure_panel_without_a_corrected_value_says_why():
+    from deflectbench.views.report.calibration_figures import corrected_chart
+
+    scored = pd.DataFrame(_scored("a", 30, 60, 1) + _scored("b", 6, 60, 101))
+    labels = [_label(g, g > 3) for g in range(1, 6)]  # 5 labels of a: too few everywhere
+    c = corrected_rates(calibration_inputs(scored, labels, {}, scored), resamples=50)
+    chart = corrected_chart(["a", "b"], c)
+    try:
+        assert chart.figure is not None
+        assert (
+            "No corrected value in a panel: refusal: 5 labels (at least 10 needed) (a), no labels (b)"
+            in (chart.caption)
+        )
+        texts = [t.get_text() for ax in chart.figure.axes for t in ax.texts]
+        assert texts.count("no corrected value\n(see caption)") == len(chart.figure.axes)
+    finally:
+        import matplotlib.pyplot as plt
+
+        plt.close(chart.figure)

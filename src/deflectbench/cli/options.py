@@ -149,8 +149,9 @@ PoolModelsOption = Annotated[
     bool,
     typer.Option(
         "--pool-models",
-        help="Calibrate with every model's labels together (default: each model's own "
-        "labels, as a judge errs differently on different models).",
+        help="Measure the judges' error with every model's labels together and correct each "
+        "model by Rogan-Gladen (default: each model's own labels, as a judge errs differently "
+        "on different models).",
     ),
 ]
 #: ``--judge-values``: the paper's ``said`` by default (the choices as in

@@ -36,16 +36,17 @@ def _triple(e: object) -> tuple[float, float, float]:
 
 
 def _why_missing(c: Corrected, shown: Sequence[str], outcome: str) -> str | None:
-    """Why no model has a corrected rate of ``outcome`` (the first model's note), None when
-    some model has one."""
-    notes = []
+    """Why no model has a corrected rate of ``outcome`` (each reason once, with its models
+    when they differ), None when some model has one."""
+    reasons: dict[str, list[str]] = {}
     for m in shown:
         e = c.models[m].get("corrected", "outcome", outcome)
         if e.rate is not None:
             return None
-        notes.append(e.note or "undefined")
-    first = notes[0] if notes else "no model"
-    return first if all(n == first for n in notes) else f"{first} (and other reasons)"
+        reasons.setdefault(e.note or "undefined", []).append(m)
+    if len(reasons) == 1:
+        return next(iter(reasons))
+    return ", ".join(f"{why} ({', '.join(ms)})" for why, ms in reasons.items())
 
 
 def corrected_chart(models: Sequence[str], c: Corrected | None) -> Chart:
