@@ -96,9 +96,8 @@ class ProviderConfig(BaseModel):
         ge=1,
         le=256,
         description="local/ and gguf/ models only: llama.cpp threads (default: the env "
-        "DEFLECTBENCH_THREADS, else every core this process may use when the machine is idle "
-        "and half of them when it is busy, at most 4, so a busy machine slows it down instead "
-        "of stalling it).",
+        "DEFLECTBENCH_THREADS, else one per core the other processes leave free, at most 4 and "
+        "at least 1, re-checked between generations; the progress line says how many and why).",
     )
     #: Environment variable holding the API key (the key itself is never configured).
     api_key_env: str | None = Field(
