@@ -21,8 +21,8 @@ from support.servers import FakeLLMServer
 UNUSED = "xdrlib" if sys.version_info < (3, 13) else "wave"
 
 
-def board(done: int = 0) -> SimpleNamespace:
-    return SimpleNamespace(rows=[SimpleNamespace(done=done)])
+def board(done: int = 0, provider: str = "openai") -> SimpleNamespace:
+    return SimpleNamespace(rows=[SimpleNamespace(done=done, provider=provider, finished=False)])
 
 
 def wait_for(check, timeout: float = 5.0) -> bool:
@@ -42,6 +42,17 @@ def test_the_warm_up_waits_for_the_first_reply_then_imports():
         assert live.warmed == []  # the first requests and their SDKs go first
         b.rows[0].done = 1
         assert wait_for(lambda: live.warmed == ["json", "colorsys"]), live.warmed
+
+
+def test_no_warm_up_while_a_model_runs_in_this_process():
+    """llama.cpp's threads spin on the cores: an import beside them stalls the bundled model."""
+    b = board(done=1, provider="local")
+    with LiveBoard(False, warm=["json"]) as live:
+        live.attach(b)
+        time.sleep(0.2)
+        assert live.warmed == []
+        b.rows[0].finished = True
+        assert wait_for(lambda: live.warmed == ["json"]), live.warmed
 
 
 def test_a_run_that_ends_first_leaves_the_imports_to_the_command():

@@ -95,11 +95,21 @@ class LiveBoard:
 
     def _warm_up(self) -> None:
         """Import :attr:`warm` once the first reply is in (not before: the run's first requests
-        and its SDKs go first), unless the run ends before. An import that fails here is left
-        to fail where it is needed (a library's inner module may move)."""
+        and its SDKs go first) and no model runs in this process (its llama.cpp threads spin
+        on the cores and collapse when an import competes), unless the run ends before. An
+        import that fails here is left to fail where it is needed (a library's inner module
+        may move)."""
+        from deflectbench.models.llama_local import IN_PROCESS
+
         board = self.board
         assert board is not None
-        while not any(r.done for r in board.rows):
+
+        def ready() -> bool:
+            rows = board.rows
+            in_process = any(r.provider in IN_PROCESS and not r.finished for r in rows)
+            return any(r.done for r in rows) and not in_process
+
+        while not ready():
             if self._stop.wait(_POLL_S):
                 return
         for name in self.warm:

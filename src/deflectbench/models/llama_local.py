@@ -40,6 +40,8 @@ SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 GGUF_MAGIC = b"GGUF"
 #: The embedded models, addressed as ``local/<name>``.
 LOCAL_MODELS = ("smollm2",)
+#: The prefixes of models run in this process (their threads use this machine's cores).
+IN_PROCESS = ("local", "gguf")
 #: One request at a time (llama.cpp is not thread-safe); a request in this process cannot
 #: hang on a network, but a slow machine may take minutes.
 LOCAL_LIMITS = Limits(max_concurrency=1, timeout_s=3600.0)
