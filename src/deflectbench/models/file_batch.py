@@ -174,6 +174,7 @@ def read_file_lines(path: Path) -> Iterator[FileLine | Unreadable]:
         fh = path.open("rb")
     except OSError as exc:
         raise ModelError(f"{path}: cannot read ({exc.strerror or exc})", status=400) from None
+    names: dict[str, str] = {}  # each model id scrubbed once (a file names one or two)
     with fh:
         number = 0
         while True:
@@ -192,11 +193,14 @@ def read_file_lines(path: Path) -> Iterator[FileLine | Unreadable]:
                 yield Unreadable(number, f"longer than {MAX_LINE_BYTES:,} bytes")
                 continue
             if raw.strip():
-                yield read_line(number, raw)
+                yield read_line(number, raw, names)
 
 
-def read_line(number: int, raw: bytes) -> FileLine | Unreadable:
-    """One output line, every field checked; never raises."""
+def read_line(
+    number: int, raw: bytes, names: dict[str, str] | None = None
+) -> FileLine | Unreadable:
+    """One output line, every field checked; never raises. ``names``: model ids scrubbed
+    before (kept across a file's lines)."""
     try:
         line = json.loads(raw)
     except RecursionError:
@@ -224,7 +228,7 @@ def read_line(number: int, raw: bytes) -> FileLine | Unreadable:
     if body is not None and not isinstance(body, dict):
         return Unreadable(number, "its response body is not an object")
     model = body.get("model") if body is not None else None
-    model = scrub(model)[:200] if isinstance(model, str) and model else None
+    model = _model_id(model, {} if names is None else names)
     if error not in (None, "", {}, []):  # vLLM: a message, or its ErrorResponse
         code = error.get("code") if isinstance(error, dict) else None
         kind = _ERROR_KINDS.get(code, ERRORED) if isinstance(code, str) else ERRORED
@@ -235,6 +239,17 @@ def read_line(number: int, raw: bytes) -> FileLine | Unreadable:
     if status != 200 or body.get("object") == "error" or "choices" not in body:
         return FileLine(number, custom_id, ERRORED, error=_said(f"HTTP {status}", body))
     return FileLine(number, custom_id, SUCCEEDED, body=body, model=model)
+
+
+def _model_id(value: Any, names: dict[str, str]) -> str | None:
+    """The model id a reply names, scrubbed and bounded (None: it names none)."""
+    if not isinstance(value, str) or not value:
+        return None
+    if value not in names:
+        if len(names) >= 1000:
+            names.clear()
+        names[value] = scrub(value)[:200]
+    return names[value]
 
 
 def _too_deep(value: Any) -> bool:
