@@ -394,3 +394,30 @@ def test_a_mistyped_reply_body_is_an_outcome_never_an_exception(body: dict) -> N
     assert isinstance(line, FileLine)
     outcome = FileBatches(model).outcome(line)
     assert outcome.custom_id == "g-a" and outcome.kind in (SUCCEEDED, ERRORED)
+
+
+def test_the_whole_output_after_a_part_takes_only_the_missing_cells(tmp_path: Path) -> None:
+    cfg, db, ids = _setup(tmp_path, "--claims", CLAIMS, "--templates", TEMPLATES)
+    answers = [_answer(c, n, "m1") for n, c in enumerate(ids)]
+    part = tmp_path / "part.jsonl"
+    part.write_text(_lines(answers[:3]))
+    p, got = _import(cfg, db, part)
+    assert got["cells_answered"] == 3 and got["no_result_line"] == 3
+    answered = {k: v for k, v in _rows(db).items() if v[1] is None}
+
+    # the whole output, one missing cell's line now the engine's error: it replaces the
+    # "no result line" row with the engine's message; the 3 answered before stay as they were
+    failed = {"id": "e", "custom_id": ids[5], "response": None, "error": "engine: out of memory"}
+    whole = tmp_path / "whole.jsonl"
+    whole.write_text(_lines([*answers[:5], failed]))
+    p, got = _import(cfg, db, whole)
+    assert p.returncode == 0, p.stderr
+    assert got["cells_answered"] == 2 and got["replaced_errors"] == 2
+    assert got["errors"] == 1 and got["skipped_duplicates"] == 3
+    assert [e["message"] for e in got["error_messages"]] == [
+        "batch errored: engine: out of memory (after 1 tries)"
+    ]
+    rows = _rows(db)
+    assert {k: v for k, v in rows.items() if k in answered} == answered
+    assert sum(1 for v in rows.values() if v[1] is None) == 5
+    assert not any("no readable result line" in (v[1] or "") for v in rows.values())

@@ -232,7 +232,7 @@ def read_line(
     if error not in (None, "", {}, []):  # vLLM: a message, or its ErrorResponse
         code = error.get("code") if isinstance(error, dict) else None
         kind = _ERROR_KINDS.get(code, ERRORED) if isinstance(code, str) else ERRORED
-        head = f"HTTP {status}" if status not in (None, 200) else (code or "error")
+        head = f"HTTP {status}" if status not in (None, 200) else code
         return FileLine(number, custom_id, kind, error=_said(head, error), model=model)
     if body is None:
         return FileLine(number, custom_id, ERRORED, error=_said(f"HTTP {status}", None))
@@ -266,10 +266,12 @@ def _too_deep(value: Any) -> bool:
     return False
 
 
-def _said(head: str, error: Any) -> str:
+def _said(head: str | None, error: Any) -> str:
     """``head: message``, the engine's message found where vLLM or OpenAI put it (a string,
     ``message``, ``error.message``), else the object as JSON; scrubbed and bounded."""
     message = _message(error)
+    if head is None:
+        return _bounded(message or "an error without a message")
     return _bounded(f"{head}: {message}" if message else head)
 
 
