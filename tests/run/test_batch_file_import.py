@@ -174,6 +174,9 @@ def test_two_stray_lines_leave_the_1200_answers_imported(tmp_path: Path) -> None
     results.write_text(
         _lines([stray[0], *(_answer(c, n, "m1") for n, c in enumerate(ids)), stray[1]])
     )
+    copy = tmp_path / "copy.db"
+    with sqlite3.connect(db) as src, sqlite3.connect(copy) as dst:
+        src.backup(dst)
     p, got = _import(cfg, db, results)
     assert p.returncode == 0, p.stderr
     assert got["lines"] == 1202
@@ -186,6 +189,14 @@ def test_two_stray_lines_leave_the_1200_answers_imported(tmp_path: Path) -> None
     assert p.returncode == 0
     assert "1,202 lines; 0 cells answered" in p.stdout
     assert "2 for cells of no batch file" in p.stdout and "1,200 duplicates" in p.stdout
+    # the terminal of the first import, on a copy of the store as it was
+    p = run_cli("import-batch", results, "--config", cfg, "--db", copy)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines() == [
+        f"{results}: 1,202 lines; 1,200 cells answered",
+        "skipped: 2 for cells of no batch file of this store (another part's or run's)",
+        "judged now: lexical 1,200 verdicts",
+    ]
 
 
 VLLM_ERRORS: dict[str, dict[str, Any]] = {
