@@ -432,3 +432,23 @@ def test_the_whole_output_after_a_part_takes_only_the_missing_cells(tmp_path: Pa
     assert {k: v for k, v in rows.items() if k in answered} == answered
     assert sum(1 for v in rows.values() if v[1] is None) == 5
     assert not any("no readable result line" in (v[1] or "") for v in rows.values())
+
+
+@pytest.mark.parametrize(
+    ("own", "named", "same"),
+    [
+        ("m1", "m1", True),
+        ("Qwen/Qwen2.5-7B-Instruct", "Qwen2.5-7B-Instruct", True),
+        ("gpt-4o", "openai/gpt-4o", True),
+        ("gpt-4o", "gpt-4o-2024-08-06", True),
+        ("gpt-4o", "gpt-4o-20240806", True),
+        ("Llama-3-8B", "Llama-3-8B-Instruct", False),  # the online check's prefix rule: not here
+        ("m1", "m1-evil", False),
+        ("Qwen/Qwen2.5-7B", "Other/Qwen2.5-7B", False),
+        ("m1", "M1", False),
+    ],
+)
+def test_which_reply_model_is_the_cells_model(own: str, named: str, same: bool) -> None:
+    from deflectbench.pipeline.batches.file_import import same_model
+
+    assert same_model(own, named) is same

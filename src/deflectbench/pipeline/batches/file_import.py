@@ -21,11 +21,11 @@ id (the cell's id) and the model its reply names, so that:
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from deflectbench import gate
 from deflectbench.models.batch_api import SUCCEEDED
 from deflectbench.models.file_batch import FileLine, Unreadable
 from deflectbench.pipeline.batches.collect import LOST
@@ -96,9 +96,8 @@ def match(
             read.append(line)
 
     def fits(w: WireItem, model: str) -> bool:
-        name = rows[w.batch_key].model
-        own = served.get(name)
-        return model in accepted or (own is not None and gate.served_model(own, model) is None)
+        own = served.get(rows[w.batch_key].model)
+        return model in accepted or (own is not None and same_model(own, model))
 
     # the batch models the file's replies name: an error line (it names none) is theirs
     named = {
@@ -144,6 +143,22 @@ def match(
             remote = target.row.remote_id or f"file-{target.row.batch_key}"
             m.open.setdefault(remote, []).append(line)
     return m
+
+
+#: A dated snapshot's suffix (``-2024-08-06``, ``-20240806``).
+_SNAPSHOT = re.compile(r"-(?:\d{4}-\d{2}-\d{2}|\d{8})$")
+
+
+def same_model(own: str, named: str) -> bool:
+    """Whether a reply naming ``named`` is the model whose id the lines carried (``own``): the
+    same id, without its ``org/`` prefix (or with one it was asked without), or its dated
+    snapshot. Stricter than
+    an online reply's check: ``Llama-3-8B-Instruct`` is not ``Llama-3-8B``."""
+    names = {own, own.split("/", 1)[-1]}  # ``org/model`` may come back as ``model``
+    if named in names or ("/" not in own and named.endswith("/" + own)):
+        return True
+    dated = _SNAPSHOT.search(named)
+    return dated is not None and named[: dated.start()] in names
 
 
 def _key(row: BatchRow, item: BatchItem) -> CellKey:
