@@ -153,9 +153,7 @@ def test_a_planted_shift_is_found_with_a_ci_that_covers_it():
 def test_two_draws_of_the_same_planted_data_show_no_difference_after_holm():
     a = planted(1, model="run1")
     b = planted(2, model="run2")
-    table = compare_scored(
-        a, b, model_a="run1", model_b="run2", n_resamples=500, holm_family="all"
-    )
+    table = compare_scored(a, b, model_a="run1", model_b="run2", n_resamples=500, holm_family="all")
     # every outcome and field, overall, 7 framings, 15 templates
     assert len(table) == (5 + 8) * (1 + 7 + 15)
     assert table.p_holm.min() > 0.05  # one family of every row: no difference anywhere

@@ -84,9 +84,7 @@ def test_the_gates_exit_code_is_the_commands(stores, tmp_path, rules, code):
     flags = [x for rule in rules for x in ("--fail-if", rule)]
     p, cli = _cli_json(tmp_path, "compare", b, "--baseline", a, *flags, "--resamples", "100",
                        "--allow-missing", "acme/n")  # fmt: skip
-    c = deflectbench.compare(
-        b, baseline=a, fail_if=rules, resamples=100, allow_missing=["acme/n"]
-    )
+    c = deflectbench.compare(b, baseline=a, fail_if=rules, resamples=100, allow_missing=["acme/n"])
     assert p.returncode == c.exit_code == code, p.stderr
     assert c.to_json() == cli
     assert [f.line() for f in c.failures] == cli["gate"]["failures"]
