@@ -452,3 +452,14 @@ def test_which_reply_model_is_the_cells_model(own: str, named: str, same: bool) 
     from deflectbench.pipeline.batches.file_import import same_model
 
     assert same_model(own, named) is same
+
+
+def test_an_output_for_no_cell_of_this_store_exits_1(tmp_path: Path) -> None:
+    cfg, db, _ = _setup(tmp_path, "--claims", CLAIMS, "--templates", TEMPLATES)
+    other = tmp_path / "other-store.jsonl"
+    other.write_text(_lines([_answer(f"g-X_{n}-t-1", n, "m1") for n in range(4)]))
+    p, got = _import(cfg, db, other)
+    assert p.returncode == 1 and got["skipped_other_cells"] == 4
+    p = run_cli("import-batch", other, "--config", cfg, "--db", db)
+    assert p.returncode == 1 and "no line of this output is for a cell" in p.stderr
+    assert _count(db, "SELECT count(*) FROM batch_items WHERE state = 'open'") == 6

@@ -79,10 +79,18 @@ class Imported:
     problems: list[str] = field(default_factory=list)
 
     @property
+    def unmatched(self) -> bool:
+        """Lines were read and none is for a cell of this store's batch files (another
+        store's output, or the wrong ``--db``)."""
+        taken = self.answered or self.errors or self.duplicates
+        return bool(self.lines) and not (taken or self.other_model or self.ambiguous)
+
+    @property
     def exit_code(self) -> int:
-        """1 when lines could not be read, named another model or fit two batch files (not
-        imported: look at the file); else 0."""
-        return 1 if self.unreadable or self.other_model or self.ambiguous else 0
+        """1 when lines could not be read, named another model, fit two batch files (not
+        imported: look at the file) or none was for this store; else 0."""
+        bad = self.unreadable or self.other_model or self.ambiguous or self.unmatched
+        return 1 if bad else 0
 
     def to_json(self) -> dict[str, Any]:
         return {

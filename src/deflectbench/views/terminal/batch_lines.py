@@ -218,8 +218,10 @@ def imported(report: Imported, results: Path) -> Shown:
     if r.unreadable:
         where = "; ".join(r.unreadable_lines)
         shown.append(warn(f"{count(r.unreadable)} unreadable lines skipped ({where})"))
-    if r.lines and not (r.answered or r.errors or r.other_model or r.duplicates or r.ambiguous):
-        shown.append(warn("no line of this output is for a cell of this store's batch files"))
+    if r.unmatched:
+        shown.append(
+            warn("no line of this output is for a cell of this store's batch files (--db?)", "red")
+        )
     shown += [Line(terminal_safe(f"note: {p}"), err=True) for p in r.problems]
     return shown
 
