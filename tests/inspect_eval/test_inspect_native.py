@@ -338,9 +338,11 @@ def test_the_labels_only_rates_equal_the_analysis_with_the_same_labels(labelled)
     for f in FIELDS:
         want = cell.get("labels", "field", f).rate
         assert metrics[f"field_{f}"] == pytest.approx(want, abs=1e-12), f
-        assert (metrics[f"field_{f}_lower"], metrics[f"field_{f}_upper"]) == pytest.approx(
-            cell.get("labels", "field", f).ci95, abs=CI_TOLERANCE
-        ), f
+        # the analysis' labels-only interval is the claim bootstrap's joined with the exact
+        # interval of the count (docs/validity.md), so it holds Inspect's bootstrap interval
+        lo, hi = cell.get("labels", "field", f).ci95
+        assert lo - CI_TOLERANCE <= metrics[f"field_{f}_lower"], f
+        assert metrics[f"field_{f}_upper"] <= hi + CI_TOLERANCE, f
     assert not any(k.startswith("alpha_") for k in metrics)  # people are not the judges
     assert log.results.scores[0].scorer == verdicts.SCORER  # the judges' scores come first
 

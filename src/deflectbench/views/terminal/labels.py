@@ -161,7 +161,7 @@ def _dawid_skene(c: Calibration) -> list[Table | Text]:
     d.add_column("prevalence", justify="right")
     for j in ds.judges:
         d.add_column(escape(j), overflow="fold")
-    d.add_column("EM", overflow="fold")
+    d.add_column("converged", overflow="fold")
     flags = []
     for f, fit in ds.fields.items():
         if fit.note is not None:
@@ -171,7 +171,7 @@ def _dawid_skene(c: Calibration) -> list[Table | Text]:
         em = (
             DASH
             if fit.converged is None
-            else f"{'converged' if fit.converged else 'NOT converged'}, {fit.iterations} it."
+            else f"{'yes' if fit.converged else 'NO'} ({fit.iterations} it.)"
         )
         name = _short(f) + (f" {THIN}" if fit.flag else "")
         d.add_row(name, _p(fit.prevalence), *cells, em)
