@@ -700,14 +700,14 @@ def with_store(
 
 
 def with_labels(
-    checks: ValidityChecks | None,
+    checks: ValidityChecks,
     store: Any,
     frames: tuple[pd.DataFrame, pd.DataFrame],
     benchmark: Benchmark,
     scored: pd.DataFrame,
     options: AnalysisOptions,
     corrected: Corrected | None,
-) -> ValidityChecks | None:
+) -> ValidityChecks:
     """``checks`` with over-refusal corrected for judge error where the store holds human
     labels: for each rate of the over-refusal table, the corrected rate, its 95% CI, the
     labels it rests on, the calibration's flag when the labels are too thin to trust its
@@ -721,8 +721,8 @@ def with_labels(
     from deflectbench.analysis.calibration.load import read_calibration_inputs
 
     method = CORRECTIONS.get(options.correction)
-    over = checks.over_refusal if checks is not None else None
-    if checks is None or over is None or not len(over) or method is None:
+    over = checks.over_refusal
+    if over is None or not len(over) or method is None:
         return checks
     gens, judgments = frames
     packs = scored_packs(gens, judgments, benchmark, scored, str(options.consensus))
