@@ -212,3 +212,16 @@ def test_the_leaderboard_ranks_every_row_on_the_same_cells(stores, tmp_path):
     note = next(n for n in data["notes"] if n.startswith("coverage differs in"))
     assert "ranked on the 216 cells" in note and "full.db:acme/m [default] 144" in note
     assert "coverage differs in" in p.stderr
+
+
+def test_a_baseline_condition_absent_from_the_new_side_is_named(tmp_path):
+    both = refusal_store(tmp_path / "both.db", {"acme/m": 0.5}, n_claims=4, condition="t1")
+    refusal_store(both, {"acme/m": 0.3}, n_claims=4, seed=5, condition="t0")
+    one = refusal_store(tmp_path / "one.db", {"acme/m": 0.3}, n_claims=4, seed=5, condition="t0")
+    c = deflectbench.compare(one, baseline=both, fail_if=["refusal drop > 5pp"], resamples=50)
+    assert [(x.side, x.name) for x in c.absent] == [("a", "acme/m [t1]")]
+    assert [(a.name, b.name) for a, b in c.pairs] == [("acme/m [t0]", "acme/m")]
+    assert c.exit_code == 6 and any("acme/m [t1]" in line for line in c.gate_lines())
+    ok = deflectbench.compare(one, baseline=both, fail_if=["refusal drop > 5pp"],
+                              allow_missing=["acme/m:t1"], resamples=50)  # fmt: skip
+    assert ok.exit_code == 0 and ok.absent[0].allowed
