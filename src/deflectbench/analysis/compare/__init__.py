@@ -3,8 +3,9 @@ gate's rules, each side's manifest, the leaderboard.
 
 Modules, bottom up: :mod:`.holm` (Holm's step-down adjustment), :mod:`.paired` (the paired
 bootstrap: the same claim draws for both sides), :mod:`.table` (every outcome and field,
-overall, per framing and per template), :mod:`.flips` (cells whose majority outcome changed),
-:mod:`.thresholds` (``--fail-if`` rules), :mod:`.select` (``STORE[:MODEL[:CONDITION]]`` sides
+overall, per framing and per template; Holm's families), :mod:`.flips` (cells whose majority outcome changed),
+:mod:`.thresholds` (``--fail-if`` and ``--require`` rules, and rules not tested),
+:mod:`.coverage` (what each side holds; the common cells a pair is compared on), :mod:`.select` (``STORE[:MODEL[:CONDITION]]`` sides
 read into scored tables), :mod:`.manifest` (what the store records of how each side was made,
 and the judge check), :mod:`.recorded` (the manifests as typed rows), :mod:`.corrected` (rates
 corrected for judge error, compared), :mod:`.board` (the leaderboard and its letter groups),
