@@ -279,6 +279,9 @@ def test_pool_models_corrects_each_model_by_rogan_gladen_with_the_pooled_judge_e
         rg = (p_obs + spec - 1) / (1 + spec - 1)  # b: below 0, clipped as Rogan-Gladen does
         assert cor.rate == pytest.approx(min(1.0, max(0.0, rg)), abs=1e-12)
         assert cor.n_labels == 48
+        assert cell.n_labels == 48 and cell.n_labels_only == 24
+        assert c.model_json(model)["labels_only"]["n_labels"] == 24
+        assert c.model_json(model)["corrected"]["n_labels"] == 48
 
 
 # --------------------------------------------------------------------------- Dawid-Skene

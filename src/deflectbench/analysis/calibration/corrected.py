@@ -87,6 +87,13 @@ class CellRates:
     judged: tuple[Any, ...]
     labels: tuple[Any, ...]
     corrected: tuple[Any, ...]
+    #: The model's own labels (the labels-only column's) when the calibration is pooled.
+    n_own_labels: int | None = None
+
+    @property
+    def n_labels_only(self) -> int:
+        """The labels the labels-only column rests on."""
+        return self.n_labels if self.n_own_labels is None else self.n_own_labels
 
     def part(self, which: str) -> dict[str, dict[str, dict[str, Any]]]:
         """``{"outcomes": {name: estimate}, "fields": {name: estimate}}`` of one method."""
@@ -140,7 +147,7 @@ class Corrected:
         }
         labels: dict[str, Any] = {
             "method": "labels",
-            "n_labels": cell.n_labels,
+            "n_labels": cell.n_labels_only,
             **cell.part("labels"),
         }
         frames = self.by_framing.get(model, {})
@@ -216,6 +223,7 @@ def _cell(
         judged=tuple(got["judged"]),
         labels=tuple(labels_only),
         corrected=tuple(got[methods[-1]]),
+        n_own_labels=None if own is None else int(own.sum()),
     )
 
 
