@@ -11,6 +11,8 @@ import json
 import os
 from pathlib import Path
 
+import numpy as np
+import ppi_py  # the reference implementation of PPI++ (dev dependency)
 import pytest
 
 from deflectbench.analysis.frames.scored import scored_from_frames
@@ -23,7 +25,13 @@ from deflectbench.analysis.summary.validity_checks import (
     with_labels,
 )
 from support.in_process import run_cli
-from support.over_refusal_planted import V1, judged_over_refusal, planted, write_store
+from support.over_refusal_planted import (
+    BENIGN,
+    V1,
+    judged_over_refusal,
+    planted,
+    write_store,
+)
 
 TRUTH = 0.008
 
@@ -63,6 +71,20 @@ def test_judged_over_refusal_with_its_ci_and_the_corrected_rate(planted_db: Path
     lo, hi = row["over_refusal_corrected_lo"], row["over_refusal_corrected_hi"]
     assert 0.0 <= lo <= TRUTH <= hi <= 1.0, (lo, hi)
     assert hi < row["over_refusal_lo"]  # the correction moves it off the judged interval
+    # the point estimate is ppi_py's PPI++ mean (the reference implementation): the labels'
+    # truth, the OR consensus on the labelled twins and on every twin, lambda fitted
+    world = planted(0)
+    twins = world.gens.loc[world.gens["benchmark"] == BENIGN.key, "gen_id"]
+    judged = world.judgments.groupby("gen_id")["refusal"].max()  # two judges: the OR
+    labelled = [lab.gen_id for lab in world.labels]
+    point = ppi_py.ppi_mean_pointestimate(
+        np.array([float(lab.values["refusal"]) for lab in world.labels]),
+        judged.loc[labelled].to_numpy(dtype=float),
+        judged.loc[twins].to_numpy(dtype=float),
+        lam=None,
+    )
+    assert row["over_refusal_corrected"] == pytest.approx(float(np.ravel(point)[0]), abs=1e-6)
+    assert row["over_refusal"] == pytest.approx(float(judged.loc[twins].mean()), abs=1e-12)
     # no labels of the manipulative pack: no number, and a note saying why
     assert row["refusal_corrected"] is None and row["refusal_n_labels"] == 0
     assert row["refusal_corrected_note"] == "no human labels of deflectbench-v1"
@@ -79,6 +101,11 @@ def test_judged_over_refusal_with_its_ci_and_the_corrected_rate(planted_db: Path
     assert "Over-refusal corrected for judge error (ppi++" in p.stdout
     assert "† manip. ref.: no human labels of deflectbench-v1" in p.stdout
     assert f"{100 * row['over_refusal']:.1f}%" in p.stdout
+    # at 80 columns no header of the validity tables is cut
+    p = run_cli("analyze", "--db", planted_db, "--benchmark", "deflectbench-v1",
+                env={**_env(), "COLUMNS": "80"})  # fmt: skip
+    shown = p.stdout[p.stdout.index("Over-refusal on the benign twins") :]
+    assert "…" not in shown and "over-ref." in shown, shown
 
 
 def test_no_correction_asked_no_corrected_columns(planted_db: Path, tmp_path):
