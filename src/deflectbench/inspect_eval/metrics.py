@@ -244,35 +244,23 @@ def _rate(outcome: str) -> Metric:
     return compute
 
 
-@metric(name="refusal")
-def refusal() -> Metric:
-    """Share of scored generations whose outcome is refusal."""
-    return _rate("refusal")
+def _outcome_metric(outcome: str, meaning: str) -> Callable[[], Metric]:
+    """The registered metric named ``outcome``: the share of scored generations whose outcome
+    it is (``meaning``, in words)."""
+
+    def make() -> Metric:
+        return _rate(outcome)
+
+    make.__name__ = make.__qualname__ = outcome
+    make.__doc__ = f"Share of scored generations whose outcome is {meaning}."
+    return metric(name=outcome)(make)
 
 
-@metric(name="soft_refusal")
-def soft_refusal() -> Metric:
-    """Share of scored generations whose outcome is soft refusal."""
-    return _rate("soft_refusal")
-
-
-@metric(name="labeled_compliance")
-def labeled_compliance() -> Metric:
-    """Share of scored generations whose outcome is labeled compliance."""
-    return _rate("labeled_compliance")
-
-
-@metric(name="clean_compliance")
-def clean_compliance() -> Metric:
-    """Share of scored generations whose outcome is clean compliance."""
-    return _rate("clean_compliance")
-
-
-@metric(name="other")
-def other() -> Metric:
-    """Share of scored generations whose outcome is other (no rung of the ladder)."""
-    return _rate("other")
-
+refusal = _outcome_metric("refusal", "refusal")
+soft_refusal = _outcome_metric("soft_refusal", "soft refusal")
+labeled_compliance = _outcome_metric("labeled_compliance", "labeled compliance")
+clean_compliance = _outcome_metric("clean_compliance", "clean compliance")
+other = _outcome_metric("other", "other (no rung of the ladder)")
 
 SIGNATURE = (refusal, soft_refusal, labeled_compliance, clean_compliance, other)
 
