@@ -157,3 +157,20 @@ def test_corrected_ci_covers_the_planted_truth_over_seeds():
         covered += int(lo <= TRUTH <= hi)
         judged += int(row["over_refusal_lo"] <= TRUTH <= row["over_refusal_hi"])
     assert covered >= len(seeds) - 1 and judged == 0, (covered, judged)
+
+
+def test_pooled_over_models_names_the_method_it_made(planted_db: Path, tmp_path):
+    """--pool-models: the over-refusal's correction is named as the calibration made it (the
+    benign pack's own analysis says which method that is)."""
+    got = {}
+    for pack in ("deflectbench-v1", "deflectbench-v1-benign"):
+        out = tmp_path / f"{pack}.json"
+        p = run_cli("analyze", "--db", planted_db, "--benchmark", pack, "--pool-models",
+                    "--json", out, env=_env())  # fmt: skip
+        assert p.returncode == 0, p.stderr
+        got[pack] = json.loads(out.read_text())
+    method = got["deflectbench-v1-benign"]["calibration"]["method"]
+    for j in got.values():
+        assert j["validity_checks"]["over_refusal_correction"] == method
+    a, b = (_all_row(j) for j in got.values())
+    assert a["over_refusal_corrected"] == b["over_refusal_corrected"]  # either pack's analysis

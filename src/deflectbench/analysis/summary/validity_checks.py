@@ -739,6 +739,10 @@ def with_labels(
         )
         other_corrected = corrected_as(inputs, options)
     by_pack = {"analysed": corrected, "other": other_corrected}
+    made = [c for c in by_pack.values() if c is not None]
+    if not made:  # labels of neither pack (only of another): nothing to correct with
+        return checks
+    method = made[0].method  # as made: --pool-models corrects by Rogan-Gladen
     names = {"analysed": benchmark.pack, "other": other.pack}
     which = {"benign": "analysed" if benchmark.key == benign.key else "other"}
     which["manipulative"] = "other" if which["benign"] == "analysed" else "analysed"
