@@ -196,7 +196,9 @@ def test_a_batch_file_and_its_import_have_a_manifest(tmp_path: Path) -> None:
         response = {"status_code": 200, "request_id": f"r{n}", "body": body}
         lines.append(json.dumps({"id": f"b{n}", "custom_id": r["custom_id"], "response": response}))
     out.write_text("\n".join(lines) + "\n")
-    p = run_cli("import-batch", out, "--config", cfg, "--db", db)
+    # the replies name another id than the lines carried: taken only when accepted
+    accept = ("--accept-model", "m1-served-by-engine")
+    p = run_cli("import-batch", out, "--config", cfg, "--db", db, *accept)
     assert p.returncode == 0, p.stdout + p.stderr
     m = manifests(db)[(run_id, "model", "eng/m1")]
     assert m["served_models"] == {"m1-served-by-engine": CELLS}
