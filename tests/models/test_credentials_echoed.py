@@ -85,9 +85,9 @@ def _config(path: Path, server: EchoServer) -> Path:
                 "base_url": userinfo,
                 "api_key_env": "LLM_GATEWAY",
                 "max_concurrency": 4,
-                "max_retries": 1,
+                "max_retries": 4,
             },
-            "providers.anthropic": {"base_url": ant, "max_concurrency": 4, "max_retries": 1},
+            "providers.anthropic": {"base_url": ant, "max_concurrency": 4, "max_retries": 4},
         },
     )
 
@@ -110,10 +110,15 @@ def test_no_form_of_any_credential_survives_anywhere(tmp_path: Path) -> None:
     assert any(r.path.endswith("/messages") for r in posts)  # the Anthropic SDK's too
     conn = sqlite3.connect(db)
     served = {s for (s,) in conn.execute("SELECT served_model FROM generations") if s}
-    errors = [e for (e,) in conn.execute("SELECT error FROM generations WHERE error IS NOT NULL")]
+    errors = [
+        e
+        for table in ("generations", "judgments")
+        for (e,) in conn.execute(f"SELECT error FROM {table} WHERE error IS NOT NULL")
+    ]
     conn.close()
     assert served == {REDACTED}  # the echoed credential was the served id: kept, redacted
-    assert len(errors) == 1 and "bad credentials: [REDACTED] | [redacted]" in errors[0]
+    echoed = [e for e in errors if "bad credentials" in e]  # the 400's row, whichever request
+    assert echoed and all("bad credentials: [REDACTED] | [redacted]" in e for e in echoed)
     outputs: dict[str, bytes] = {"run": (run.stdout + run.stderr).encode()}
     for name, args in {
         "status": ("status",),

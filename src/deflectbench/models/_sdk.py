@@ -23,6 +23,7 @@ from deflectbench.models._http import (
     transient_error,
 )
 from deflectbench.models.base import Completion, Limits, Model, ModelError, Usage, finish_reason
+from deflectbench.models.sdk_loader import aload, load
 from deflectbench.secrets import Untrusted, register_credentials, scrub, scrub_json
 
 
@@ -60,13 +61,21 @@ class SDKErrors:
 
 
 class SDKModel(Model):
-    """A model behind an official SDK client; subclasses say how to ask and where the text is."""
+    """A model behind an official SDK client; subclasses say how to ask and where the text is.
 
-    #: The SDK's exception classes.
-    errors: ClassVar[SDKErrors]
-    #: The SDK's reply type (a pydantic model), which a reply body is validated as.
-    reply_type: ClassVar[type[Any]]
-    _client: Any
+    Building one imports no SDK (a dry run, a refused run never pay for it): a run starts the
+    imports beside its set-up (:func:`~deflectbench.models.sdk_loader.preload_for`) and the
+    client is made when the first request needs it, so one provider's requests start while
+    another's SDK still loads."""
+
+    #: The SDK package the model speaks through (``openai``, ``anthropic``).
+    sdk_package: ClassVar[str]
+    #: The SDK's exception classes (set with the client).
+    errors: SDKErrors
+    #: The SDK's reply type (a pydantic model), which a reply body is validated as (set with
+    #: the client).
+    reply_type: type[Any]
+    _client: Any = None
 
     def __init__(
         self,
@@ -79,6 +88,7 @@ class SDKModel(Model):
         structured_output: bool,
         temperature_mode: TemperatureMode,
         extra_body: Mapping[str, Any] | None,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
         self.name = name
         self.api_model = api_model
@@ -89,7 +99,25 @@ class SDKModel(Model):
         self.extra_body = dict(extra_body or {})
         self._provider = name.split("/", 1)[0]
         self._secret = api_key
-        register_credentials(key=api_key, url=self.base_url)
+        self._headers: dict[str, Any] = dict(headers or {})
+        register_credentials(key=api_key, url=self.base_url, headers=headers)
+
+    @abc.abstractmethod
+    def _bind(self, sdk: ModuleType) -> None:
+        """Make the client from the loaded SDK and set :attr:`errors` and :attr:`reply_type`."""
+
+    def _bound(self) -> Any:
+        """The client, made now if it is not yet (waiting for the SDK: outside a request)."""
+        if self._client is None:
+            self._bind(load(self.sdk_package))
+        return self._client
+
+    async def ready(self) -> None:
+        """The client made, its SDK awaited without holding up the event loop."""
+        if self._client is None:
+            sdk = await aload(self.sdk_package)
+            if self._client is None:
+                self._bind(sdk)
 
     def _client_options(self, headers: Mapping[str, Any]) -> dict[str, Any]:
         """The SDK client's keyword arguments: this model's key, URL and timeout."""
@@ -108,6 +136,7 @@ class SDKModel(Model):
 
     def completion_from_body(self, body: Mapping[str, Any], latency: float = 0.0) -> Completion:
         """A reply body read as :meth:`complete` reads it (a batch result's body or message)."""
+        self._bound()
         try:
             response = self.reply_type.model_validate(body)
         except ValueError:  # pydantic's ValidationError: read it as leniently as the SDK does
@@ -120,6 +149,7 @@ class SDKModel(Model):
         on_status: Callable[[Any], ModelError],
     ) -> Completion:
         """Send one request; every SDK failure becomes a :class:`ModelError` the engine reads."""
+        await self.ready()
         started = time.perf_counter()
         errors = self.errors
         try:
@@ -163,7 +193,8 @@ class SDKModel(Model):
         """The reply's text, finish reason and token counts (raising for a reply without any)."""
 
     async def aclose(self) -> None:
-        await self._client.close()
+        if self._client is not None:
+            await self._client.close()
 
 
 def _raw(body: dict[str, Any]) -> dict[str, Any]:

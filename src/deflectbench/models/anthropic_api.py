@@ -13,14 +13,16 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-import anthropic
-
 from deflectbench.models._http import TemperatureMode, public_url, status_error, transient_error
 from deflectbench.models._sdk import Reply, SDKErrors, SDKModel
 from deflectbench.models.base import Completion, GenerationParams, Limits, Message, ModelError
 from deflectbench.models.wire_log import WireLog
 
 if TYPE_CHECKING:
+    from types import ModuleType
+
+    import anthropic
+
     from deflectbench.models.anthropic_batch import AnthropicBatches
 
 #: Name of the forced tool that carries structured output.
@@ -32,9 +34,7 @@ class AnthropicModel(SDKModel):
 
     #: The Messages API takes no seed.
     send_seed = False
-    errors = SDKErrors.of(anthropic, root=anthropic.AnthropicError)
-    reply_type = anthropic.types.Message
-    _client: anthropic.AsyncAnthropic
+    sdk_package = "anthropic"
 
     def __init__(
         self,
@@ -58,10 +58,15 @@ class AnthropicModel(SDKModel):
             structured_output=structured_output,
             temperature_mode=temperature_mode,
             extra_body=extra_body,
+            headers=headers,
         )
-        self._client = anthropic.AsyncAnthropic(**self._client_options(headers or {}))
         #: What this client sent and heard (the run's manifest reads it).
         self.wire = WireLog()
+
+    def _bind(self, sdk: ModuleType) -> None:
+        self.errors = SDKErrors.of(sdk, root=sdk.AnthropicError)
+        self.reply_type = sdk.types.Message
+        self._client = sdk.AsyncAnthropic(**self._client_options(self._headers))
 
     def __repr__(self) -> str:
         return f"AnthropicModel(name={self.name!r}, base_url={public_url(self.base_url)!r})"
@@ -98,7 +103,8 @@ class AnthropicModel(SDKModel):
     @property
     def sdk(self) -> anthropic.AsyncAnthropic:
         """The SDK client, for batch mode (Message Batches, same key and limits)."""
-        return self._client
+        client: anthropic.AsyncAnthropic = self._bound()
+        return client
 
     def wire_body(self, messages: Sequence[Message], params: GenerationParams) -> dict[str, Any]:
         """The JSON body :meth:`complete` sends, extra fields merged in (a batch's params)."""
@@ -115,6 +121,7 @@ class AnthropicModel(SDKModel):
         return AnthropicBatches(self)
 
     async def complete(self, messages: Sequence[Message], params: GenerationParams) -> Completion:
+        await self.ready()  # the SDK, loaded beside the set-up: awaited before the clock starts
         body = self.request_body(messages, params)
         call = self._call(lambda: self._client.messages.create(**body), self._status_error)
         return await self.wire.watch(body, None, call)

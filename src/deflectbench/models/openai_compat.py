@@ -21,9 +21,6 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
-import openai
-from openai.types.chat import ChatCompletion
-
 from deflectbench.models._http import (
     MaxTokensParam,
     TemperatureMode,
@@ -36,6 +33,10 @@ from deflectbench.models.base import Completion, GenerationParams, Limits, Messa
 from deflectbench.models.wire_log import WireLog
 
 if TYPE_CHECKING:
+    from types import ModuleType
+
+    import openai
+
     from deflectbench.models.openai_batch import OpenAIBatches
 
 #: Name of the schema sent with structured-output requests.
@@ -54,9 +55,7 @@ class FormatRejected(ModelError):
 class OpenAICompatModel(SDKModel):
     """A chat model behind an OpenAI-compatible ``/chat/completions`` endpoint."""
 
-    errors = SDKErrors.of(openai, root=openai.OpenAIError)
-    reply_type = ChatCompletion
-    _client: openai.AsyncOpenAI
+    sdk_package = "openai"
 
     def __init__(
         self,
@@ -82,6 +81,7 @@ class OpenAICompatModel(SDKModel):
             structured_output=structured_output,
             temperature_mode=temperature_mode,
             extra_body=extra_body,
+            headers=headers,
         )
         #: How structured output is asked for now, and whether a reply has confirmed it.
         self.format_mode: FormatMode = "json_schema" if structured_output else "text"
@@ -89,15 +89,21 @@ class OpenAICompatModel(SDKModel):
         self._probe: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
         self.max_tokens_param = max_tokens_param
         self.send_seed = send_seed
-        default_headers: dict[str, Any] = dict(headers or {})
-        if urlsplit(base_url).hostname != "api.openai.com":
-            # The SDK adds OPENAI_ORG_ID / OPENAI_PROJECT_ID from the environment to every
-            # request; third-party servers have no business seeing them.
-            default_headers.setdefault("OpenAI-Organization", openai.omit)
-            default_headers.setdefault("OpenAI-Project", openai.omit)
-        self._client = openai.AsyncOpenAI(**self._client_options(default_headers))
         #: What this client sent and heard (the run's manifest reads it).
         self.wire = WireLog()
+
+    def _bind(self, sdk: ModuleType) -> None:
+        from openai.types.chat import ChatCompletion
+
+        default_headers: dict[str, Any] = dict(self._headers)
+        if urlsplit(self.base_url).hostname != "api.openai.com":
+            # The SDK adds OPENAI_ORG_ID / OPENAI_PROJECT_ID from the environment to every
+            # request; third-party servers have no business seeing them.
+            default_headers.setdefault("OpenAI-Organization", sdk.omit)
+            default_headers.setdefault("OpenAI-Project", sdk.omit)
+        self.errors = SDKErrors.of(sdk, root=sdk.OpenAIError)
+        self.reply_type = ChatCompletion
+        self._client = sdk.AsyncOpenAI(**self._client_options(default_headers))
 
     def __repr__(self) -> str:
         return f"OpenAICompatModel(name={self.name!r}, base_url={public_url(self.base_url)!r})"
@@ -138,7 +144,8 @@ class OpenAICompatModel(SDKModel):
     @property
     def sdk(self) -> openai.AsyncOpenAI:
         """The SDK client, for batch mode (the Files and Batches APIs, same key and limits)."""
-        return self._client
+        client: openai.AsyncOpenAI = self._bound()
+        return client
 
     def wire_body(self, messages: Sequence[Message], params: GenerationParams) -> dict[str, Any]:
         """The JSON body :meth:`complete` sends, extra fields merged in (a batch line's body)."""
@@ -154,6 +161,7 @@ class OpenAICompatModel(SDKModel):
         return OpenAIBatches(self)
 
     async def complete(self, messages: Sequence[Message], params: GenerationParams) -> Completion:
+        await self.ready()  # the SDK, loaded beside the set-up: awaited before the clock starts
         if params.json_schema is None or self._format_known:
             return await self._send(messages, params, self.format_mode)
         async with self._probe_lock():

@@ -81,6 +81,7 @@ async def probe(model: Any) -> dict[str, Any]:
     each "not available" when the server gave none. A client of its own (the model's settings,
     its own connection pool, closed after), so the probe may run in an event loop other than
     the one the model's requests go through."""
+    await model.ready()  # its SDK, loaded beside the set-up
     import openai
 
     pool = openai.DefaultAsyncHttpxClient(timeout=PROBE_TIMEOUT_S)
