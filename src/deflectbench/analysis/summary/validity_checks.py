@@ -777,6 +777,5 @@ def _corrected_cell(
     def num(x: float | None) -> float:
         return nan if x is None else float(x)
 
-    # the calibration's flag for thin labels (getattr: the same rule, read where it is kept)
-    flag = getattr(e, "flag", None) or None
-    return num(e.rate), num(e.lo), num(e.hi), int(e.n_labels), flag, e.note
+    # the calibration's own flag for thin labels (its rule, not a second copy)
+    return num(e.rate), num(e.lo), num(e.hi), int(e.n_labels), e.flag, e.note
