@@ -195,8 +195,10 @@ def compare(
         err.print(f"flagged: {line} (--allow-judge-change)", style="yellow", markup=False)
     for line in result.manifest_notes:
         err.print(f"note: {line}", style="yellow", markup=False, highlight=False)
+    in_gate = {x.line(*result.words) for x in result.missing} if result.rules else set()
     for line in result.coverage_notes:
-        err.print(line, style="yellow", markup=False, highlight=False, soft_wrap=True)
+        if line not in in_gate:  # an absent baseline side fails the gate: said there once
+            err.print(line, style="yellow", markup=False, highlight=False, soft_wrap=True)
     if json_out is not None:
         write_json_rows(json_out, result.to_json())
     if csv_out is not None:
