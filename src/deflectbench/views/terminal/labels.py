@@ -214,9 +214,11 @@ def calibration_needs(c: Calibration) -> str | None:
     )
 
 
-def rater_rates_terminal(corrected: RaterRates) -> list[Table]:
-    """``validate``'s corrected rates of the monitor and the lexical judge, one table each."""
-    out = []
+def rater_rates_terminal(corrected: RaterRates) -> list[Table | Text]:
+    """``validate``'s corrected rates of the monitor and the lexical judge, one table each
+    (and the thin-label mark's meaning once, when a rate carries it)."""
+    out: list[Table | Text] = []
+    shown: list[RateEstimate] = []
     for name, rows in corrected.raters.items():
         t = _table(
             f"The {RATER_NAMES.get(name, name)}'s rates against people: its own, labels only, "
@@ -233,8 +235,9 @@ def rater_rates_terminal(corrected: RaterRates) -> list[Table]:
                 estimate(r.labels_only),
                 estimate(r.corrected),
             )
+            shown += [r.labels_only, r.corrected]
         out.append(t)
-    return out
+    return out + _thin_line(shown)
 
 
 def _judged(summary: Summary, model: str) -> Mapping[tuple[str, str], tuple[Any, Any, Any]]:
