@@ -73,12 +73,13 @@ async def run_async(
     the HTML report to after the run. Refused before any request (ConfigError and the like):
     what ``run`` refuses. ``run_async`` awaits it in a running event loop (a notebook's, a
     server's); ``run`` is the same function run to its end in a new loop."""
-    from deflectbench.analysis.summary.validity_checks import store_control
     from deflectbench.execute import execute
+    from deflectbench.models.sdk_loader import preload_for
     from deflectbench.results.run import RunResult
 
     ready = _prepare(configure(config, settings), dry_run=False)
     ready.refusal().check()  # before the store is opened: a refused run leaves no empty store
+    preload_for(ready.models.values())  # the SDKs load beside the set-up, one after the other
     with open_store(db) as store:
         report = await execute(
             store,
@@ -97,6 +98,9 @@ async def run_async(
             db=Path(db),
         )
         if ready.run.config.control:
+            # here, not above: scipy and pandas (about 2 s of CPU) must not delay the first request
+            from deflectbench.analysis.summary.validity_checks import store_control
+
             control = store_control(store, ready.benchmark, ready.run.plan.judges)
             result = replace(result, control=control)
     if report_out is not None:
