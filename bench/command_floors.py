@@ -1,0 +1,355 @@
+"""Each command beside its floor: the plainest program that does the same work, in one run.
+
+A command is fast enough when it costs at most twice what the work itself costs. The floors are
+written here, plainly, so anyone can read what they count:
+
+- import: ``json.loads`` every line of the release files and insert every record with its whole
+  line into two SQLite tables with unique keys, in one transaction.
+- analyze: read the columns the analysis needs (model, claim, template, judge, the 8 fields) from
+  the store, and the claim-block bootstrap of the signature (each model's 8 field rates; per-claim
+  sums times a 1,000 x claims resample-count matrix).
+- compare: read the same columns from both stores, and the paired claim-block bootstrap of all
+  its rows (per model, field and scope: overall, each framing, each template), vectorised.
+- report: analyze's floor plus writing its files (a CSV and an HTML page of the rates).
+- ``deflectbench --version``: ``python -c pass``.
+
+Each command and its floor run as child processes, interleaved, at 1x and 10x the paper
+(10x: 40 models, as bench/scale_memory.py), and the CPU time (user + sys of the children,
+``resource.getrusage``) is measured, with the wall time beside it. Printed: per scale and
+command the command's CPU, the floor's CPU and the ratio (target: at most 2), then the 10x/1x
+CPU ratio per command (target: at most 11), and the load average before and after.
+
+The fixtures and stores are kept in ``--work`` (default ``/tmp/deflectbench-floors``) and
+reused: the first run writes them (several minutes at 10x, not timed).
+
+    .venv/bin/python bench/command_floors.py [--scales 1,10] [--repeat 1] [--work DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import resource
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "src"), str(ROOT / "tests"), str(ROOT / "bench")]
+
+FIELDS = (
+    "refusal",
+    "soft_refusal",
+    "WA_present",
+    "AH_present",
+    "RH_present",
+    "any_fallacy_present",
+    "compliance_clean",
+    "fallacy_labeled",
+)
+RESAMPLES = 1000
+MAX_FLOOR_RATIO = 2.0
+MAX_GROWTH = 11.0
+
+
+# ---- the floors ---------------------------------------------------------------------------
+
+
+def floor_import(release: Path, db: Path) -> None:
+    """json.loads every line; insert every record with its whole line; one transaction."""
+    db.unlink(missing_ok=True)
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE generations (gen_id TEXT PRIMARY KEY, line TEXT NOT NULL)")
+    con.execute("CREATE TABLE evals (eval_id TEXT PRIMARY KEY, line TEXT NOT NULL)")
+    with con:
+        for table, key in (("generations", "gen_id"), ("evals", "eval_id")):
+            for path in sorted((release / "data" / table).glob("*.jsonl")):
+                with path.open(encoding="utf-8") as f:
+                    for line in f:
+                        record = json.loads(line)
+                        con.execute(f"INSERT INTO {table} VALUES (?, ?)", (record[key], line))
+    con.close()
+
+
+def read_columns(db: Path) -> tuple[list[str], list[str], list[str], NDArray[np.float64]]:
+    """(model, claim, template per judgment; the 8 fields as a float matrix, NaN for none)."""
+    import numpy as np
+
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    rows = con.execute(
+        "SELECT g.model, g.claim_id, g.prompt_id, "
+        + ", ".join(f"j.{f}" for f in FIELDS)
+        + " FROM judgments j JOIN generations g USING (gen_id) WHERE j.parse_error = 0"
+    ).fetchall()
+    con.close()
+    models, claims, templates = (list(c) for c in zip(*(r[:3] for r in rows), strict=True))
+    values = np.array([r[3:] for r in rows], dtype=float)
+    return models, claims, templates, values
+
+
+def claim_sums(
+    keys: list[tuple[str, ...]], claims: list[str], values: NDArray[np.float64]
+) -> tuple[list[tuple[str, ...]], NDArray[np.float64], NDArray[np.float64]]:
+    """(row keys in order, per row x claim x field sums, per row x claim counts)."""
+    import numpy as np
+
+    row_of: dict[tuple[str, ...], int] = {}
+    claim_of = {c: i for i, c in enumerate(sorted(set(claims)))}
+    r = np.array([row_of.setdefault(k, len(row_of)) for k in keys])
+    c = np.array([claim_of[x] for x in claims])
+    sums = np.zeros((len(row_of), len(claim_of), values.shape[1]))
+    counts = np.zeros((len(row_of), len(claim_of), 1))
+    np.add.at(sums, (r, c), values)
+    np.add.at(counts, (r, c), 1.0)
+    return list(row_of), sums, counts
+
+
+def resample_counts(n_claims: int, seed: int = 0) -> NDArray[np.float64]:
+    """RESAMPLES x claims: how often each claim is drawn in each resample."""
+    import numpy as np
+
+    p = np.full(n_claims, 1 / n_claims)
+    return np.random.default_rng(seed).multinomial(n_claims, p, size=RESAMPLES).astype(float)
+
+
+def boot_rates(
+    draws: NDArray[np.float64], sums: NDArray[np.float64], counts: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """rows x RESAMPLES x fields: each resample's rate (per-claim sums times the draws)."""
+    import numpy as np
+
+    return np.einsum("bc,rcf->rbf", draws, sums) / np.einsum("bc,rcf->rbf", draws, counts)
+
+
+def floor_analyze(db: Path) -> tuple[list[tuple[str, ...]], NDArray[np.float64]]:
+    """Read the columns; each model's 8 rates with their 95% claim-block bootstrap CI."""
+    import numpy as np
+
+    models, claims, _, values = read_columns(db)
+    keys, sums, counts = claim_sums([(m,) for m in models], claims, values)
+    boot = boot_rates(resample_counts(sums.shape[1]), sums, counts)
+    rate = sums.sum(axis=1) / counts.sum(axis=1)
+    lo, hi = np.percentile(boot, [2.5, 97.5], axis=1)
+    return keys, np.stack([rate, lo, hi])
+
+
+def floor_compare(db_a: Path, db_b: Path) -> int:
+    """Both stores' columns; the paired bootstrap (the same draws for both sides) of every row:
+    model x scope (overall, each framing, each template) x field."""
+    import numpy as np
+
+    boots, rates, orders = [], [], []
+    for db in (db_a, db_b):
+        models, claims, templates, values = read_columns(db)
+        framings = [t.split("_")[1] for t in templates]
+        keys = (
+            [(m, "all") for m in models]
+            + [(m, f) for m, f in zip(models, framings, strict=True)]
+            + [(m, t) for m, t in zip(models, templates, strict=True)]
+        )
+        order, sums, counts = claim_sums(keys, claims * 3, np.vstack([values] * 3))
+        boots.append(boot_rates(resample_counts(sums.shape[1]), sums, counts))
+        rates.append(sums.sum(axis=1) / counts.sum(axis=1))
+        orders.append(order)
+    assert orders[0] == orders[1], "the two stores hold different rows"
+    diff = rates[1] - rates[0]
+    lo, hi = np.percentile(boots[1] - boots[0], [2.5, 97.5], axis=1)
+    return int(diff.size + lo.size + hi.size) // 3
+
+
+def floor_report(db: Path, out: Path) -> None:
+    """analyze's floor, then its files: the rates as CSV and as an HTML table."""
+    keys, table = floor_analyze(db)
+    out.mkdir(parents=True, exist_ok=True)
+    with (out / "rates.csv").open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["model", *FIELDS])
+        for (model,), row in zip(keys, table[0], strict=True):
+            w.writerow([model, *(f"{x:.4f}" for x in row)])
+    cells = "".join(
+        f"<tr><td>{m}</td>" + "".join(f"<td>{x:.1%}</td>" for x in row) + "</tr>"
+        for (m,), row in zip(keys, table[0], strict=True)
+    )
+    (out / "report.html").write_text(f"<table>{cells}</table>", encoding="utf-8")
+
+
+FLOORS = {
+    "import": lambda a: floor_import(Path(a[0]), Path(a[1])),
+    "analyze": lambda a: floor_analyze(Path(a[0])),
+    "compare": lambda a: print(f"{floor_compare(Path(a[0]), Path(a[1]))} rows"),
+    "report": lambda a: floor_report(Path(a[0]), Path(a[1])),
+}
+
+
+# ---- the driver ---------------------------------------------------------------------------
+
+
+def models(scale: int) -> list[str]:
+    """The paper's four at 1x; 4 x scale generic ones above (as bench/scale_memory.py)."""
+    from support.fixtures import MODELS
+
+    return list(MODELS) if scale == 1 else [f"model-{i:03d}" for i in range(4 * scale)]
+
+
+def prepare(work: Path, scale: int) -> dict[str, Path]:
+    """The fixtures A (seed 0) and B (seed 1) and store A, written unless already there."""
+    from deflectbench.benchmark import default_benchmark
+    from support.fixtures import write_release_fixture
+
+    folder = work / f"x{scale}"
+    paths = {
+        "release_a": folder / "release",
+        "release_b": folder / "release-b",
+        "store_a": folder / "paper.db",
+        "store_b": folder / "import-b.db",
+        "floor_db": folder / "floor-import.db",
+        "out": folder / "out",
+    }
+    folder.mkdir(parents=True, exist_ok=True)
+    paths["out"].mkdir(exist_ok=True)
+    if scale == 1:
+        from paper_store import ensure_paper_store
+
+        ensure_paper_store(paths["store_a"], default_benchmark(), folder)
+    elif not paths["store_a"].exists():
+        t0 = time.perf_counter()
+        write_release_fixture(paths["release_a"], models=models(scale))
+        run_cli(["import", str(paths["release_a"]), "--db", str(paths["store_a"])])
+        print(f"x{scale}: built {paths['store_a']} in {time.perf_counter() - t0:.0f} s")
+    if not paths["release_b"].exists():
+        write_release_fixture(paths["release_b"], models=models(scale), seed=1)
+    return paths
+
+
+def run_cli(args: list[str]) -> tuple[float, float]:
+    """(CPU s of the child: user + sys, wall s) of ``deflectbench ARGS`` as a user runs it."""
+    return timed([str(Path(sys.executable).with_name("deflectbench")), *args])
+
+
+def run_floor(name: str, args: list[str]) -> tuple[float, float]:
+    return timed([sys.executable, __file__, "--floor", name, *args])
+
+
+def timed(argv: list[str]) -> tuple[float, float]:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    proc = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode not in (0, 1):
+        tail = proc.stderr.decode(errors="replace")[-400:]
+        raise SystemExit(f"{' '.join(argv[:4])} ... exited {proc.returncode}: {tail}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return cpu, wall
+
+
+def pairs(p: dict[str, Path]) -> dict[str, tuple[list[str], str, list[str]]]:
+    """command -> (its CLI arguments, the floor's name, the floor's arguments)."""
+    store_b = p["store_b"]
+    return {
+        "import": (
+            ["import", str(p["release_b"]), "--db", str(store_b)],
+            "import",
+            [str(p["release_b"]), str(p["floor_db"])],
+        ),
+        "analyze": (
+            ["analyze", "--db", str(p["store_a"]), "--json", str(p["out"] / "analyze.json")],
+            "analyze",
+            [str(p["store_a"])],
+        ),
+        "compare": (
+            ["compare", str(p["store_a"]), str(store_b), "--json", str(p["out"] / "compare.json")],
+            "compare",
+            [str(p["store_a"]), str(store_b)],
+        ),
+        "report": (
+            ["report", "--db", str(p["store_a"]), "--out", str(p["out"] / "report")],
+            "report",
+            [str(p["store_a"]), str(p["out"] / "floor-report")],
+        ),
+    }
+
+
+def measure(p: dict[str, Path], repeat: int) -> dict[str, tuple[float, float, float, float]]:
+    """command -> (CPU, wall, floor CPU, floor wall), the best of ``repeat`` runs each."""
+    best: dict[str, tuple[float, float, float, float]] = {}
+    for _ in range(repeat):
+        for name, (cli, floor, floor_args) in pairs(p).items():
+            if name == "import":
+                p["store_b"].unlink(missing_ok=True)
+            c, w = run_cli(cli)
+            fc, fw = run_floor(floor, floor_args)
+            old = best.get(name)
+            best[name] = (c, w, fc, fw) if old is None else tuple(map(min, old, (c, w, fc, fw)))  # type: ignore[assignment]
+    return best
+
+
+def measure_version(repeat: int) -> tuple[float, float, float, float]:
+    runs = []
+    for _ in range(max(repeat, 5)):
+        c, w = run_cli(["--version"])
+        fc, fw = timed([sys.executable, "-c", "pass"])
+        runs.append((c, w, fc, fw))
+    return tuple(sorted(col)[len(col) // 2] for col in zip(*runs, strict=True))  # type: ignore[return-value]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--scales", default="1,10", help="comma-separated multiples of the paper")
+    ap.add_argument("--repeat", type=int, default=1, help="runs of each pair (best is kept)")
+    ap.add_argument("--work", type=Path, default=Path("/tmp/deflectbench-floors"))
+    ap.add_argument("--prepare-only", action="store_true", help="write the fixtures, time nothing")
+    ap.add_argument("--floor", nargs="+", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.floor:
+        FLOORS[args.floor[0]](args.floor[1:])
+        return
+    scales = [int(s) for s in args.scales.split(",") if s.strip()]
+    paths = {scale: prepare(args.work, scale) for scale in scales}
+    if args.prepare_only:
+        return
+    load_before = os.getloadavg()
+    print(f"load average before: {' '.join(f'{x:.1f}' for x in load_before)}", flush=True)
+    version = measure_version(args.repeat)
+    results = {}
+    for scale in scales:
+        results[scale] = measure(paths[scale], args.repeat)
+        print(f"x{scale} done; load {os.getloadavg()[0]:.1f}", flush=True)
+    load_after = os.getloadavg()
+    print(
+        f"\n{'scale':<5} {'command':<8} {'CPU s':>7} {'floor s':>7} {'ratio':>6}  "
+        f"{'wall s':>7} {'floor s':>7}  target"
+    )
+    c, w, fc, fw = version
+    ok = "OK" if c - fc <= 0.2 else "OVER"
+    print(
+        f"{'-':<5} {'--version':<8} {c:7.2f} {fc:7.2f} {c / fc:6.1f}  {w:7.2f} {fw:7.2f}  "
+        f"+{c - fc:.2f} s over python -c pass (<= 0.2: {ok})"
+    )
+    for scale in scales:
+        for name, (c, w, fc, fw) in results[scale].items():
+            ok = "OK" if c / fc <= MAX_FLOOR_RATIO else "OVER"
+            print(
+                f"x{scale:<4} {name:<8} {c:7.2f} {fc:7.2f} {c / fc:6.2f}  {w:7.2f} {fw:7.2f}  "
+                f"<= {MAX_FLOOR_RATIO:g}: {ok}"
+            )
+    if 1 in results and 10 in results:
+        print("\n10x / 1x CPU:")
+        for name in results[1]:
+            grow, floor_grow = (results[10][name][i] / results[1][name][i] for i in (0, 2))
+            ok = "OK" if grow <= MAX_GROWTH else "OVER"
+            print(f"  {name:<8} x{grow:5.1f} (floor x{floor_grow:5.1f})  <= {MAX_GROWTH:g}: {ok}")
+    print(f"load average after: {' '.join(f'{x:.1f}' for x in load_after)}")
+
+
+if __name__ == "__main__":
+    main()
