@@ -35,9 +35,20 @@ OPENAI_SUBJECT, OPENAI_JUDGE = "oai/subject", "oai/judge"
 ANT_SUBJECT, ANT_JUDGE = "ant/subject", "ant/judge"
 
 
-def one(src: Path, wait_s: float = 120.0) -> tuple[float | None, float | None]:
+def cpu_s(pid: int) -> float | None:
+    """CPU seconds (user + system) the process has used so far, from /proc (None: unknown)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def one(src: Path, wait_s: float = 120.0) -> tuple[float | None, float | None, float | None]:
     """Seconds from the command's start to the first request at the OpenAI-wire server and
-    at the Anthropic-wire one (None: none came within ``wait_s``)."""
+    at the Anthropic-wire one (None: none came within ``wait_s``), and the CPU seconds the
+    command had used when its first request arrived (what an idle machine's wall time would
+    be, near enough: the set-up is one thread under the GIL)."""
     with (
         FakeLLMServer(latency=0.2) as oai,
         FakeLLMServer(latency=0.2) as ant,
@@ -73,10 +84,13 @@ def one(src: Path, wait_s: float = 120.0) -> tuple[float | None, float | None]:
             cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
         )
         deadline = started + wait_s
+        cpu_at_first: float | None = None
         while time.monotonic() < deadline and proc.poll() is None:
+            if cpu_at_first is None and (oai.requests or ant.requests):
+                cpu_at_first = cpu_s(proc.pid)
             if oai.requests and ant.requests:
                 break
-            time.sleep(0.01)
+            time.sleep(0.005)
         proc.kill()
         _, err = proc.communicate()
         if not (oai.requests and ant.requests):
@@ -85,7 +99,7 @@ def one(src: Path, wait_s: float = 120.0) -> tuple[float | None, float | None]:
             min(r.received_at for r in s.requests) - started if s.requests else None
             for s in (oai, ant)
         ]
-    return at[0], at[1]
+    return at[0], at[1], cpu_at_first
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -101,17 +115,23 @@ def main(argv: list[str] | None = None) -> None:
         f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; target {TARGET_S} s"
     )
     got: dict[str, list[tuple[float | None, float | None]]] = {t: [] for t in trees}
+    cpu: dict[str, list[float]] = {t: [] for t in trees}
     for i in range(args.repeat):
         for name, src in trees.items():
-            oai, ant = one(src)
+            oai, ant, used = one(src)
             got[name].append((oai, ant))
-            print(f"  repeat {i + 1} {name:9s}: openai wire {_s(oai)}, anthropic wire {_s(ant)}")
+            if used is not None:
+                cpu[name].append(used)
+            print(
+                f"  repeat {i + 1} {name:9s}: openai wire {_s(oai)}, anthropic wire {_s(ant)}; "
+                f"CPU used by the first request {_s(used)}"
+            )
     for name, rows in got.items():
         first = [min(x for x in r if x is not None) for r in rows if any(x is not None for x in r)]
         ant = [r[1] for r in rows if r[1] is not None]
         print(
             f"median {name:9s}: first request {_s(_median(first))}, "
-            f"anthropic wire's first {_s(_median(ant))}"
+            f"anthropic wire's first {_s(_median(ant))}, CPU by the first {_s(_median(cpu[name]))}"
         )
     if args.against:
         mine = [min(x for x in r if x is not None) for r in got["this tree"]]
