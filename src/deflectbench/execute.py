@@ -22,6 +22,7 @@ from typing import Any
 from deflectbench import gate
 from deflectbench.benchmark import Benchmark
 from deflectbench.config import ResolvedRun, RunPlan
+from deflectbench.config.shard import check_resumable, parse_shard
 from deflectbench.cost import CostMeter, Price, refuse_unpriced
 
 # The dry run lives in its own module; importers of deflectbench.execute keep finding it here.
@@ -303,6 +304,7 @@ async def execute(
             [*plan.models, *plan.judges],
             options.allow_unpriced,
         )
+        check_resumable(store.runs(), parse_shard(plan.extra.get("shard")))
         conditions = register_conditions(store, benchmark, plan, models, options.label)
         run_id = record_run(store, benchmark, plan, models, options, conditions)
         report = RunReport(run_id=run_id, conditions=conditions)
@@ -310,6 +312,7 @@ async def execute(
         servers = await manifest.probe_servers(models, [*plan.models, *plan.judges])
         async with _batch_phase(store, benchmark, plan, models, options, report) as batched:
             ctx = _context(store, benchmark, options, report, should_stop)
+            ctx.board.listen(models.values())  # a replica set aside or back: said as it goes
             judges = build_judges(benchmark, [j for j in plan.judges if j not in batched], models)
             by_engine = [models[n] for n in plan.models if n not in batched]
             first = await _first_turn(ctx, plan, by_engine, conditions, judges, watch)

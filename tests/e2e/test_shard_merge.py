@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from deflectbench.benchmark import default_benchmark
-from deflectbench.config.shard import shard_of
 from support.cli_runs import DEFLECTBENCH, count, query, signal_when, write_toml
 from support.fakes import VERDICT, is_judge_request
 from support.servers import FakeLLMServer, RecordedRequest
@@ -35,13 +34,8 @@ def reply(req: RecordedRequest) -> str:
 
 
 def claims() -> list[str]:
-    """Two claims of each part, so every part has work."""
-    picked: dict[int, list[str]] = {i: [] for i in range(1, PARTS + 1)}
-    for c in default_benchmark().claims:
-        part = picked[shard_of(c.claim_id, PARTS)]
-        if len(part) < 2:
-            part.append(c.claim_id)
-    return [c for part in picked.values() for c in part]
+    """Six claims: 12 cells a part."""
+    return [c.claim_id for c in default_benchmark().claims[:6]]
 
 
 def analysis(db: Path) -> dict:
@@ -106,9 +100,10 @@ def test_three_parts_one_killed_then_merged_equal_a_single_run(tmp_path) -> None
 
     n = len(claims()) * len(TEMPLATES) * SAMPLES
     assert 0 < killed < n // PARTS  # the kill left the first part unfinished
-    # the parts hold disjoint claims, together all of them
-    held = [{r[0] for r in query(p, "SELECT DISTINCT claim_id FROM generations")} for p in parts]
-    assert sum(map(len, held)) == len(set().union(*held)) == len(claims())
+    # the parts hold disjoint cells of 12 each, together all of them
+    cell = "SELECT DISTINCT model, claim_id, prompt_id, sample FROM generations"
+    held = [set(query(p, cell)) for p in parts]
+    assert [len(h) for h in held] == [n // PARTS] * PARTS and len(set().union(*held)) == n
 
     merged = tmp_path / "merged.db"
     m = subprocess.run(

@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from deflectbench.benchmark import Benchmark, Claim
-from deflectbench.config.shard import Shard
+from deflectbench.config.shard import SCHEME, Shard
 from deflectbench.cost import check_max_cost
 from deflectbench.errors import ConfigError, did_you_mean
 
@@ -59,13 +59,16 @@ class RunPlan:
 
     @property
     def cells(self) -> list[tuple[str, str, int]]:
-        """(claim_id, prompt_id, sample) for every cell, sample 1-based, claims outer."""
-        return [
+        """(claim_id, prompt_id, sample) for every cell, sample 1-based, claims outer; a part
+        (``--shard``) holds the run ``extra["shard_span"]`` of its claims' cells."""
+        cells = [
             (c, p, s)
             for c in self.claim_ids
             for p in self.prompt_ids
             for s in range(1, self.runs + 1)
         ]
+        span = self.extra.get("shard_span")
+        return cells[span[0] : span[1]] if span else cells
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
@@ -218,14 +221,26 @@ def resolve_plan(
 
 
 def shard_plan(plan: RunPlan, shard: Shard | None) -> RunPlan:
-    """The plan's part ``shard`` (its claims by :meth:`Shard.holds`, the rest unchanged; the
-    part is kept with the run as ``extra["shard"]``); the whole plan for None."""
+    """The plan's part ``shard`` (its cells by :meth:`Shard.cells`: its claims in hash order,
+    the run of their cells it holds as ``extra["shard_span"]``, the rest unchanged; the part,
+    its scheme and the whole plan's cells are kept with the run in ``extra``); the whole plan
+    for None. An empty part (more parts than cells) is a ConfigError."""
     if shard is None:
         return plan
+    whole = plan.cells
+    part = shard.cells(whole)
+    claims = tuple(dict.fromkeys(c for c, _, _ in part))
+    first = plan.prompt_ids.index(part[0][1]) * plan.runs + part[0][2] - 1
     return replace(
         plan,
-        claim_ids=tuple(shard.claims(plan.claim_ids)),
-        extra={**plan.extra, "shard": str(shard)},
+        claim_ids=claims,
+        extra={
+            **plan.extra,
+            "shard": str(shard),
+            "shard_scheme": SCHEME,
+            "shard_span": [first, first + len(part)],
+            "shard_of_cells": len(whole),
+        },
     )
 
 
