@@ -29,7 +29,7 @@ This file is the notebook's import; the package's own modules import the module 
 a name, never this one.
 """
 
-from deflectbench.analysis import stats
+from deflectbench.analysis import stats, tables
 from deflectbench.analysis.compat.audit import Audit, audit
 from deflectbench.analysis.compat.quirks import ReleaseQuirks
 from deflectbench.analysis.consensus import consensus_fields
@@ -51,77 +51,27 @@ from deflectbench.analysis.summary.build import (
     summarize,
     summarize_frames,
 )
-from deflectbench.analysis.tables import (
-    agreement_table,
-    chi2_model_outcome,
-    claim_rates,
-    claim_spread_table,
-    coach_field_rates,
-    coach_labeling,
-    cohens_h_table,
-    fallacy_by_framing,
-    fallacy_density_by_model,
-    fallacy_density_by_outcome,
-    fallacy_swing,
-    fallacy_swing_by_framing,
-    framing_h_matrix,
-    free_choice_preferences,
-    level_tost,
-    outcome_counts,
-    output_tokens_by_outcome,
-    rates_by,
-    rates_by_context,
-    rates_by_level,
-    rates_with_ci,
-    requested_match,
-    run_refusal_counts,
-    sample_refusal_counts,
-    template_table,
-)
+from deflectbench.analysis.tables import *  # noqa: F403 (the paper's tables, tables.__all__)
 
 __all__ = [
     "AnalysisOptions",
     "Audit",
     "ReleaseQuirks",
     "Summary",
-    "agreement_table",
     "analyze",
     "analyze_frames",
     "audit",
-    "chi2_model_outcome",
-    "claim_rates",
-    "claim_spread_table",
-    "coach_field_rates",
-    "coach_labeling",
-    "cohens_h_table",
     "consensus_fields",
-    "fallacy_by_framing",
-    "fallacy_density_by_model",
-    "fallacy_density_by_outcome",
-    "fallacy_swing",
-    "fallacy_swing_by_framing",
-    "framing_h_matrix",
-    "free_choice_preferences",
     "generation_frame",
     "jsonable",
     "judgment_frame",
-    "level_tost",
     "outcome_by",
-    "outcome_counts",
-    "output_tokens_by_outcome",
-    "rates_by",
-    "rates_by_context",
-    "rates_by_level",
-    "rates_with_ci",
-    "requested_match",
-    "run_refusal_counts",
-    "sample_refusal_counts",
     "scored_from_frames",
     "scored_table",
     "stats",
     "summarize",
     "summarize_frames",
-    "template_table",
     "verdict_table",
     "verdicts_from_frames",
+    *tables.__all__,
 ]
