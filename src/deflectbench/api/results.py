@@ -196,10 +196,13 @@ def merge(
     *,
     db: DbPath,
     on_busy: OnBusy | None = None,
+    allow_missing_parts: bool = False,
 ) -> MergeResult:
     """Merge the results files ``parts`` (e.g. those of ``run --shard I/N``) into ``db``
     (``deflectbench merge``): every cell and verdict once; records refused are listed in
-    ``problems`` (``exit_code`` 1)."""
+    ``problems`` (``exit_code`` 1). A part of an array missing or incomplete (by the ``k/N``
+    its runs record) raises InteropError naming it, nothing written; with
+    ``allow_missing_parts`` it is only listed in ``notes``."""
     from deflectbench.interop.merge import merge_stores
     from deflectbench.interop.release import InteropError
     from deflectbench.interop.results import MergeResult
@@ -209,7 +212,7 @@ def merge(
     if missing:
         raise InteropError(f"{missing[0]}: no such results file")
     with store_or_nothing(db, on_busy=on_busy) as store:
-        report = merge_stores(store, stores)
+        report = merge_stores(store, stores, allow_missing_parts=allow_missing_parts)
     return MergeResult(Path(db), report)
 
 

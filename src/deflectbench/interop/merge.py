@@ -8,6 +8,11 @@ result. Conditions are carried with their labels and settings; a label naming ot
 in two stores (or a store and OUT) is refused before anything is written, so other settings
 stay other conditions and are never mixed. Runs keep their ids, so OUT says which run (and
 which ``--shard``) made each row.
+
+The parts are checked before anything is written: from the ``k/N`` each part's run records,
+a part of an array that no input (nor OUT) holds, or one whose cells do not all have a result
+row, is refused in one line naming it (``part 8/8 missing``), or only noted with
+``allow_missing_parts``: merged, the analysis would cover some parts' claims without a word.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from typing import Any
 
 from deflectbench import gate
 from deflectbench.conditions import differences
+from deflectbench.config.shard import Shard, recorded
 from deflectbench.gate import GateError
 from deflectbench.interop.importer import stored_contents
 from deflectbench.interop.release import InteropError
@@ -31,6 +37,7 @@ from deflectbench.store.merging import (
     add_planned_rows,
     add_run_row,
     condition_rows,
+    generation_cells,
     held_elsewhere,
     planned_rows,
     stream_rows,
@@ -102,14 +109,78 @@ def check_conditions(out: Store, sources: Sequence[Store]) -> None:
                 )
 
 
-def merge_stores(out: Store, paths: Sequence[Path]) -> MergeReport:
-    """Merge the stores at ``paths`` into ``out``, one transaction per input store."""
+def part_cells(config: dict[str, Any]) -> list[tuple[str, str, int]]:
+    """The cells (claim, template, sample) a part's run planned, from its run row's config
+    (its claims, templates and samples, and for scheme 2 the run of them it holds)."""
+    cells = [
+        (c, p, s)
+        for c in config.get("claim_ids") or ()
+        for p in config.get("prompt_ids") or ()
+        for s in range(1, int(config.get("runs") or 0) + 1)
+    ]
+    span = (config.get("extra") or {}).get("shard_span")
+    return cells[span[0] : span[1]] if span else cells
+
+
+def part_problems(out: Store, sources: Sequence[Store]) -> list[str]:
+    """One line for each part of an array (by the ``k/N`` its runs record) that neither OUT
+    nor any input holds, and for each input whose part has cells with no result row."""
+    held: dict[int, set[int]] = {}
+    problems: list[str] = []
+    for store in (out, *sources):
+        have: set[tuple[str, str, str, str, int]] | None = None
+        checked: set[tuple[str, str, str]] = set()
+        for run in store.runs():
+            got = recorded(run["config"])
+            if got is None:
+                continue
+            part = got[0]
+            held.setdefault(part.count, set()).add(part.index)
+            if store is out:
+                continue  # OUT's parts were checked when they were merged
+            config = run["config"]
+            labels = config.get("conditions") or {}
+            for model in config.get("models") or ():
+                key = (str(part), model, str(labels.get(model, "default")))
+                if key in checked:
+                    continue
+                checked.add(key)
+                have = generation_cells(store) if have is None else have
+                cells = part_cells(config)
+                lacking = sum(1 for c in cells if (model, key[2], *c) not in have)
+                if lacking:
+                    problems.append(
+                        f"part {part} incomplete ({store.path}: {lacking:,} of {len(cells):,} "
+                        f"cells of {model} have no result; run the part again to finish it)"
+                    )
+    for count, indices in sorted(held.items()):
+        gone = [str(Shard(i, count)) for i in range(1, count + 1) if i not in indices]
+        if gone:
+            shown = ", ".join(gone[:8]) + (f" and {len(gone) - 8} more" if len(gone) > 8 else "")
+            problems.insert(0, f"part{'s' * (len(gone) > 1)} {shown} missing")
+    return problems
+
+
+def merge_stores(
+    out: Store, paths: Sequence[Path], *, allow_missing_parts: bool = False
+) -> MergeReport:
+    """Merge the stores at ``paths`` into ``out``, one transaction per input store. A part
+    missing or incomplete (:func:`part_problems`) is refused (InteropError, one line, nothing
+    written) or, with ``allow_missing_parts``, noted."""
     if any(Path(p).resolve() == out.path.resolve() for p in paths):
         raise InteropError(f"{out.path}: OUT is also an input; merge into a new file")
     sources = [Store.open(p, readonly=True) for p in paths]
     try:
         check_conditions(out, sources)
+        parts = part_problems(out, sources)
+        if parts and not allow_missing_parts:
+            raise InteropError(
+                f"{'; '.join(parts)}: merge every part once each has finished, or pass "
+                "--allow-missing-parts to merge only these (the analysis then covers only "
+                "their cells)"
+            )
         report = MergeReport()
+        report.notes.extend(f"merged without all parts: {p}" for p in parts)
         for src in sources:
             report.stores.append(_merge_one(out, src, report))
         return report

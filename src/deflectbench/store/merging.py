@@ -97,3 +97,14 @@ def held_elsewhere(store: Store) -> dict[str, int]:
         if n:
             out[name] = n
     return out
+
+
+def generation_cells(store: Store) -> set[tuple[str, str, str, str, int]]:
+    """(model, condition, claim_id, prompt_id, sample) of every stored generation (a failed
+    request's too): what a part's completeness is checked against."""
+    return {
+        (r[0], r[1], r[2], r[3], int(r[4]))
+        for r in store.conn.execute(
+            "SELECT DISTINCT model, condition, claim_id, prompt_id, sample FROM generations"
+        )
+    }
