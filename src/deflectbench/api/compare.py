@@ -134,12 +134,12 @@ def _read_side(
 ) -> tuple[list[Side], tuple[str, dict[str, str]]]:
     """The sides ``text`` names, with their manifests; and the store's replies by gen_id (the
     flips' examples)."""
-    from deflectbench.analysis.compare.manifest import with_manifest
+    from deflectbench.analysis.compare.manifest import with_manifests
     from deflectbench.analysis.compare.select import parse_selector, read_sides
 
     selector = parse_selector(text)
     with open_store(selector.store, must_exist=True, on_busy=on_busy) as store:
-        found = [with_manifest(store, s) for s in read_sides(store, selector, options, pack)]
+        found = with_manifests(store, read_sides(store, selector, options, pack))
         rows = store.generation_rows(include_errors=False, columns=["gen_id", "response"])
         return found, (str(store.path), {r["gen_id"]: r["response"] for r in rows})
 

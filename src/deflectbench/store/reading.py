@@ -115,10 +115,16 @@ class Reads:
         """Stored generations (all columns, or only ``columns``, which is much faster)."""
         where = "" if include_errors else "WHERE error IS NULL"
         cols = self._columns("generations", columns)
-        return [
-            dict(r)
-            for r in self.conn.execute(f"SELECT {cols} FROM generations {where} ORDER BY gen_id")
-        ]
+        return self._dicts(f"SELECT {cols} FROM generations {where} ORDER BY gen_id")
+
+    def _dicts(self, sql: str) -> list[dict[str, Any]]:
+        """The rows of ``sql`` as dicts (from plain tuples: a ``sqlite3.Row`` per row made a
+        dict costs several times the read)."""
+        cur = self.conn.cursor()
+        cur.row_factory = None
+        cur.execute(sql)
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, r, strict=True)) for r in cur]
 
     def column_lists(
         self,
@@ -155,9 +161,7 @@ class Reads:
 
     def judgment_rows(self, *, columns: Sequence[str] | None = None) -> list[dict[str, Any]]:
         cols = self._columns("judgments", columns)
-        return [
-            dict(r) for r in self.conn.execute(f"SELECT {cols} FROM judgments ORDER BY judgment_id")
-        ]
+        return self._dicts(f"SELECT {cols} FROM judgments ORDER BY judgment_id")
 
     def counts(self) -> dict[str, int]:
         g = self.conn.execute(

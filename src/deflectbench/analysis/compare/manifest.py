@@ -33,6 +33,7 @@ __all__ = [
     "manifest_notes",
     "side_manifest",
     "with_manifest",
+    "with_manifests",
 ]
 
 
@@ -46,18 +47,31 @@ def _versions(runs: Mapping[str, Mapping[str, Any]], run_ids: set[Any]) -> list[
     return list(seen.values())
 
 
-def side_manifest(store: Any, side: Side) -> dict[str, Any]:
-    """The side's manifest from an open store (see the module's docstring)."""
+#: A store's run ids, read once for all its sides: (gen_id, run_id) of its answers (failed
+#: requests left out), (gen_id, judge, run_id) of its verdicts.
+RunIds = tuple[list[tuple[Any, Any]], list[tuple[Any, Any, Any]]]
+
+
+def run_ids(store: Any) -> RunIds:
+    """The store's run ids of every answer and verdict (two column reads, plain tuples)."""
+    gens = store.generation_rows(include_errors=False, columns=["gen_id", "run_id"])
+    judged = store.judgment_rows(columns=["gen_id", "judge", "run_id"])
+    return (
+        [(r["gen_id"], r["run_id"]) for r in gens],
+        [(r["gen_id"], r["judge"], r["run_id"]) for r in judged],
+    )
+
+
+def side_manifest(store: Any, side: Side, ids: RunIds | None = None) -> dict[str, Any]:
+    """The side's manifest from an open store (see the module's docstring); ``ids``: the
+    store's :func:`run_ids`, when several sides of it are read."""
+    gen_runs, judge_runs = run_ids(store) if ids is None else ids
     gen_ids = set(side.scored["gen_id"].tolist()) if len(side.scored) else set()
-    gens = [
-        r
-        for r in store.generation_rows(include_errors=False, columns=["gen_id", "run_id"])
-        if r["gen_id"] in gen_ids
-    ]
+    gens = [{"run_id": run} for gid, run in gen_runs if gid in gen_ids]
     judged = [
-        r
-        for r in store.judgment_rows(columns=["gen_id", "judge", "run_id"])
-        if r["gen_id"] in gen_ids and r["judge"] in side.judges
+        {"judge": judge, "run_id": run}
+        for gid, judge, run in judge_runs
+        if gid in gen_ids and judge in side.judges
     ]
     runs = {str(r["run_id"]): r for r in store.runs()}
     condition = side.condition or "default"
@@ -204,6 +218,14 @@ def judge_fingerprint_notes(a: Side, b: Side) -> list[str]:
 
 def with_manifest(store: Any, side: Side) -> Side:
     return replace(side, manifest=side_manifest(store, side))
+
+
+def with_manifests(store: Any, sides: list[Side]) -> list[Side]:
+    """:func:`with_manifest` of each side, the store's run ids read once for all of them."""
+    if not sides:
+        return []
+    ids = run_ids(store)
+    return [replace(s, manifest=side_manifest(store, s, ids)) for s in sides]
 
 
 def _package(versions: list[dict[str, Any]]) -> str:
