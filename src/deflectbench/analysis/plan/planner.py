@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from deflectbench.analysis.plan.search import Design, PerCall, cheapest, design_of
+from deflectbench.analysis.plan.search import MAX_SAMPLES, Design, PerCall, cheapest, design_of
 from deflectbench.analysis.plan.spreads import (
     ASSUMED_RHO,
     CHEAP_JUDGE,
@@ -56,6 +56,8 @@ class Plan:
     cells: tuple[CellSpread, ...]
     best: Design | None
     paper: Design
+    #: The narrowest design the bounds allow (every claim and template, 10 samples, all judged).
+    narrowest: Design
     calls: tuple[PerCall, ...]
     judges: tuple[str, ...]
     cheap_judge: str
@@ -204,10 +206,22 @@ def make_plan(
         quantile=quantile,
         judges=judges,
     )
+    narrowest = design_of(
+        cells,
+        calls,
+        prices,
+        claims=claim_choices[-1],
+        templates=None if target.scope != "model" else total_templates,
+        templates_run=total_templates,
+        samples=MAX_SAMPLES,
+        share=1.0,
+        quantile=quantile,
+        judges=judges,
+    )
     bounds = {
         "claims": claim_choices,
         "templates": "each framing's own" if target.scope != "model" else [1, total_templates],
-        "samples": [1, 10],
+        "samples": [1, MAX_SAMPLES],
         "share": [0.05, 1.0],
     }
     return Plan(
@@ -217,6 +231,7 @@ def make_plan(
         tuple(cells),
         best,
         paper,
+        narrowest,
         tuple(calls),
         tuple(judges),
         CHEAP_JUDGE,
