@@ -312,7 +312,6 @@ async def execute(
         servers = await manifest.probe_servers(models, [*plan.models, *plan.judges])
         async with _batch_phase(store, benchmark, plan, models, options, report) as batched:
             ctx = _context(store, benchmark, options, report, should_stop)
-            ctx.board.listen(models.values())  # a replica set aside or back: said as it goes
             judges = build_judges(benchmark, [j for j in plan.judges if j not in batched], models)
             by_engine = [models[n] for n in plan.models if n not in batched]
             first = await _first_turn(ctx, plan, by_engine, conditions, judges, watch)
