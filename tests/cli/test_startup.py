@@ -37,18 +37,22 @@ def _fresh(code: str, tmp_path: Path) -> dict:
 
 #: Runs ``python -m deflectbench ARGS`` (``__main__`` included) and records the heavy modules.
 ENTRY_POINT = """
-    import json, os, runpy, sys
+    import contextlib, io, json, os, runpy, sys
 
     sys.argv = ["deflectbench", *json.loads(os.environ["ARGS"])]
+    printed = io.StringIO()
     try:
-        runpy.run_module("deflectbench", run_name="__main__", alter_sys=True)
+        with contextlib.redirect_stdout(printed):
+            runpy.run_module("deflectbench", run_name="__main__", alter_sys=True)
     except SystemExit as exc:
         assert not exc.code, exc.code
     heavy = set(json.loads(os.environ["HEAVY"]))
     loaded = sorted({m.split(".")[0] for m in sys.modules} & heavy)
     with open(os.environ["OUT"], "w") as f:
         commands = sorted(m for m in sys.modules if m.startswith("deflectbench.cli."))
-        json.dump({"heavy": loaded, "ran": "deflectbench.cli.app" in sys.modules,
+        ran = "deflectbench.cli.app" in sys.modules  # --version answers before the app
+        ran = ran or printed.getvalue().startswith("deflectbench ")
+        json.dump({"heavy": loaded, "ran": ran,
                    "cli": commands}, f)
 """
 

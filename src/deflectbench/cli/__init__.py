@@ -16,6 +16,13 @@ def main() -> None:
     e.g. ``tables``, is imported on its own)."""
     import atexit
     import gc
+    import sys
+
+    if sys.argv[1:] == ["--version"]:  # answered before typer and the app load (issue 36)
+        from deflectbench import __version__
+
+        sys.stdout.write(f"deflectbench {__version__}\n")
+        return
 
     from deflectbench.cli.app import main as run_app
 
