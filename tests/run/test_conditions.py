@@ -102,3 +102,21 @@ def test_the_seed_not_sent_is_part_of_the_condition(tmp_path, server, benchmark)
     assert sent.conditions[SUBJECT] != unsent.conditions[SUBJECT]
     assert "noseed" in unsent.conditions[SUBJECT]
     assert "seed" not in generation_requests(server)[-1].body
+
+
+def test_the_hint_offers_leaving_label_out_only_when_that_resumes(tmp_path) -> None:
+    """Leaving --label out gives the derived label: the hint offers it only when the settings
+    are stored under that label, never for a condition stored under a label of its own."""
+    from deflectbench.conditions import Settings
+
+    settings = Settings(temperature=1.0, max_tokens=32, seed=0, benchmark_sha256="b" * 64)
+    with Store.open(tmp_path / "r.db") as store:
+        store.register_condition("acme/m", settings, "mine")
+        with pytest.raises(ConditionError) as custom:
+            store.checked_condition("acme/m", settings, None)
+        store.register_condition("acme/n", settings, None)
+        with pytest.raises(ConditionError) as derived:
+            store.checked_condition("acme/n", settings, "other")
+    assert "pass --label mine to resume it" in str(custom.value)
+    assert "leave --label out" not in str(custom.value)
+    assert f"pass --label {settings.label()} (or leave --label out)" in str(derived.value)

@@ -47,9 +47,11 @@ class Conditions:
             "SELECT label FROM conditions WHERE model = ? AND settings_sha256 = ?", (model, sha)
         ).fetchone()
         if by_sha is not None and by_sha[0] != label:
+            # leaving --label out resumes only a condition stored under the derived label
+            or_default = " (or leave --label out)" if by_sha[0] == settings.label() else ""
             raise ConditionError(
                 f"{model}: these settings are already stored as condition {by_sha[0]!r}; "
-                f"pass --label {by_sha[0]} (or leave --label out) to resume it"
+                f"pass --label {by_sha[0]}{or_default} to resume it"
             )
         by_label = self.conn.execute(
             "SELECT settings_json FROM conditions WHERE model = ? AND label = ?", (model, label)
