@@ -4,6 +4,7 @@ a part no input holds, or one with cells that have no result, is refused in one 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -114,3 +115,26 @@ def test_stores_of_whole_runs_are_merged_as_before(tmp_path: Path) -> None:
     with Store.open(tmp_path / "all.db") as out:
         report = merge_stores(out, [whole])
     assert report.ok and not report.notes
+
+
+def test_status_over_a_glob_shows_every_part_and_the_one_missing(tmp_path: Path) -> None:
+    from deflectbench.api.parts import status_parts
+
+    parts = [part(tmp_path, i, drop=1 if i == 2 else 0) for i in range(1, N)]  # no 8/8
+    st = status_parts([tmp_path / "part-*.db"])
+    assert [r.parts for r in st.rows] == [(f"{i}/8",) for i in range(1, N)]
+    sizes = [len(Shard(i, N).cells(PLAN.cells)) for i in range(1, N)]
+    assert [r.planned for r in st.rows] == sizes
+    assert [r.missing for r in st.rows] == [0, 1, 0, 0, 0, 0, 0]
+    assert (st.planned, st.ok, st.missing) == (sum(sizes), sum(sizes) - 1, 1)
+    assert st.missing_parts == ["8/8"] and st.exit_code == 5
+
+    p = run_cli("status", "--db", str(tmp_path / "part-*.db"), "--json")
+    assert p.returncode == 5, p.stderr
+    got = json.loads(p.stdout)
+    assert got["missing_parts"] == ["8/8"] and got["total"]["missing"] == 1
+    assert len(got["parts"]) == 7 and parts[0].name in got["parts"][0]["path"]
+    p = run_cli("status", "--db", str(tmp_path / "part-*.db"))
+    assert p.returncode == 5 and "missing: part 8/8" in p.stdout and "total" in p.stdout
+    p = run_cli("status", "--db", str(tmp_path / "nothing-*.db"))
+    assert p.returncode == 2 and "no results file matches" in p.stderr

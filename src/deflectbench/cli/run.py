@@ -377,7 +377,16 @@ def status(
     without a batch API), shows every batch, and exits 5 while failed items are not done,
     answers await a judge, or a multi-turn pack's turn-2 cells are due and not sent (the next
     `run --batch` sends them); `--wait` until none is open.
+
+    A quoted glob over the parts of a `--shard I/N` array shows each file's part, progress and
+    spending, the totals and the parts no file holds (exit 5 while anything is missing):
+
+        deflectbench status --db 'results/part-*.db'
     """
+    if any(ch in str(db) for ch in "*?["):  # an array's parts (docs/scale.md)
+        from deflectbench.cli.parts import show_parts
+
+        show_parts(db, as_json)
     from deflectbench.api import run as api
     from deflectbench.cli.batch import wait_bar
     from deflectbench.views.terminal import batch_lines
