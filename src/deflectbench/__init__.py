@@ -5,7 +5,7 @@ The public Python API is re-exported here, loaded on first use so the CLI starts
 (``__version__`` too): one function per command (``run``, ``run_async``, ``estimate``, ``judge``,
 ``status``, ``analyze``, ``report``, ``audit``, ``import_``, ``export``, ``merge``, ``spec``,
 ``validate``, ``calibrate``, ``import_labels``, ``export_labels``, ``compare``,
-``leaderboard``), each returning a typed result whose
+``leaderboard``, ``plan``), each returning a typed result whose
 ``to_json()`` is the command's ``--json``; ``RunConfig``, the one configuration of a run; and the
 parts (``load_benchmark``, ``default_benchmark``, ``resolve_benchmark``, ``Store``,
 ``get_model``, ``scored_table``, ``import_paths``, ``build_report``). docs/python-api.md walks
@@ -35,6 +35,7 @@ _EXPORTS = {
     "export_labels": "deflectbench.api.labels",
     "compare": "deflectbench.api.compare",
     "leaderboard": "deflectbench.api.compare",
+    "plan": "deflectbench.api.plan",
     # the one configuration of a run
     "RunConfig": "deflectbench.config",
     # the parts, for those who build their own pipeline

@@ -100,6 +100,7 @@ def test_every_command_is_covered():
         "validate",
         "mutate",
         "calibrate",
+        "plan",
         "compare",
         "leaderboard",
         "monitor",

@@ -79,6 +79,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "validate": ("validate", "validate"),
     "mutate": ("mutate", "mutate"),
     "calibrate": ("calibrate", "calibrate"),
+    "plan": ("plan", "plan"),
     "compare": ("compare", "compare"),
     "leaderboard": ("leaderboard", "leaderboard"),
     "monitor": ("monitor", "monitor"),

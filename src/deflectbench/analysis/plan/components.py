@@ -10,8 +10,8 @@ generations, so with C claims, T templates and S samples
 
 The components are estimated by the method of moments (the ANOVA estimators of the nested
 design, with the unbalanced coefficients of Sokal and Rohlf's Box 10.4, which reduce to S and
-T S when balanced), each truncated at 0: a negative estimate is sampling noise of a component
-near 0, and 0 is what is used.
+T S when balanced), each truncated at 0 after all are solved: a negative estimate is sampling
+noise of a component near 0, and 0 is what is used.
 """
 
 from __future__ import annotations
@@ -94,13 +94,15 @@ def anova_components(y: ArrayLike, claims: ArrayLike, templates: ArrayLike) -> C
     if b > a:
         ms_pair = ss_pair / (b - a)
         n0 = (n - sum_sq_over_claim) / (b - a)
-        claim_template = max((ms_pair - ms_within) / n0, 0.0)
+        raw_ct = (ms_pair - ms_within) / n0
     else:  # one template per claim: the pair and claim levels cannot be told apart
-        claim_template = 0.0
+        raw_ct = 0.0
+    claim_template = max(raw_ct, 0.0)
     ms_claim = ss_claim / (a - 1)
     n0_ct = (sum_sq_over_claim - float((n_pair**2).sum()) / n) / (a - 1)
     n0_c = (n - float((n_claim**2).sum()) / n) / (a - 1)
-    claim = max((ms_claim - ms_within - n0_ct * claim_template) / n0_c, 0.0)
+    # the untruncated estimate here, so balanced data give (MS_claim - MS_pair) / (T S)
+    claim = max((ms_claim - ms_within - n0_ct * raw_ct) / n0_c, 0.0)
     # the templates' own effects (crossed with the claims): the spread of the template means
     # less what the claim x template and within noise put in it
     n_t = int(tpl.max()) + 1
