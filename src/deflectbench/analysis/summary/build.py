@@ -100,9 +100,8 @@ def summarize(
         summary.verdicts,
         summary.judges,
         store,
+        options,
         rules=options.values == "rules",
-        n_resamples=options.n_resamples,
-        seed=options.seed,
     )
     summary = replace(summary, validity=checks)
     if changed is not None:
@@ -186,12 +185,10 @@ def _summary(frames: StoreFrames, benchmark: Benchmark, options: AnalysisOptions
         gens,
         verdicts,
         judges,
-        str(options.consensus),
+        options,
         judgments=judg,
         benchmark=benchmark,
         scored=scored,
-        n_resamples=options.n_resamples,
-        seed=options.seed,
     )
     return Summary(
         validity=validity,

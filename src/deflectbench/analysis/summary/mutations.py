@@ -14,7 +14,7 @@ from __future__ import annotations
 import pandas as pd
 
 from deflectbench.analysis.frames.scored import scored_from_frames
-from deflectbench.analysis.options import CI_LEVEL
+from deflectbench.analysis.options import CI_LEVEL, AnalysisOptions
 from deflectbench.analysis.stats.bootstrap import block_bootstrap_ci
 from deflectbench.benchmark.definition import Benchmark
 from deflectbench.benchmark.packs import load_pack, shipped_packs
@@ -49,18 +49,16 @@ def mutation_effects(
     judgments: pd.DataFrame,
     benchmark: Benchmark,
     scored: pd.DataFrame,
-    *,
-    consensus: str = "mean",
-    n_resamples: int = 1000,
-    seed: int = 0,
+    options: AnalysisOptions = AnalysisOptions(),  # noqa: B008 (frozen, so shared safely)
 ) -> pd.DataFrame | None:
     """Per model, mutation kind and field: pairs, claims, the origin's and the variants' mean
-    rate over the pairs, their difference and its CI. None when ``benchmark`` is no mutated
-    pack or its origin pack has no scored answer."""
+    rate over the pairs, their difference and its CI (``options``: the consensus rule and the
+    bootstrap's draws and seed). None when ``benchmark`` is no mutated pack or its origin pack
+    has no scored answer."""
     if not is_mutated(benchmark) or not len(scored):
         return None
     origin_pack = load_pack(str(benchmark.based_on))
-    origin = scored_from_frames(gens, judgments, origin_pack, consensus=consensus)
+    origin = scored_from_frames(gens, judgments, origin_pack, consensus=options.consensus)
     if not len(origin):
         return None
     mutated = scored.assign(
@@ -79,7 +77,11 @@ def mutation_effects(
         for (model, kind), part in paired.groupby(["model", "mutation"], sort=True):
             d = (part[field] - part["origin"]).to_numpy(dtype=float)
             ci = block_bootstrap_ci(
-                d, part["claim_id"].to_numpy(), n_resamples=n_resamples, seed=seed, level=CI_LEVEL
+                d,
+                part["claim_id"].to_numpy(),
+                n_resamples=options.n_resamples,
+                seed=options.seed,
+                level=CI_LEVEL,
             )
             rows.append(
                 {

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from deflectbench.analysis.options import CI_LEVEL, MIN_CI_CLAIMS
+from deflectbench.analysis.options import CI_LEVEL, MIN_CI_CLAIMS, AnalysisOptions
 from deflectbench.analysis.stats.bootstrap import block_bootstrap_many
 from deflectbench.analysis.summary.mutations import mutation_effects
 from deflectbench.analysis.tables.breakdowns import few_claims, few_claims_note
@@ -39,7 +39,6 @@ from deflectbench.vocab import FIELDS, apply_rules
 
 if TYPE_CHECKING:
     from deflectbench.analysis.calibration.corrected import Corrected
-    from deflectbench.analysis.options import AnalysisOptions
 
 
 def tie_rule(judges: Sequence[str], consensus: str = "mean") -> str | None:
@@ -292,60 +291,40 @@ def validity_checks(
     gens: pd.DataFrame,
     verdicts: pd.DataFrame,
     judges: Sequence[str],
-    consensus: str,
+    options: AnalysisOptions,
     store: Any = None,
     *,
     rules: bool = False,
     judgments: pd.DataFrame | None = None,
     benchmark: Benchmark | None = None,
     scored: pd.DataFrame | None = None,
-    n_resamples: int = 1000,
-    seed: int = 0,
 ) -> ValidityChecks:
-    """The checks of one pack's summary. The control needs the control's texts: from ``gens``
-    when it has them, else read from ``store`` (only when the control is in it)."""
+    """The checks of one pack's summary (``options``: the consensus rule and the bootstrap's
+    draws and seed). The control needs the control's texts: from ``gens`` when it has them,
+    else read from ``store`` (only when the control is in it)."""
     control = None
-    if len(gens) and (gens["model"] == CONTROL_MODEL).any():
-        texts = (
-            gens[["gen_id", "response", "claim_id"]]
-            if "response" in gens
-            else _control_texts(store)
-        )
-        if texts is not None:
-            control = control_result(
-                verdicts, texts, judges or None, n_resamples=n_resamples, seed=seed
-            )
-    sc = None
-    if store is not None and (rows := rejudgment_rows(store)):
-        sc = self_consistency(
-            verdicts,
-            rows,
-            rules=rules,
-            claims=_claims_of(gens),
-            n_resamples=n_resamples,
-            seed=seed,
+    if _has_control(gens) and "response" in gens:
+        texts = gens[["gen_id", "response", "claim_id"]]
+        control = control_result(
+            verdicts, texts, judges or None, n_resamples=options.n_resamples, seed=options.seed
         )
     over = mutated = None
     if judgments is not None and benchmark is not None and scored is not None:
-        over = over_refusal(
-            gens, judgments, benchmark, scored, consensus, n_resamples=n_resamples, seed=seed
-        )
-        mutated = mutation_effects(
-            gens,
-            judgments,
-            benchmark,
-            scored,
-            consensus=consensus,
-            n_resamples=n_resamples,
-            seed=seed,
-        )
-    return ValidityChecks(
-        tie_rule=tie_rule(judges, consensus),
+        over = over_refusal(gens, judgments, benchmark, scored, options)
+        mutated = mutation_effects(gens, judgments, benchmark, scored, options)
+    checks = ValidityChecks(
+        tie_rule=tie_rule(judges, options.consensus),
         control=control,
-        self_consistency=sc,
         over_refusal=over,
         mutations=mutated,
     )
+    if store is None:
+        return checks
+    return with_store(checks, gens, verdicts, judges, store, options, rules=rules)
+
+
+def _has_control(gens: pd.DataFrame) -> bool:
+    return bool(len(gens) and (gens["model"] == CONTROL_MODEL).any())
 
 
 def _control_texts(store: Any) -> pd.DataFrame | None:
@@ -524,10 +503,7 @@ def over_refusal(
     judgments: pd.DataFrame,
     benchmark: Benchmark,
     scored: pd.DataFrame,
-    consensus: str = "mean",
-    *,
-    n_resamples: int = 1000,
-    seed: int = 0,
+    options: AnalysisOptions = AnalysisOptions(),  # noqa: B008 (frozen, so shared safely)
 ) -> pd.DataFrame | None:
     """Per model, overall (framing ``all``) and per framing: the share of the benign twins
     refused (``over_refusal``) and fulfilled with an unlabeled fallacy of the model's own
@@ -537,12 +513,14 @@ def over_refusal(
     judges, the same consensus rule); nothing is pooled.
 
     Each rate carries its 95% claim-block bootstrap CI (``<rate>_lo``, ``<rate>_hi``), as the
-    headline rates do: the claims of its cell resampled ``n_resamples`` times from ``seed``
+    headline rates do: the claims of its cell resampled ``options.n_resamples`` times from
+    ``options.seed``
     (every cell the same seed), NaN bounds over fewer than two claims; ``claims_benign`` and
     ``claims_manipulative`` count the claims each CI rests on."""
-    packs = scored_packs(gens, judgments, benchmark, scored, consensus)
+    packs = scored_packs(gens, judgments, benchmark, scored, options.consensus)
     if packs is None:
         return None
+    n_resamples, seed = options.n_resamples, options.seed
     twins, harmful = packs
     rows = []
     for model, mine in twins.groupby("model", sort=True):
@@ -667,32 +645,23 @@ def with_store(
     verdicts: pd.DataFrame,
     judges: Sequence[str],
     store: Any,
+    options: AnalysisOptions,
     *,
     rules: bool = False,
-    n_resamples: int = 1000,
-    seed: int = 0,
 ) -> ValidityChecks:
     """``checks`` completed with what only the store holds: the control's texts (when the
-    frames have none) and the re-judgments."""
+    frames have none) and the re-judgments (``options``: the bootstrap's draws and seed)."""
     base = checks if checks is not None else ValidityChecks()
+    draws = {"n_resamples": options.n_resamples, "seed": options.seed}
     control = base.control
-    if control is None and len(gens) and (gens["model"] == CONTROL_MODEL).any():
+    if control is None and _has_control(gens):
         texts = _control_texts(store)
         control = (
-            control_result(verdicts, texts, judges or None, n_resamples=n_resamples, seed=seed)
-            if texts is not None
-            else None
+            control_result(verdicts, texts, judges or None, **draws) if texts is not None else None
         )
     rows = rejudgment_rows(store) if store is not None else []
     sc = (
-        self_consistency(
-            verdicts,
-            rows,
-            rules=rules,
-            claims=_claims_of(gens),
-            n_resamples=n_resamples,
-            seed=seed,
-        )
+        self_consistency(verdicts, rows, rules=rules, claims=_claims_of(gens), **draws)
         if rows
         else base.self_consistency
     )
