@@ -180,3 +180,59 @@ def test_a_key_registered_for_a_model_is_scrubbed_whatever_its_variable() -> Non
     register_credentials(key="zz-a-key-in-a-plain-var-0042")
     assert scrub("Bearer zz-a-key-in-a-plain-var-0042", {}) == f"Bearer {REDACTED}"
     assert "plain-var" not in scrub("echo zz-a-key-in-a-plain-var", {})  # a partial echo too
+
+
+def _deep_line(custom_id: str, depth: int = 100_000) -> bytes:
+    return (
+        f'{{"custom_id": "{custom_id}", "response": {{"status_code": 200, "body": '.encode()
+        + b'{"x": ' * depth
+        + b"1"
+        + b"}" * depth
+        + b"}}"
+    )
+
+
+def test_batch_result_lines_are_scrubbed_and_bounded() -> None:
+    from deflectbench.models.anthropic_api import AnthropicModel
+    from deflectbench.models.anthropic_batch import AnthropicBatches
+    from deflectbench.models.openai_batch import OpenAIBatches
+    from deflectbench.models.openai_compat import OpenAICompatModel
+
+    url = f"http://{USER}:{ENCODED}@127.0.0.1:9/v1"
+    # a run's models, both built: each registers what its requests carry
+    oai = OpenAIBatches(OpenAICompatModel("openai/m", "m", base_url=url, api_key=KEY))
+    ant = AnthropicBatches(AnthropicModel("anthropic/m", "m", api_key=ANT_KEY, base_url=url))
+    body = {
+        "id": "c1",
+        "object": "chat.completion",
+        "created": 1,
+        "model": BASIC,  # the served id a leaky proxy fills with what it was sent
+        "choices": [
+            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": ECHO}}
+        ],
+        "extra": {"nested": [ENCODED, {"k": PASSWORD}]},
+    }
+    lines = [
+        json.dumps({"custom_id": "a", "response": {"status_code": 200, "body": body}}).encode(),
+        json.dumps(
+            {
+                "custom_id": "b",
+                "response": {"status_code": 401, "body": {"error": {"message": ECHO}}},
+            }
+        ).encode(),
+        json.dumps({"custom_id": "c", "error": {"code": "x", "message": ECHO}}).encode(),
+        _deep_line("d"),
+    ]
+    out: list = []
+    garbled = oai._read(b"\n".join(lines), out)
+    assert garbled == 1  # the line nested 100,000 deep: garbled, never a crash
+    blob = json.dumps([[o.custom_id, o.error, o.completion and o.completion.raw] for o in out])
+    assert _leaks(blob.encode()) == [] and REDACTED in blob
+    assert out[0].completion is not None and out[0].completion.raw["model"] == REDACTED
+
+    error = {"type": "errored", "error": {"error": {"type": "x", "message": ECHO}}}
+    out = []
+    garbled = ant._read(
+        json.dumps({"custom_id": "e", "result": error}).encode() + b"\n" + _deep_line("f"), out
+    )
+    assert garbled == 1 and _leaks(json.dumps([o.error for o in out]).encode()) == []

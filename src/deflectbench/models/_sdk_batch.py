@@ -91,8 +91,8 @@ class SDKBatches(abc.ABC, Generic[M]):
         """A result that carries a reply body, read as the model reads its own replies."""
         try:
             completion = self.model.completion_from_body(body)
-        except (ModelError, TypeError, AttributeError, ValueError) as exc:
-            return Outcome(custom_id, ERRORED, error=scrub(f"bad response: {exc}"))
+        except (ModelError, TypeError, AttributeError, ValueError, RecursionError) as exc:
+            return Outcome(custom_id, ERRORED, error=scrub(f"bad response: {exc}"[:300]))
         return Outcome(custom_id, SUCCEEDED, completion)
 
     @property

@@ -120,8 +120,8 @@ class AnthropicBatches(SDKBatches[AnthropicModel]):
             kind = result["type"]
             if not isinstance(custom_id, str):
                 return None
-        except (ValueError, KeyError, TypeError):
-            return None
+        except (ValueError, KeyError, TypeError, RecursionError):
+            return None  # garbled (a line nested past any depth too: untrusted input)
         if kind == SUCCEEDED:
             return self._answered(custom_id, result.get("message") or {})
         if kind == ERRORED:
@@ -129,7 +129,7 @@ class AnthropicBatches(SDKBatches[AnthropicModel]):
             return Outcome(
                 custom_id,
                 ERRORED,
-                error=scrub(f"{error.get('type', 'error')}: {error.get('message', '')}"),
+                error=scrub(f"{error.get('type', 'error')}: {error.get('message', '')}"[:300]),
             )
         if kind in (EXPIRED, CANCELED):
             return Outcome(custom_id, kind, error=kind)

@@ -223,7 +223,7 @@ def read_outcomes(
             continue
         try:
             read = outcome(raw)
-        except (AttributeError, TypeError, ValueError, KeyError, OverflowError):
+        except (AttributeError, TypeError, ValueError, KeyError, OverflowError, RecursionError):
             read = None  # e.g. an ``error`` or ``response`` that is a string: that item's only
         if read is None:
             garbled += 1

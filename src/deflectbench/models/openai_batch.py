@@ -121,15 +121,15 @@ class OpenAIBatches(SDKBatches[OpenAICompatModel]):
             error = line.get("error")
             if not isinstance(custom_id, str):
                 return None
-        except (ValueError, KeyError, TypeError, AttributeError):
-            return None
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
+            return None  # garbled (a line nested past any depth too: untrusted input)
         if error:
             code = str(error.get("code") or "")
             kind = {"batch_expired": EXPIRED, "batch_cancelled": CANCELED}.get(code, ERRORED)
-            return Outcome(custom_id, kind, error=scrub(f"{code}: {error.get('message')}"))
+            return Outcome(custom_id, kind, error=scrub(f"{code}: {error.get('message')}"[:300]))
         status = response.get("status_code")
         body = response.get("body") or {}
         if status != 200:
             message = (body.get("error") or {}).get("message") if isinstance(body, dict) else None
-            return Outcome(custom_id, ERRORED, error=scrub(f"HTTP {status}: {message}"))
+            return Outcome(custom_id, ERRORED, error=scrub(f"HTTP {status}: {message}"[:300]))
         return self._answered(custom_id, body)
