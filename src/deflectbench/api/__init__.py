@@ -11,5 +11,6 @@ what they return with :mod:`deflectbench.views`; the report, the web pages and t
 render the same objects. Modules: ``run`` (run, run_async, judge, status), ``results`` (analyze,
 report, audit, import_, export, merge, spec), ``labels`` (validate, calibrate), ``compare``
 (compare, leaderboard), ``plan`` (plan). Names are re-exported from :mod:`deflectbench`
-itself, loaded on first use; what is public is what ``deflectbench.__all__`` lists (docs/python-api.md, stability).
+itself, loaded on first use; what is public is what ``deflectbench.__all__`` lists
+(docs/python-api.md, stability).
 """

@@ -27,7 +27,8 @@ _FORM = (
 )
 _GRAMMAR = re.compile(
     r"^\s*(?P<measure>[A-Za-z_]+)\s*(?:\+-|\+/-|±)\s*(?P<h>\d+(?:\.\d+)?)\s*(?:pp|points?)\s+"
-    r"per\s+(?P<scope>[A-Za-z_]+(?:\s*[x×]\s*[A-Za-z_]+)?)\s*$"
+    r"per\s+(?P<scope>[A-Za-z_]+(?:\s*[x×]\s*[A-Za-z_]+)?)\s*$",
+    re.IGNORECASE,
 )
 
 

@@ -8,7 +8,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from deflectbench.analysis.plan import Design
+from deflectbench.analysis.plan import CellSpread, Design
 from deflectbench.results.plan import PlanResult
 from deflectbench.views.format import count, num, pct, usd
 
@@ -87,10 +87,18 @@ def _cells(r: PlanResult) -> Table:
     )
     for name in ("cell", "rate", "σ² claim", "σ² claim×tpl", "σ² within", "T", "ρ cheap"):
         table.add_column(name, justify="left" if name == "cell" else "right")
-    for c in r.plan.cells:
+    groups: dict[tuple[object, ...], list[str]] = {}
+    shown: dict[tuple[object, ...], CellSpread] = {}
+    for c in r.plan.cells:  # cells of one set of components (the assumed ones) in one row
+        same = (c.components, c.templates, c.rho, c.rho_measured)
+        groups.setdefault(same, []).append(" x ".join(c.key))
+        shown.setdefault(same, c)
+    for same, names in groups.items():
+        c = shown[same]
         comp = c.components
+        label = names[0] if len(names) == 1 else f"{names[0]} and {len(names) - 1} more alike"
         table.add_row(
-            escape(" x ".join(c.key)),
+            escape(label),
             pct(comp.rate),
             num(comp.claim, ".4f"),
             num(comp.claim_template, ".4f"),
