@@ -22,7 +22,7 @@ from deflectbench.errors import ConfigError
 from deflectbench.pipeline import JUDGE_OUTPUT_TOKENS, TYPICAL_OUTPUT_TOKENS
 from deflectbench.store import Store
 
-__all__ = ["Plan", "make_plan", "paper_models"]
+__all__ = ["Plan", "make_plan", "paper_models", "priced_name"]
 
 #: The release's model names as the providers' API names (the release gives bare names).
 _RELEASE_PROVIDERS = {
@@ -34,13 +34,18 @@ _RELEASE_PROVIDERS = {
 }
 
 
+def priced_name(name: str) -> str:
+    """A model as the price table names it: a release's bare name (``gpt-5.5``, as imported
+    stores hold it) with its provider (``openai/gpt-5.5``); any other name as it is."""
+    if "/" in name:
+        return name
+    provider = next((p for k, p in _RELEASE_PROVIDERS.items() if name.startswith(k)), None)
+    return f"{provider}/{name}" if provider else name
+
+
 def paper_models(benchmark: Benchmark) -> list[str]:
     """The paper's models as ``provider/model`` (a name of no known provider stays bare)."""
-    out = []
-    for name in benchmark.models_in_release:
-        provider = next((p for k, p in _RELEASE_PROVIDERS.items() if name.startswith(k)), None)
-        out.append(f"{provider}/{name}" if provider and "/" not in name else name)
-    return out
+    return [priced_name(name) for name in benchmark.models_in_release]
 
 
 @dataclass(frozen=True)
@@ -83,9 +88,10 @@ def _calls(
     for model in models:
         mean = pilot.mean_output_tokens(model) if pilot is not None else None
         out = mean if mean else float(TYPICAL_OUTPUT_TOKENS)
-        calls.append(PerCall("model", model, tokens_in, out))
+        priced = priced_name(model)
+        calls.append(PerCall("model", priced, tokens_in, out))
         for judge in judges:
-            calls.append(PerCall("judge", judge, rubric + claim + out, JUDGE_OUTPUT_TOKENS, model))
+            calls.append(PerCall("judge", judge, rubric + claim + out, JUDGE_OUTPUT_TOKENS, priced))
     return calls
 
 

@@ -107,7 +107,8 @@ def _correlation(y: np.ndarray, f: np.ndarray) -> float | None:
     ok = ~(np.isnan(y) | np.isnan(f))
     if ok.sum() < 3 or np.std(y[ok]) == 0 or np.std(f[ok]) == 0:
         return None
-    return float(np.corrcoef(y[ok], f[ok])[0, 1])
+    # capped at 1 - 1/n as ppi_py caps it: a pilot's perfect agreement earns no free labels
+    return min(float(np.corrcoef(y[ok], f[ok])[0, 1]), 1.0 - 1.0 / int(ok.sum()))
 
 
 def pilot_cells(
