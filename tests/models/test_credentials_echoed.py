@@ -108,6 +108,8 @@ def test_no_form_of_any_credential_survives_anywhere(tmp_path: Path) -> None:
     # what went on the wire: the Basic form (httpx sends the URL's userinfo so), the key
     assert posts and all(r.headers["authorization"] == f"Basic {BASIC}" for r in posts)
     assert any(r.path.endswith("/messages") for r in posts)  # the Anthropic SDK's too
+    for section in ("gateway", "anthropic"):  # said, once per section, in no secret's words
+        assert f"providers.{section}'s base_url carries user:password@" in run.stderr
     conn = sqlite3.connect(db)
     served = {s for (s,) in conn.execute("SELECT served_model FROM generations") if s}
     errors = [

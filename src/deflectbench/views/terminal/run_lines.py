@@ -98,9 +98,31 @@ def run_report(result: RunResult) -> Shown:
         shown.append(
             Line("[yellow]stopped early: run the same command again to finish[/]", markup=True)
         )
+    shown += [warn(line) for line in url_credentials_warnings(result.config.providers)]
     db = result.db
     shown.append(out(f"results: {db.resolve()}   (see `deflectbench status --db {db}`)"))
     return shown
+
+
+def url_credentials_warnings(providers: Mapping[str, Mapping[str, object]]) -> list[str]:
+    """One warning per provider section whose base URL carries ``user:password@``: it goes
+    out as a Basic header, and what servers send back is scrubbed of it in every form, but a
+    key in ``api_key_env`` keeps it out of URLs altogether."""
+    from deflectbench.secrets import url_credentials
+
+    found = []
+    for name, section in providers.items():
+        urls = [section.get("base_url")]
+        endpoints = section.get("endpoints")
+        if isinstance(endpoints, list):
+            urls += [e.get("base_url") for e in endpoints if isinstance(e, Mapping)]
+        if any(isinstance(u, str) and url_credentials(u) for u in urls):
+            found.append(
+                f"warning: providers.{name}'s base_url carries user:password@ (sent as a Basic "
+                "header); it was scrubbed, in every form, from all a server sent back, but a key "
+                "in api_key_env keeps it out of URLs"
+            )
+    return found
 
 
 def run_end(result: RunResult) -> Shown:
