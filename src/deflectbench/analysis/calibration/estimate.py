@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -90,16 +91,19 @@ def _claims(x: np.ndarray, rows: int, name: str) -> NDArray[np.int64]:
     return arr.astype(np.int64)
 
 
+class _Arrays(NamedTuple):
+    """The six arrays a calibration reads (see :func:`estimate_rates`)."""
+
+    target: np.ndarray
+    target_claim: np.ndarray
+    labelled_judged: np.ndarray
+    labelled_human: np.ndarray
+    labelled_claim: np.ndarray
+    labelled_weight: np.ndarray | None
+
+
 def _validate(
-    target: np.ndarray,
-    target_claim: np.ndarray,
-    labelled_judged: np.ndarray,
-    labelled_human: np.ndarray,
-    labelled_claim: np.ndarray,
-    labelled_weight: np.ndarray | None,
-    methods: Sequence[str],
-    min_labels: int,
-    resamples: int,
+    given: _Arrays, methods: Sequence[str], min_labels: int, resamples: int
 ) -> tuple[
     NDArray[np.float64],
     NDArray[np.int64],
@@ -108,7 +112,9 @@ def _validate(
     NDArray[np.int64],
     NDArray[np.float64],
 ]:
-    """The inputs as float matrices and int codes, or a one-line ValueError naming the fault."""
+    """The inputs as float matrices and int codes (the weights 1 when none are given), or a
+    one-line ValueError naming the fault."""
+    target, target_claim, labelled_judged, labelled_human, labelled_claim, labelled_weight = given
     tgt = columns(target, "target")
     lj = columns(labelled_judged, "labelled_judged")
     lh = columns(labelled_human, "labelled_human")
@@ -179,17 +185,10 @@ def estimate_rates(
     give no number for a column with fewer than ``min_labels`` labels; a corrected column with
     fewer than ``min_disagreements`` label-judge disagreements is flagged and widened.
     """
-    tgt, tc, lj, lh, lc, lw = _validate(
-        target,
-        target_claim,
-        labelled_judged,
-        labelled_human,
-        labelled_claim,
-        labelled_weight,
-        methods,
-        min_labels,
-        resamples,
+    given = _Arrays(
+        target, target_claim, labelled_judged, labelled_human, labelled_claim, labelled_weight
     )
+    tgt, tc, lj, lh, lc, lw = _validate(given, methods, min_labels, resamples)
     k = tgt.shape[1]
     claims, inverse = np.unique(np.concatenate([tc, lc]), return_inverse=True)
     n_claims = claims.size
