@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -75,8 +76,9 @@ def other_load(seconds: float = 2.0) -> float:
 
 def the_command(
     claim: str, templates: list[str], max_tokens: int
-) -> tuple[float, list[Prompt], str]:
-    """(tokens/s, the prompts it sent, its last threads line) of ``deflectbench run``."""
+) -> tuple[float, float, list[Prompt], str]:
+    """(tokens/s over the generations' span, tokens/s over their own latencies, the prompts it
+    sent, the threads it said it used) of ``deflectbench run``."""
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "bench.db"
         cmd = [sys.executable, "-c", COMMAND, "run", "-m", "local/smollm2"]
@@ -106,9 +108,10 @@ def the_command(
     tokens = sum(r[2] for r in rows)
     stored = [datetime.fromisoformat(r[4]).timestamp() for r in rows]
     start = min(t - lat for t, lat in zip(stored, (r[3] for r in rows), strict=True))
-    threads = [line for line in p.stderr.splitlines() if "thread" in line]
-    note = threads[-1].rpartition(", ")[2] if threads else "(no progress line)"
-    return tokens / (max(stored) - start), prompts, note
+    said = re.findall(r"\d+ threads? \([^)]*\)", p.stderr)
+    note = ", then ".join(dict.fromkeys(said)) if said else "(no progress line)"
+    latency = sum(r[3] for r in rows)
+    return tokens / (max(stored) - start), tokens / latency, prompts, note
 
 
 def bare(prompts: list[Prompt], threads: int, llama: Any = None) -> tuple[float, Any]:
@@ -149,12 +152,13 @@ def best_bare(prompts: list[Prompt], probe: int = 2) -> tuple[float, int]:
 def condition(name: str, claim: str, templates: list[str], max_tokens: int) -> float:
     others = other_load()
     load = os.getloadavg()[0]
-    ours, prompts, note = the_command(claim, templates, max_tokens)
+    ours, in_calls, prompts, note = the_command(claim, templates, max_tokens)
     theirs, best = best_bare(prompts)
     ratio = ours / theirs
     print(
         f"  {name:>5} (other load {others:.2f} cores, load average {load:.2f}): "
-        f"deflectbench run {ours:5.1f} tok/s [{note}]; bare llama.cpp {theirs:5.1f} tok/s "
+        f"deflectbench run {ours:5.1f} tok/s ({in_calls:.1f} within its llama.cpp calls) "
+        f"[{note}]; bare llama.cpp {theirs:5.1f} tok/s "
         f"({best} thread{'s' if best > 1 else ''}, the best); ratio {ratio:.2f} x"
     )
     return ratio
