@@ -117,6 +117,18 @@ class Reads:
         cols = self._columns("generations", columns)
         return self._dicts(f"SELECT {cols} FROM generations {where} ORDER BY gen_id")
 
+    def row_tuples(
+        self, table: str, columns: Sequence[str], *, include_errors: bool = True
+    ) -> list[tuple[Any, ...]]:
+        """``columns`` of ``table``'s rows as plain tuples, in :meth:`generation_rows` and
+        :meth:`judgment_rows` order (``include_errors=False``: generations without an error)."""
+        order = {"generations": "gen_id", "judgments": "judgment_id"}[table]
+        where = "" if include_errors or table != "generations" else "WHERE error IS NULL"
+        cur = self.conn.cursor()
+        cur.row_factory = None
+        cur.execute(f"SELECT {self._columns(table, columns)} FROM {table} {where} ORDER BY {order}")
+        return cur.fetchall()
+
     def _dicts(self, sql: str) -> list[dict[str, Any]]:
         """The rows of ``sql`` as dicts (from plain tuples: a ``sqlite3.Row`` per row made a
         dict costs several times the read)."""

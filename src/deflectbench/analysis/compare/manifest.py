@@ -54,6 +54,11 @@ RunIds = tuple[list[tuple[Any, Any]], list[tuple[Any, Any, Any]]]
 
 def run_ids(store: Any) -> RunIds:
     """The store's run ids of every answer and verdict (two column reads, plain tuples)."""
+    if hasattr(store, "row_tuples"):
+        return (
+            store.row_tuples("generations", ["gen_id", "run_id"], include_errors=False),
+            store.row_tuples("judgments", ["gen_id", "judge", "run_id"]),
+        )
     gens = store.generation_rows(include_errors=False, columns=["gen_id", "run_id"])
     judged = store.judgment_rows(columns=["gen_id", "judge", "run_id"])
     return (

@@ -215,6 +215,10 @@ def sides_of(
         def generation_rows(columns: Sequence[str] | None = None, **_: Any) -> list[dict]:
             return read.gens[list(columns or ["benchmark"])].to_dict("records")
 
+        @staticmethod
+        def column_lists(table: str, columns: Sequence[str], **_: Any) -> dict[str, list[Any]]:
+            return {c: read.gens[c].tolist() for c in columns}  # no dict per row
+
     pack = pack_of_store(_Rows(), benchmark)
     gens = in_benchmark(read.gens, pack)
     names = _names(gens)
