@@ -45,20 +45,20 @@ def is_mutated(benchmark: Benchmark) -> bool:
 
 
 def mutation_effects(
-    gens: pd.DataFrame,
-    judgments: pd.DataFrame,
+    frames: tuple[pd.DataFrame, pd.DataFrame],
     benchmark: Benchmark,
     scored: pd.DataFrame,
     options: AnalysisOptions = AnalysisOptions(),  # noqa: B008 (frozen, so shared safely)
 ) -> pd.DataFrame | None:
     """Per model, mutation kind and field: pairs, claims, the origin's and the variants' mean
-    rate over the pairs, their difference and its CI (``options``: the consensus rule and the
+    rate over the pairs, their difference and its CI (``frames``: the generations and
+    judgments the packs are scored from; ``options``: the consensus rule and the
     bootstrap's draws and seed). None when ``benchmark`` is no mutated pack or its origin pack
     has no scored answer."""
     if not is_mutated(benchmark) or not len(scored):
         return None
     origin_pack = load_pack(str(benchmark.based_on))
-    origin = scored_from_frames(gens, judgments, origin_pack, consensus=options.consensus)
+    origin = scored_from_frames(*frames, origin_pack, consensus=options.consensus)
     if not len(origin):
         return None
     mutated = scored.assign(

@@ -311,7 +311,7 @@ def validity_checks(
     over = mutated = None
     if judgments is not None and benchmark is not None and scored is not None:
         over = over_refusal(gens, judgments, benchmark, scored, options)
-        mutated = mutation_effects(gens, judgments, benchmark, scored, options)
+        mutated = mutation_effects((gens, judgments), benchmark, scored, options)
     checks = ValidityChecks(
         tie_rule=tie_rule(judges, options.consensus),
         control=control,
