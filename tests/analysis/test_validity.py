@@ -20,6 +20,7 @@ from deflectbench.analysis.frames.scored import scored_table, verdict_table
 from deflectbench.analysis.tables.agreement import agreement_table
 from deflectbench.analysis.validity.load import LEXICAL, judge_validity
 from deflectbench.analysis.validity.measures import (
+    ComparisonOptions,
     annotator_agreement,
     compare,
     human_outcome,
@@ -211,7 +212,7 @@ def test_annotator_agreement_matches_the_judge_agreement_code():
         rows.append((g, "bea", {f: (1 - v if rng.random() < 0.2 else v) for f, v in truth.items()}))
     h = _humans(rows)
     claims = {g: f"C{g % 8}" for g in range(40)}
-    ours = annotator_agreement(h, claims, n_resamples=50).set_index("field")
+    ours = annotator_agreement(h, claims, ComparisonOptions(n_resamples=50)).set_index("field")
     theirs = agreement_table(h.rename(columns={"annotator": "judge"})).set_index("field")
     for f in FIELDS:
         assert ours.loc[f, "kappa"] == pytest.approx(theirs.loc[f, "kappa"])

@@ -31,6 +31,7 @@ from deflectbench.analysis.jsonable import jsonable
 from deflectbench.analysis.options import MIN_CI_CLAIMS, AnalysisOptions
 from deflectbench.analysis.validity.counts import LabelCounts
 from deflectbench.analysis.validity.measures import (
+    ComparisonOptions,
     annotator_agreement,
     human_outcome,
     human_reference,
@@ -272,8 +273,8 @@ def validity_from_inputs(
     if extra_raters is not None and len(extra_raters):
         raters.append(extra_raters[["gen_id", "rater", *FIELDS]])
     frame = pd.concat([r[["gen_id", "rater", *FIELDS]] for r in raters], ignore_index=True)
-    by_rater = rater_validity(frame, inputs.reference, inputs.claims, **boot)
-    pairs = annotator_agreement(inputs.humans, inputs.claims, **boot)
+    by_rater = rater_validity(frame, inputs.reference, inputs.claims, ComparisonOptions(**boot))
+    pairs = annotator_agreement(inputs.humans, inputs.claims, ComparisonOptions(**boot))
     monitor_rows = []
     if monitor:
         cons = inputs.consensus[inputs.consensus["gen_id"].isin(list(monitor))]

@@ -265,15 +265,22 @@ def _with_ci(metrics: Iterable[str]) -> tuple[str, ...]:
 VALIDITY_COLUMNS: tuple[str, ...] = ("rater", "field", *_COUNT_COLUMNS, *_with_ci(METRICS))
 
 
+@dataclass(frozen=True)
+class ComparisonOptions:
+    """How labels are compared (:func:`rater_validity`, :func:`annotator_agreement`): the
+    fields, and the claim bootstrap's draws, seed and level."""
+
+    fields: Sequence[str] = FIELDS
+    n_resamples: int = 1000
+    seed: int = 0
+    level: float = 0.95
+
+
 def rater_validity(
     raters: pd.DataFrame,
     reference: pd.DataFrame,
     claims: Mapping[int, Hashable],
-    *,
-    fields: Sequence[str] = FIELDS,
-    n_resamples: int = 1000,
-    seed: int = 0,
-    level: float = 0.95,
+    how: ComparisonOptions = ComparisonOptions(),
 ) -> pd.DataFrame:
     """Each rater against the reference, per field (one row each, in the raters' order).
 
@@ -287,7 +294,7 @@ def rater_validity(
     for name in dict.fromkeys(raters["rater"].tolist()):
         mine = raters[raters["rater"] == name].drop_duplicates("gen_id").set_index("gen_id")
         both = mine.index.intersection(reference.index)
-        for f, cmp in _by_field(mine, reference, both, claims, fields, n_resamples, seed, level):
+        for f, cmp in _by_field(mine, reference, both, claims, how):
             rows.append({"rater": name, "field": f, **cmp.row()})
     return pd.DataFrame(rows, columns=list(VALIDITY_COLUMNS))
 
@@ -297,24 +304,21 @@ def _by_field(
     reference: pd.DataFrame,
     both: pd.Index,
     claims: Mapping[int, Hashable],
-    fields: Sequence[str],
-    n_resamples: int,
-    seed: int,
-    level: float,
+    how: ComparisonOptions,
 ) -> Iterator[tuple[str, Comparison]]:
     """Each field's :func:`compare` of two frames (indexed by gen_id) on the items ``both``:
     raters against the reference and annotators against each other are compared alike."""
     c = [claims.get(int(g)) for g in both]
-    for f in fields:
+    for f in how.fields:
         yield (
             f,
             compare(
                 rater.loc[both, f].to_numpy(dtype=np.float64),
                 reference.loc[both, f].to_numpy(dtype=np.float64),
                 c,
-                n_resamples=n_resamples,
-                seed=seed,
-                level=level,
+                n_resamples=how.n_resamples,
+                seed=how.seed,
+                level=how.level,
             ),
         )
 
@@ -333,11 +337,7 @@ AGREEMENT_COLUMNS: tuple[str, ...] = (
 def annotator_agreement(
     humans: pd.DataFrame,
     claims: Mapping[int, Hashable],
-    *,
-    fields: Sequence[str] = FIELDS,
-    n_resamples: int = 1000,
-    seed: int = 0,
-    level: float = 0.95,
+    how: ComparisonOptions = ComparisonOptions(),
 ) -> pd.DataFrame:
     """Inter-annotator agreement: each pair of annotators on the generations both labeled.
 
@@ -356,7 +356,7 @@ def annotator_agreement(
         both = by[a].index.intersection(by[b].index)
         if both.empty:
             continue
-        for f, cmp in _by_field(by[a], by[b], both, claims, fields, n_resamples, seed, level):
+        for f, cmp in _by_field(by[a], by[b], both, claims, how):
             row = cmp.row()
             rows.append(
                 {"annotator_a": a, "annotator_b": b, "field": f}
