@@ -26,14 +26,22 @@ LABELLED_TERMS = ("n", "w", "wh", "wf", "whf", "w2", "w2h", "w2f", "w2hf", "w2hh
 TARGET_TERMS = ("n", "v", "vf", "v2", "v2f", "v2ff")
 
 
+def _weights(
+    use: NDArray[np.bool_], weight: NDArray[np.float64]
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Each item's weight in each column where it counts (zero where it is missing), and its
+    square."""
+    w = np.where(use, weight[:, None], 0.0)
+    return w, w * w
+
+
 def labelled_terms(
     human: NDArray[np.float64], judged: NDArray[np.float64], weight: NDArray[np.float64]
 ) -> Moments:
     """Per-item terms (L, K) of the labelled sums; an item missing h or f contributes zeros."""
     use = ~(np.isnan(human) | np.isnan(judged))
     h, f = np.where(use, human, 0.0), np.where(use, judged, 0.0)
-    w = np.where(use, weight[:, None], 0.0)
-    w2 = w * w
+    w, w2 = _weights(use, weight)
     return {
         "n": use.astype(np.float64),
         "w": w,
@@ -52,16 +60,15 @@ def labelled_terms(
 def label_only_terms(human: NDArray[np.float64], weight: NDArray[np.float64]) -> Moments:
     """Per-item terms of the labels-only mean: a label counts even without a judged verdict."""
     use = ~np.isnan(human)
-    w = np.where(use, weight[:, None], 0.0)
-    return {"n": use.astype(np.float64), "w": w, "wh": w * np.where(use, human, 0.0), "w2": w * w}
+    w, w2 = _weights(use, weight)
+    return {"n": use.astype(np.float64), "w": w, "wh": w * np.where(use, human, 0.0), "w2": w2}
 
 
 def target_terms(judged: NDArray[np.float64], weight: NDArray[np.float64]) -> Moments:
     """Per-item terms (N, K) of the target sums; a missing verdict contributes zeros."""
     use = ~np.isnan(judged)
     f = np.where(use, judged, 0.0)
-    v = np.where(use, weight[:, None], 0.0)
-    v2 = v * v
+    v, v2 = _weights(use, weight)
     return {
         "n": use.astype(np.float64),
         "v": v,
