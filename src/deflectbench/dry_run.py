@@ -101,6 +101,8 @@ class Estimate:
     missing_keys: str | None = None
     #: What the store has spent already: the run's budget counts it as spent.
     spent_usd: float = 0.0
+    #: What a part (``--shard``) does to the providers' limits (the run says it first too).
+    limits: tuple[str, ...] = ()
 
     @property
     def expected_usd(self) -> float:

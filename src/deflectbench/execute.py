@@ -78,6 +78,8 @@ class RunOptions:
     batch: bool = False
     #: Let a judge be one of the subject models (refused otherwise: it would grade itself).
     allow_self_judging: bool = False
+    #: What a part (``--shard``) did to the providers' limits, said as the run starts.
+    limits_said: tuple[str, ...] = ()
 
     @classmethod
     def of(
@@ -312,6 +314,9 @@ async def execute(
         servers = await manifest.probe_servers(models, [*plan.models, *plan.judges])
         async with _batch_phase(store, benchmark, plan, models, options, report) as batched:
             ctx = _context(store, benchmark, options, report, should_stop)
+            ctx.board.listen(models.values())  # a replica set aside or back: said as it goes
+            for line in options.limits_said:  # a part's share of the limits: said first
+                ctx.board.say(line)
             judges = build_judges(benchmark, [j for j in plan.judges if j not in batched], models)
             by_engine = [models[n] for n in plan.models if n not in batched]
             first = await _first_turn(ctx, plan, by_engine, conditions, judges, watch)

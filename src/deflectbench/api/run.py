@@ -144,6 +144,7 @@ def estimate(
         max_cost=ready.options.max_cost,
         missing_keys=ready.missing_keys,
         spent_usd=spent,
+        limits=ready.options.limits_said,
     )
 
 
@@ -243,6 +244,8 @@ def _prepare(config: RunConfig, *, dry_run: bool) -> _Ready:
     control added; a judge that is a subject refused."""
     from deflectbench.benchmark.control_replies import CONTROL_MODEL
     from deflectbench.config import build_models, resolve_run
+    from deflectbench.config.shard import parse_shard
+    from deflectbench.config.shard_limits import check_mode, share_limits
     from deflectbench.execute import RunOptions, versions
     from deflectbench.judging.hygiene import check_self_judging
     from deflectbench.pipeline.control import CONTROL_PRICE, with_control
@@ -252,12 +255,13 @@ def _prepare(config: RunConfig, *, dry_run: bool) -> _Ready:
     plan, c = resolved.plan, resolved.config
     check_self_judging(plan.models, plan.judges, bool(c.allow_self_judging))
     models = build_models(plan.models, plan.judges, c.providers, dry_run=dry_run)
+    said = share_limits(models, parse_shard(c.shard), check_mode(c.shard_limits))
     missing = _missing_keys(plan.models, plan.judges, c.providers) if dry_run else None
     if c.control:
         plan, models = with_control(plan, models)
         prices = {CONTROL_MODEL: CONTROL_PRICE, **resolved.prices}
         resolved = replace(resolved, plan=plan, prices=prices)
-    options = RunOptions.of(resolved, versions=versions())
+    options = replace(RunOptions.of(resolved, versions=versions()), limits_said=said)
     return _Ready(benchmark, resolved, models, options, missing)
 
 

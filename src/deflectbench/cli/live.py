@@ -39,6 +39,8 @@ RUN_SUMMARY_MODULES = (
 )
 #: How often the warm-up looks whether the first reply has come.
 _POLL_S = 0.05
+#: How often what the run says (a replica set aside, or back) is printed.
+_SAY_EVERY_S = 0.25
 
 
 class LiveBoard:
@@ -63,6 +65,9 @@ class LiveBoard:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._warmer: threading.Thread | None = None
+        self._speaker: threading.Thread | None = None
+        #: How many of the board's said lines are printed.
+        self._said = 0
 
     def __enter__(self) -> LiveBoard:
         return self
@@ -74,6 +79,10 @@ class LiveBoard:
         """Start showing ``board`` (called by the run before its first request), and warming
         up once the first reply has come."""
         self.board = board
+        self._said = 0
+        if self._speaker is None:  # what the run says (a replica set aside), shown always
+            self._speaker = threading.Thread(target=self._speak, name="run-said", daemon=True)
+            self._speaker.start()
         if self.warm and self._warmer is None:
             self._warmer = threading.Thread(target=self._warm_up, name="run-warm-up", daemon=True)
             self._warmer.start()
@@ -121,6 +130,19 @@ class LiveBoard:
                 continue
             self.warmed.append(name)
 
+    def _speak(self) -> None:
+        while not self._stop.wait(_SAY_EVERY_S):
+            self._print_said()
+
+    def _print_said(self) -> None:
+        board = self.board
+        if board is None:
+            return
+        said = board.said[self._said :]
+        self._said += len(said)
+        for line in said:
+            self.console.print(line, highlight=False, markup=False, soft_wrap=True)
+
     def _log(self) -> None:
         board = self.board
         assert board is not None
@@ -131,6 +153,10 @@ class LiveBoard:
         """Stop showing: the panel keeps its last frame; the log ends with a last line. An
         unfinished warm-up is not waited for (the command imports what it still needs)."""
         self._stop.set()
+        if self._speaker is not None:
+            self._speaker.join(timeout=5)
+            self._speaker = None
+        self._print_said()
         if self._live is not None:
             self._live.stop()
             self._live = None

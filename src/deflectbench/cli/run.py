@@ -138,6 +138,15 @@ class RunCommandFlags:
             "(docs/scale.md).",
         ),
     ] = None
+    shard_limits: Annotated[
+        str | None,
+        typer.Option(
+            "--shard-limits",
+            help="Under --shard: split (default; each part takes 1/N of a provider's "
+            "concurrency and per-minute limits, as the parts share one key or pool) or each "
+            "(every part uses them all).",
+        ),
+    ] = None
     batch_file: Annotated[
         Path | None,
         typer.Option(

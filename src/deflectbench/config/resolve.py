@@ -20,6 +20,7 @@ from deflectbench.config.plan import RunPlan, check_budget, resolve_plan, shard_
 from deflectbench.config.prices import file_prices
 from deflectbench.config.run_config import RunConfig
 from deflectbench.config.shard import parse_shard
+from deflectbench.config.shard_limits import check_mode
 
 # -- flags over the run file over the defaults ---------------------------------------------
 
@@ -80,6 +81,7 @@ def resolve_run(
             "seed": plan.seed,
             "max_cost": check_budget(c.max_cost),
             "label": _label(c.label),
+            "shard_limits": check_mode(c.shard_limits) if c.shard else c.shard_limits,
             **{k: bool(_pick(getattr(c, k), k == "cache")) for k in _SWITCHES},
         }
     )

@@ -135,6 +135,15 @@ class RunConfig(BaseModel):
         description="Run part I of N, e.g. 2/3, claims split by a stable hash of their id "
         "(--shard; docs/scale.md). Default: the whole run.",
     )
+    shard_limits: str | None = Field(
+        None,
+        description="Under shard, how a part uses each provider's max_concurrency, "
+        "requests_per_minute and tokens_per_minute (--shard-limits): split, 1/N of them per "
+        "part (at least 1 in flight), as N parts share one API key or one serving pool; each, "
+        "all of them per part (parts against different keys or pools). Shown by the dry run "
+        "and the run's first lines. Default: split.",
+        json_schema_extra={"enum": ["split", "each"]},
+    )
     providers: dict[str, dict[str, Any]] = Field(
         default_factory=dict,
         description="How to reach each provider: the run file's [providers.NAME] tables.",

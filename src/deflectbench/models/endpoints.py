@@ -11,11 +11,18 @@ conditions are those of a single endpoint.
 
 Claim-sticky routing: a serving engine (vLLM, SGLang) caches prompt prefixes per replica, and
 the prompts of one claim share theirs, so every request made under :func:`routed` with one key
-(the pipeline uses the claim for a generation, the generation for a judge's verdicts) goes to
+(the pipeline uses the claim, for a generation and for a judge's verdict on it alike) goes to
 the endpoint that key was first sent to, its owner, while that endpoint is healthy. A request
 waits for its owner when the owner is full; it goes elsewhere only when the owner is saturated
 (as many requests already wait for it as its limit) or down (then the key gets a new owner
-and stays there). A request without a key goes where there is the most room, as before.
+and stays there). A request without a key goes where there is the most room. Models served by
+the same endpoints (a model and a judge on one vLLM pool) share one table of owners, so a
+judge's requests reach the replica that holds its claim's prefix.
+
+The router speaks: a line to its listeners (the run's progress output) when an endpoint is set
+aside and when it answers again, its URL without credentials; per endpoint it counts requests,
+failures and the keys moved away from it (:meth:`MultiEndpointModel.endpoint_counts`, kept in
+the run's manifest).
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -44,6 +51,8 @@ _UNREACHABLE = ("connection", "timeout")
 #: Keys whose owner is remembered (least recently used forgotten first): a pack's claims and
 #: the generations being judged at once fit many times over.
 MAX_OWNERS = 4096
+#: The owners of keys, shared by the models served by one set of endpoints (by their URLs).
+_OWNERS: dict[tuple[str, ...], OrderedDict[str, int]] = {}
 #: The routing key of the requests made in this context (None: no affinity).
 _ROUTE: ContextVar[str | None] = ContextVar("deflectbench_route", default=None)
 
@@ -81,6 +90,10 @@ class Endpoint:
     label: str = field(default="")
     #: Requests waiting for this endpoint because it owns their key.
     waiting: int = 0
+    #: Keys moved away from this endpoint because it was down.
+    moved: int = 0
+    #: Set aside now (unreachable at its last request, no answer since).
+    aside: bool = False
 
 
 class MultiEndpointModel(Model):
@@ -97,8 +110,39 @@ class MultiEndpointModel(Model):
         self.extra_body = first.extra_body
         self.limits = limits
         self._room: tuple[asyncio.AbstractEventLoop, asyncio.Condition] | None = None
-        self.owners: OrderedDict[str, Endpoint] = OrderedDict()
+        urls = [getattr(e.model, "base_url", None) for e in self.endpoints]
+        named = tuple(u for u in urls if isinstance(u, str))
+        #: Key -> index of its owner in ``endpoints``, shared with models on the same URLs.
+        self._owners: OrderedDict[str, int] = (
+            _OWNERS.setdefault(named, OrderedDict()) if len(named) == len(urls) else OrderedDict()
+        )
         self.routing = RoutingStats()
+        #: Called with each line the router says (an endpoint set aside, or back).
+        self.listeners: list[Callable[[str], None]] = []
+
+    @property
+    def owners(self) -> dict[str, Endpoint]:
+        """Each key's owner now."""
+        return {k: self.endpoints[i] for k, i in self._owners.items()}
+
+    def endpoint_counts(self) -> list[dict[str, object]]:
+        """Per endpoint: its URL (no credentials), its limit, requests answered and failed,
+        keys moved away from it, and whether it is set aside now."""
+        return [
+            {
+                "endpoint": e.label,
+                "max_concurrency": e.limit,
+                "requests": e.served + e.failed,
+                "failures": e.failed,
+                "moved": e.moved,
+                "set_aside": e.aside,
+            }
+            for e in self.endpoints
+        ]
+
+    def _say(self, line: str) -> None:
+        for listen in list(self.listeners):
+            listen(line)
 
     def __repr__(self) -> str:
         urls = ", ".join(e.label for e in self.endpoints)
@@ -128,14 +172,16 @@ class MultiEndpointModel(Model):
         """(the endpoint to send to now, or None; the owner to wait for, or None)."""
         if key is None:
             return self._pick(now), None
-        owner = self.owners.get(key)
+        index = self._owners.get(key)
+        owner = None if index is None else self.endpoints[index]
         up_elsewhere = any(e.down_until <= now for e in self.endpoints)
         if owner is not None and owner.down_until > now and up_elsewhere:
-            del self.owners[key]  # down, and another is up: the key moves
+            del self._owners[key]  # down, and another is up: the key moves
             self.routing.moved += 1
+            owner.moved += 1
             owner = None
         if owner is not None:
-            self.owners.move_to_end(key)
+            self._owners.move_to_end(key)
             if owner.in_flight < owner.limit:
                 self.routing.to_owner += 1
                 return owner, None
@@ -147,9 +193,9 @@ class MultiEndpointModel(Model):
             return spill, None
         chosen = self._pick(now)
         if chosen is not None:
-            self.owners[key] = chosen
-            while len(self.owners) > MAX_OWNERS:
-                self.owners.popitem(last=False)
+            self._owners[key] = self.endpoints.index(chosen)
+            while len(self._owners) > MAX_OWNERS:
+                self._owners.popitem(last=False)
         return chosen, None
 
     async def complete(self, messages: Sequence[Message], params: GenerationParams) -> Completion:
@@ -174,10 +220,19 @@ class MultiEndpointModel(Model):
             endpoint.failed += 1
             if exc.status is None and any(c in exc.cause.lower() for c in _UNREACHABLE):
                 endpoint.down_until = time.monotonic() + DOWN_FOR_S
+                if not endpoint.aside:
+                    endpoint.aside = True
+                    self._say(
+                        f"{self.name}: endpoint {endpoint.label} set aside ({exc.cause}); "
+                        f"its claims go to the others, tried again in {DOWN_FOR_S:.0f} s"
+                    )
             raise
         else:
             endpoint.served += 1
             endpoint.down_until = 0.0
+            if endpoint.aside:
+                endpoint.aside = False
+                self._say(f"{self.name}: endpoint {endpoint.label} is back (answered again)")
             return completion
         finally:
             async with room:

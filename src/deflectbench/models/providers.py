@@ -79,9 +79,15 @@ class ProviderConfig(BaseModel):
     endpoints: list[EndpointConfig] = Field(
         default_factory=list,
         description="Several servers of the same model used together, instead of base_url: a "
-        'list of { base_url = "...", max_concurrency = N }. Each request goes to the endpoint '
-        "with the most room; one that cannot be reached is set aside for 30 s and its requests "
-        "retried elsewhere. The section's concurrency is the sum of the endpoints'.",
+        'list of { base_url = "...", max_concurrency = N }. Claim-sticky: every request of '
+        "one claim (its generations and the judges' verdicts on them) goes to the endpoint its "
+        "claim was first sent to, where the server's prefix cache holds the claim, waiting when "
+        "that endpoint is full and going elsewhere only when as many already wait for it as "
+        "its limit; requests without a claim go where there is the most room. An endpoint that "
+        "cannot be reached is set aside for 30 s (the run says so, and when it answers again), "
+        "its claims move to the others and its requests are retried there. Per endpoint, "
+        "requests, failures and moved claims are kept in the run's manifest (status). The "
+        "section's concurrency is the sum of the endpoints'.",
     )
     #: Environment variable that may supply the base URL when ``base_url`` is not set.
     base_url_env: str | None = Field(
@@ -116,7 +122,8 @@ class ProviderConfig(BaseModel):
         default=16,
         ge=1,
         description="Requests in flight at once, at most, for every model and judge of this "
-        "section together (a 429 halves it for a while).",
+        "section together (a 429 halves it for a while). Under --shard I/N each part takes "
+        "1/N (at least 1) unless shard_limits is each.",
     )
     model_max_concurrency: dict[str, int] = Field(
         default_factory=dict,
@@ -128,14 +135,15 @@ class ProviderConfig(BaseModel):
         default=None,
         gt=0,
         description="Pace requests to this rate, every model and judge of this section "
-        "together; unset: no pacing.",
+        "together (under --shard I/N, 1/N of it per part unless shard_limits is each); unset: "
+        "no pacing.",
     )
     tokens_per_minute: float | None = Field(
         default=None,
         gt=0,
         description="Pace requests to this many tokens a minute, every model and judge of this "
-        "section together (charged from an estimate before sending, corrected on the reply); "
-        "unset: none.",
+        "section together (charged from an estimate before sending, corrected on the reply; "
+        "under --shard I/N, 1/N of it per part unless shard_limits is each); unset: none.",
     )
     timeout_s: float = Field(
         default=120.0, gt=0, description="Seconds a request may take before it counts as failed."

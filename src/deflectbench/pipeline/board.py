@@ -5,7 +5,7 @@ from another thread if it likes (every figure is a plain number, read without a 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
@@ -61,6 +61,19 @@ class Board:
         self.accounts: list[Account] = []
         self.started_at = time.monotonic()
         self.ended_at: float | None = None
+        #: Lines the run says as it goes (a replica set aside, or back), oldest first; a
+        #: display prints each once (appended from the event loop, read from another thread).
+        self.said: list[str] = []
+
+    def say(self, line: str) -> None:
+        self.said.append(line)
+
+    def listen(self, models: Iterable[object]) -> None:
+        """Hear what ``models`` say as they go (a multi-endpoint model's router)."""
+        for model in models:
+            listeners = getattr(model, "listeners", None)
+            if isinstance(listeners, list) and self.say not in listeners:
+                listeners.append(self.say)
 
     def row(self, role: Role, name: str, provider: str, result: StageResult) -> Row:
         row = Row(role, name, provider, result)

@@ -191,6 +191,9 @@ def one_manifest(
     out["cached"] = stored["cached"] if stored else NOT_RECORDED
     out["spent_usd"] = stored["spent_usd"] if stored else NOT_RECORDED
     out["server"] = server if server is not None else "not asked (not a self-hosted server)"
+    counts = getattr(model, "endpoint_counts", None)
+    if callable(counts):  # endpoints = [...]: what each replica did (its URL, no credentials)
+        out["endpoints"] = counts()
     if batched:
         notes.append(BATCH_NONE)
     if shared:

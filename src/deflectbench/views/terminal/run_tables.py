@@ -3,7 +3,7 @@ after a run, the status of a results file, its batches and its manifests."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -71,7 +71,8 @@ def estimate_view(est: Estimate) -> list[RenderableType]:
             cost_max,
         )
     lines = _estimate_lines(total, total_max, priced, unknown, own, est.max_cost)
-    notes = [Text(x) for x in est.sources] + [Text(x, style="yellow") for x in est.warnings]
+    notes = [Text(x) for x in (*est.sources, *est.limits)]
+    notes += [Text(x, style="yellow") for x in est.warnings]
     return [t, *lines, *notes]
 
 
@@ -247,4 +248,34 @@ def manifest_tables(rows: Sequence[ManifestRow]) -> list[Any]:
         for t, names in zip((what, speed), heads, strict=True):
             values = [label, *(shown[c] for c in names)]
             t.add_row(*(escape(terminal_safe(str(v))) for v in values))
-    return [what, speed]
+    return [what, speed, *_endpoint_table(latest)]
+
+
+def _endpoint_table(latest: Mapping[tuple[str, str, str | None], ManifestRow]) -> list[Any]:
+    """Per endpoint of a model served by several (``endpoints = [...]``): requests, failures
+    and the claims moved away from it while it was down; none when no model has endpoints."""
+    from deflectbench.escaping import terminal_safe
+
+    t = Table(title="Endpoints: what each replica did (latest run of each)")
+    for c in ("model / judge", "endpoint", "requests", "failures", "moved claims", "now"):
+        t.add_column(
+            c,
+            overflow="fold",
+            justify="left" if c in ("model / judge", "endpoint", "now") else "right",
+        )
+    for (role, name, _), r in latest.items():
+        for e in r.manifest.get("endpoints") or []:
+            if not isinstance(e, Mapping):
+                continue
+            label = ("judge " if role == "judge" else "") + name
+            now = "set aside" if e.get("set_aside") else "up"
+            values = [
+                label,
+                e.get("endpoint"),
+                e.get("requests"),
+                e.get("failures"),
+                e.get("moved"),
+                now,
+            ]
+            t.add_row(*(escape(terminal_safe(str(v))) for v in values))
+    return [t] if t.row_count else []
