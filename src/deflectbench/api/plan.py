@@ -71,6 +71,15 @@ def plan(
             rho=rho,
         )
     else:
+        from pathlib import Path
+
+        from deflectbench.errors import ConfigError
+
+        if not Path(pilot).is_file():
+            raise ConfigError(
+                f"no pilot results at --pilot {pilot}: run a pilot (deflectbench run) first, "
+                "or leave --pilot out to plan from the paper's spreads"
+            )
         with open_store(pilot, must_exist=True, on_busy=on_busy) as store:
             made = make_plan(
                 goal,

@@ -79,7 +79,9 @@ def plan(
 
     Examples:
 
-        deflectbench plan --target "refusal +-3pp per model x framing"
+        deflectbench plan --target "refusal +-3pp per model"
+
+        deflectbench plan --target "refusal +-5pp per model x framing" --quantile 0.9
 
         deflectbench plan --target "clean_compliance +-2pp per model" --pilot pilot.db
     """

@@ -128,7 +128,12 @@ def plan_terminal(r: PlanResult) -> list[Table | Text]:
         out.append(
             Text(
                 f"the cheapest design reaching {p.target} costs {pct(r.saving)} of the "
-                "paper's (priced parts)",
+                "paper's (priced parts)"
+                + (
+                    ""
+                    if p.paper.halfwidth <= p.target.halfwidth
+                    else f"; the paper's design gives {_hw(p.paper.halfwidth)}, short of it"
+                ),
                 style="bold",
             )
         )
