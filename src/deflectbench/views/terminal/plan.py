@@ -93,8 +93,8 @@ def _cells(r: PlanResult) -> Table:
         same = (c.components, c.templates, c.rho, c.rho_measured)
         groups.setdefault(same, []).append(" x ".join(c.key))
         shown.setdefault(same, c)
-    for same, names in groups.items():
-        c = shown[same]
+    for key, names in groups.items():
+        c = shown[key]
         comp = c.components
         label = names[0] if len(names) == 1 else f"{names[0]} and {len(names) - 1} more alike"
         table.add_row(
