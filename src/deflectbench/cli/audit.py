@@ -6,28 +6,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
-import typer
-
 from deflectbench.cli.console import UserError
 from deflectbench.cli.options import (
     DEFAULT_DB,
     AnalysisJudgesOption,
     BenchmarkOption,
     DbOption,
+    json_file_option,
     print_result,
     said_busy,
 )
 
 
 def audit(
-    json_out: Annotated[
-        Path | None,
-        typer.Option(
-            "--json",
-            metavar="FILE",
-            help="Also write the audit as JSON to FILE; `-` prints only the JSON.",
-        ),
-    ] = None,
+    json_out: Annotated[Path | None, json_file_option("the audit")] = None,
     judge: AnalysisJudgesOption = None,
     benchmark: BenchmarkOption = None,
     db: DbOption = DEFAULT_DB,

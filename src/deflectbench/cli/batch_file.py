@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from deflectbench.cli.options import DEFAULT_DB, DbOption
+from deflectbench.cli.options import DEFAULT_DB, DbOption, json_file_option
 from deflectbench.cli.run_output import show
 
 
@@ -35,14 +35,7 @@ def import_batch(
             "for another (an engine serving the model under another name); repeatable.",
         ),
     ] = None,
-    json_out: Annotated[
-        Path | None,
-        typer.Option(
-            "--json",
-            metavar="FILE",
-            help="Also write the counts as JSON to FILE; `-` prints only the JSON.",
-        ),
-    ] = None,
+    json_out: Annotated[Path | None, json_file_option("the counts")] = None,
     db: DbOption = DEFAULT_DB,
 ) -> None:
     """Take a batch engine's output back: each cell of a `run --batch-file` file once.

@@ -20,6 +20,7 @@ from deflectbench.cli.options import (
     DbOption,
     PoolModelsOption,
     ResamplesOption,
+    json_file_option,
     print_result,
     said_busy,
     split,
@@ -28,14 +29,7 @@ from deflectbench.cli.options import (
 
 
 def calibrate(
-    json_out: Annotated[
-        Path | None,
-        typer.Option(
-            "--json",
-            metavar="FILE",
-            help="Also write every number as JSON to FILE; `-` prints only the JSON.",
-        ),
-    ] = None,
+    json_out: Annotated[Path | None, json_file_option("every number")] = None,
     target: Annotated[
         float,
         typer.Option(

@@ -173,3 +173,12 @@ def said_busy(message: str) -> None:
     from deflectbench.cli.console import err
 
     err.print(f"[yellow]{message}[/]", highlight=False)
+
+
+def json_file_option(what: str) -> Any:
+    """``--json FILE``: a command's result also written as JSON (``-``: only the JSON)."""
+    return typer.Option(
+        "--json",
+        metavar="FILE",
+        help=f"Also write {what} as JSON to FILE; `-` prints only the JSON.",
+    )

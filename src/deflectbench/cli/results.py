@@ -22,6 +22,7 @@ from deflectbench.cli.options import (
     JudgeValuesOption,
     PoolModelsOption,
     ResamplesOption,
+    json_file_option,
     said_busy,
     write_json,
 )
@@ -96,12 +97,7 @@ class ReportAnalysisFlags(AnalysisFlags):
 @dataclass(frozen=True)
 class AnalyzeFlags:
     json_out: Annotated[
-        Path | None,
-        typer.Option(
-            "--json",
-            metavar="FILE",
-            help="Also write the full summary (every table, CIs, counts) as JSON to FILE; `-` prints only the JSON.",
-        ),
+        Path | None, json_file_option("the full summary (every table, CIs, counts)")
     ] = None
     analysis: AnalysisFlags = AnalysisFlags()
 

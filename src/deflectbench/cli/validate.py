@@ -19,21 +19,14 @@ from deflectbench.cli.options import (
     JudgeValuesOption,
     ProgressOption,
     ResamplesOption,
+    json_file_option,
     print_result,
     said_busy,
 )
 
 
 def validate(
-    json_out: Annotated[
-        Path | None,
-        typer.Option(
-            "--json",
-            metavar="FILE",
-            help="Also write every number (with CIs and counts) as JSON to FILE; `-` prints "
-            "only the JSON.",
-        ),
-    ] = None,
+    json_out: Annotated[Path | None, json_file_option("every number (with CIs and counts)")] = None,
     annotator: Annotated[
         list[str] | None,
         typer.Option(
