@@ -171,16 +171,7 @@ class Collector:
         with store_errors_stop_the_run(), self.store.transaction():
             self.sub.store_results(job, results, cache=cache)
             self.store.batch_close(row.batch_key, states, error=row.error or remote.error)
-        self.sub.manifests.collected(  # recording only, after the store has it; never raises
-            self.sub.ctx.run_id,
-            job,
-            row.run_id,
-            [c for _, c, _ in results if c is not None],
-            sum(1 for s in states if s[0] != "done"),
-        )
-        self.sub.summary.add(
-            self.sub.summary.collected, job.name, sum(1 for s in states if s[0] == "done")
-        )
+        self._recorded(job, row, results, states)
         if failed:
             what = ", ".join(f"{n} {k}" for k, n in sorted(failed.items()))
             self.sub.summary.problems.append(
@@ -211,6 +202,17 @@ class Collector:
         with store_errors_stop_the_run(), self.store.transaction():
             self.sub.store_results(job, results, cache=self.sub.cache(job))
             self.store.batch_items_update(row.batch_key, states)
+        self._recorded(job, row, results, states)
+
+    def _recorded(
+        self,
+        job: Job,
+        row: BatchRow,
+        results: Sequence[Result],
+        states: Sequence[tuple[str, str | None, str]],
+    ) -> None:
+        """What a collection stored, recorded in the run's manifest (recording only, after the
+        store has it; never raises) and counted in the summary."""
         self.sub.manifests.collected(
             self.sub.ctx.run_id,
             job,
