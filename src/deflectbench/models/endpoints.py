@@ -224,7 +224,7 @@ class MultiEndpointModel(Model):
                     endpoint.aside = True
                     self._say(
                         f"{self.name}: endpoint {endpoint.label} set aside ({exc.cause}); "
-                        f"its claims go to the others, tried again in {DOWN_FOR_S:.0f} s"
+                        f"its claims go to the others, tried again in {DOWN_FOR_S:g} s"
                     )
             raise
         else:
