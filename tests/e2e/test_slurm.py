@@ -84,9 +84,9 @@ class Slurm:
                     f"AuthInfo=socket={self.socket}",
                     "SlurmUser=root",
                     "SlurmdUser=root",
-                    # 8 CPUs declared on a smaller machine: 4 tasks of --cpus-per-task=2 at once
+                    # 16 CPUs declared on a smaller machine: the 8 tasks of --cpus-per-task=2 at once
                     "SlurmdParameters=config_overrides",
-                    "NodeName=localhost NodeAddr=127.0.0.1 CPUs=8 State=UNKNOWN",
+                    "NodeName=localhost NodeAddr=127.0.0.1 CPUs=16 State=UNKNOWN",
                     "PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP",
                     "ProctrackType=proctrack/linuxproc",
                     "TaskPlugin=task/none",
