@@ -197,3 +197,12 @@ def test_per_framing_cells_keep_each_framings_templates_and_claims_stay_balanced
     }
     assert plan.best is not None and plan.best.claims % 4 == 0
     assert plan.best.templates is None and plan.best.templates_run == 15
+
+
+def test_the_planners_token_defaults_are_the_pipelines():
+    """The analysis may not import the pipeline, so the api hands its constants in; the
+    defaults stay equal to them."""
+    from deflectbench.analysis.plan.planner import Tokens
+    from deflectbench.pipeline import JUDGE_OUTPUT_TOKENS, TYPICAL_OUTPUT_TOKENS
+
+    assert Tokens() == Tokens(TYPICAL_OUTPUT_TOKENS, JUDGE_OUTPUT_TOKENS)

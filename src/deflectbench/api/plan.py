@@ -51,14 +51,17 @@ def plan(
     with the consensus (default: measured on the pilot, else 0.5). ConfigError for a target
     the grammar refuses, or a pilot with nothing to measure."""
     from deflectbench.analysis.plan import make_plan, parse_target
+    from deflectbench.analysis.plan.planner import Tokens
     from deflectbench.cost import prices_as_of
     from deflectbench.judging.judges import DEFAULT_JUDGES_WITH_KEYS
+    from deflectbench.pipeline import JUDGE_OUTPUT_TOKENS, TYPICAL_OUTPUT_TOKENS
     from deflectbench.results.plan import PlanResult
 
     goal = parse_target(target)
     names = split(models) or None
     expensive = split(judges) or list(DEFAULT_JUDGES_WITH_KEYS)
     table = dict(prices or {})
+    tokens = Tokens(TYPICAL_OUTPUT_TOKENS, JUDGE_OUTPUT_TOKENS)
     if pilot is None:
         made = make_plan(
             goal,
@@ -69,6 +72,7 @@ def plan(
             prices=table,
             quantile=quantile,
             rho=rho,
+            tokens=tokens,
         )
     else:
         from pathlib import Path
@@ -91,5 +95,6 @@ def plan(
                 quantile=quantile,
                 rho=rho,
                 pilot_name=str(pilot),
+                tokens=tokens,
             )
     return PlanResult(made, prices_as_of())

@@ -19,10 +19,9 @@ from deflectbench.analysis.plan.target import Target
 from deflectbench.benchmark import Benchmark
 from deflectbench.cost import Price, estimate_tokens
 from deflectbench.errors import ConfigError
-from deflectbench.pipeline import JUDGE_OUTPUT_TOKENS, TYPICAL_OUTPUT_TOKENS
 from deflectbench.store import Store
 
-__all__ = ["Plan", "make_plan", "paper_models", "priced_name"]
+__all__ = ["Plan", "Tokens", "make_plan", "paper_models", "priced_name"]
 
 #: The release's model names as the providers' API names (the release gives bare names).
 _RELEASE_PROVIDERS = {
@@ -46,6 +45,16 @@ def priced_name(name: str) -> str:
 def paper_models(benchmark: Benchmark) -> list[str]:
     """The paper's models as ``provider/model`` (a name of no known provider stays bare)."""
     return [priced_name(name) for name in benchmark.models_in_release]
+
+
+@dataclass(frozen=True)
+class Tokens:
+    """The pipeline's expected output tokens (``deflectbench.pipeline``'s
+    TYPICAL_OUTPUT_TOKENS and JUDGE_OUTPUT_TOKENS, handed in: the analysis does not import the
+    pipeline): a reply when the pilot has none of a model's, and a judge's JSON verdict."""
+
+    typical_reply: int = 400
+    verdict: int = 90
 
 
 @dataclass(frozen=True)
@@ -75,7 +84,11 @@ def _templates_per_framing(benchmark: Benchmark) -> dict[str, int]:
 
 
 def _calls(
-    benchmark: Benchmark, models: Sequence[str], judges: Sequence[str], pilot: Store | None
+    benchmark: Benchmark,
+    models: Sequence[str],
+    judges: Sequence[str],
+    pilot: Store | None,
+    tokens: Tokens,
 ) -> list[PerCall]:
     """Expected tokens per generation and per judgment, as the dry run expects them: prompts
     at about 4 characters a token (+8), a reply the pilot's mean length for its model, else a
@@ -87,11 +100,11 @@ def _calls(
     calls: list[PerCall] = []
     for model in models:
         mean = pilot.mean_output_tokens(model) if pilot is not None else None
-        out = mean if mean else float(TYPICAL_OUTPUT_TOKENS)
+        out = mean if mean else float(tokens.typical_reply)
         priced = priced_name(model)
         calls.append(PerCall("model", priced, tokens_in, out))
         for judge in judges:
-            calls.append(PerCall("judge", judge, rubric + claim + out, JUDGE_OUTPUT_TOKENS, priced))
+            calls.append(PerCall("judge", judge, rubric + claim + out, tokens.verdict, priced))
     return calls
 
 
@@ -114,6 +127,7 @@ def make_plan(
     quantile: float = 1.0,
     rho: float | None = None,
     pilot_name: str = "",
+    tokens: Tokens = Tokens(),
 ) -> Plan:
     """The cheapest design reaching ``target`` and the paper's (see :mod:`.search`)."""
     if not 0.0 < quantile <= 1.0:
@@ -180,7 +194,7 @@ def make_plan(
             f"{'assumed' if rho is None else 'given'} to be {value:g} (no pilot verdicts of "
             f"{CHEAP_JUDGE} beside theirs{'' if rho is None else ', or --rho'})"
         )
-    calls = _calls(benchmark, names, judges, pilot)
+    calls = _calls(benchmark, names, judges, pilot, tokens)
     total_templates = len(benchmark.templates)
     if target.scope == "model":
         template_choices: list[int | None] = list(range(1, total_templates + 1))
