@@ -74,8 +74,9 @@ class Shard:
         start, stop = bounds(len(row), self.index, self.count)
         if start == stop:
             raise ConfigError(
-                f"--shard {self}: part {self} is empty: the plan has {len(row):,} cells, fewer "
-                f"than {self.count:,} parts; use N of at most {len(row):,}"
+                f"--shard {self}: part {self} is empty: the plan has {len(row):,} "
+                f"cell{'s' * (len(row) != 1)}, fewer than {self.count:,} parts; use N of at "
+                f"most {len(row):,}"
             )
         return row[start:stop]
 
