@@ -6,6 +6,9 @@ pack; every number comes from the summary's :class:`~deflectbench.analysis.summa
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -76,13 +79,12 @@ def pack_tables(s: Summary) -> list[Table]:
             ]
         ),
     )
-    lang = p.by_language
-    by_language = make_table(
+    by_language = _table_of_rows(
         "packs_by_language",
         "Language: each model's outcomes in the paper's pack and its translations",
-        lang,
+        p.by_language,
         ["model", "language", "pack", "n", "refusal (95% CI)", "soft", "labeled", "clean", "h"],
-        [
+        lambda r: (
             [
                 r.model,
                 r.language,
@@ -94,20 +96,17 @@ def pack_tables(s: Summary) -> list[Table]:
                 pct(r.clean_compliance),
                 num(r.h_refusal_vs_base),
             ]
-            for r in lang.itertuples()
-        ],
+        ),
         left=3,
         note="h: Cohen's h of refusal against the pack it translates (same model); CIs are "
         "block-bootstrap intervals over claims." + few_claims_line(s, PACKS),
-        show=len(lang) > 0,
     )
-    t = p.by_template
-    by_template = make_table(
+    by_template = _table_of_rows(
         "packs_by_template",
         "Template by template: each pack against the pack it is based on",
-        t,
+        p.by_template,
         TEMPLATE_HEADER,
-        [
+        lambda r: (
             [
                 f"{r.pack} vs {r.based_on}",
                 r.model,
@@ -122,21 +121,18 @@ def pack_tables(s: Summary) -> list[Table]:
                 pct(r.clean_base),
                 pct(r.clean_pack),
             ]
-            for r in t.itertuples()
-        ],
+        ),
         left=4,
         note="Templates with the same id correspond. In deflectbench-v1-controlled every "
         "template names the fictional speaker, so a change on the whataboutism and red herring "
         "templates measures the paper's confound (docs/packs.md).",
-        show=len(t) > 0,
     )
-    f = p.by_fallacy
-    by_fallacy = make_table(
+    by_fallacy = _table_of_rows(
         "packs_by_fallacy",
         "Refusal per requested fallacy (explicit templates), per pack",
-        f,
+        p.by_fallacy,
         ["pack", "model", "fallacy", "n", "refusal", "swing (pts)"],
-        [
+        lambda r: (
             [
                 r.pack,
                 r.model,
@@ -145,15 +141,29 @@ def pack_tables(s: Summary) -> list[Table]:
                 pct(r.refusal),
                 num(r.swing_pp, ".1f"),
             ]
-            for r in f.itertuples()
-        ],
+        ),
         left=3,
         note="swing: the model's largest minus smallest refusal across the three fallacies in "
         "that pack; compare v1 with the controlled pack to see how much is the prompt's "
         "structure.",
-        show=len(f) > 0,
     )
     return [packs, by_language, by_template, by_fallacy]
+
+
+def _table_of_rows(
+    name: str,
+    title: str,
+    frame: pd.DataFrame,
+    header: Sequence[str],
+    row: Callable[[Any], Sequence[str]],
+    *,
+    left: int,
+    note: str,
+) -> Table:
+    """A table with one row per row of ``frame`` (``row`` lays one out), shown only when
+    ``frame`` has rows."""
+    rows = [row(r) for r in frame.itertuples()]
+    return make_table(name, title, frame, header, rows, left=left, note=note, show=len(frame) > 0)
 
 
 def language_chart(s: Summary) -> Chart:

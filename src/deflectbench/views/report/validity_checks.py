@@ -10,13 +10,18 @@ validity numbers are judged numbers too.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from deflectbench.analysis.summary.build import Summary
 from deflectbench.analysis.summary.validity_checks import OVER_REFUSAL_COLUMNS, corrected_columns
 from deflectbench.views.format import DASH, ci, count, isnan
 from deflectbench.views.report.chart import INK, Chart, model_style, styled_figure
 from deflectbench.views.report.tables import Table, make_table
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from deflectbench.analysis.summary.validity_checks import ValidityChecks
 
 
 def validity_key_numbers(s: Summary) -> list[tuple[str, str]]:
@@ -139,91 +144,100 @@ def _err(mid: float, lo: Any, hi: Any) -> list[list[float]] | None:
 def validity_check_tables(s: Summary) -> list[Table]:
     """Over-refusal per model and framing; each judge's self-consistency."""
     v = s.validity
+    if v is None:
+        return []
     out = []
-    if v is not None and v.over_refusal is not None and len(v.over_refusal):
-        o = v.over_refusal
+    if v.over_refusal is not None and len(v.over_refusal):
+        out.extend(_over_refusal_tables(v, v.over_refusal))
+    if v.self_consistency is not None and len(v.self_consistency):
+        out.append(_self_consistency_table(v.self_consistency))
+    return out
+
+
+def _over_refusal_tables(v: ValidityChecks, o: pd.DataFrame) -> list[Table]:
+    """The judged over-refusal, and its corrected rates when the store holds labels."""
+    out = [
+        make_table(
+            "over_refusal",
+            "Over-refusal on the benign twins, beside the manipulative requests' refusal",
+            o[OVER_REFUSAL_COLUMNS],
+            [
+                "model",
+                "framing",
+                "benign",
+                "over-refusal",
+                "unlabeled fallacy",
+                "manipulative",
+                "refusal",
+            ],
+            [
+                [
+                    r["model"],
+                    r["framing"],
+                    count(r["n_benign"]),
+                    _ci(r, "over_refusal"),
+                    _ci(r, "unlabeled_fallacy"),
+                    count(r["n_manipulative"]),
+                    _ci(r, "refusal"),
+                ]
+                for r in o.to_dict(orient="records")
+            ],
+            left=2,
+            note="Over-refusal: the share of benign requests refused; unlabeled fallacy: "
+            "fulfilled with a fallacy of the model's own, unlabeled (compliance_clean). "
+            "The judges' rates, each with its 95% CI over claims (claim sampling only, not "
+            "judge error)." + (f" {v.over_refusal_note}" if v.over_refusal_note else ""),
+        )
+    ]
+    if v.over_refusal_correction is not None:
         out.append(
             make_table(
-                "over_refusal",
-                "Over-refusal on the benign twins, beside the manipulative requests' refusal",
-                o[OVER_REFUSAL_COLUMNS],
-                [
-                    "model",
-                    "framing",
-                    "benign",
-                    "over-refusal",
-                    "unlabeled fallacy",
-                    "manipulative",
-                    "refusal",
-                ],
+                "over_refusal_corrected",
+                "Over-refusal corrected for judge error with the human labels",
+                o[["model", "framing", *corrected_columns()]],
+                ["model", "framing", "over-refusal", "unlabeled fallacy", "refusal"],
                 [
                     [
                         r["model"],
                         r["framing"],
-                        count(r["n_benign"]),
-                        _ci(r, "over_refusal"),
-                        _ci(r, "unlabeled_fallacy"),
-                        count(r["n_manipulative"]),
-                        _ci(r, "refusal"),
+                        *(
+                            corrected_text(r, rate)
+                            for rate in ("over_refusal", "unlabeled_fallacy", "refusal")
+                        ),
                     ]
                     for r in o.to_dict(orient="records")
                 ],
                 left=2,
-                note="Over-refusal: the share of benign requests refused; unlabeled fallacy: "
-                "fulfilled with a fallacy of the model's own, unlabeled (compliance_clean). "
-                "The judges' rates, each with its 95% CI over claims (claim sampling only, not "
-                "judge error)." + (f" {v.over_refusal_note}" if v.over_refusal_note else ""),
-            )
-        )
-        if v.over_refusal_correction is not None:
-            out.append(
-                make_table(
-                    "over_refusal_corrected",
-                    "Over-refusal corrected for judge error with the human labels",
-                    o[["model", "framing", *corrected_columns()]],
-                    ["model", "framing", "over-refusal", "unlabeled fallacy", "refusal"],
-                    [
-                        [
-                            r["model"],
-                            r["framing"],
-                            *(
-                                corrected_text(r, rate)
-                                for rate in ("over_refusal", "unlabeled_fallacy", "refusal")
-                            ),
-                        ]
-                        for r in o.to_dict(orient="records")
-                    ],
-                    left=2,
-                    note=f"Corrected by {v.over_refusal_correction} with the judges' consensus "
-                    "as the prediction, as the headline rates are (docs/validity.md), each with "
-                    "its 95% CI over claims and the labels it rests on; refusal is the "
-                    "manipulative requests'. A flagged rate rests on labels too thin for its "
-                    "bootstrap (its interval widened to an exact bound); a dash says why there "
-                    "is no number.",
-                    show=True,
-                )
-            )
-    if v is not None and v.self_consistency is not None and len(v.self_consistency):
-        sc = v.self_consistency
-        out.append(
-            make_table(
-                "self_consistency",
-                "Judge self-consistency: a judge against itself and against the other judges",
-                sc,
-                ["judge", "re-judged", "with itself", "with the other judges"],
-                [
-                    [
-                        r["judge"],
-                        count(r["n"]),
-                        _ci(r, "self_agreement"),
-                        _ci(r, "other_agreement"),
-                    ]
-                    for r in sc.to_dict(orient="records")
-                ],
-                note="Shares of the rubric's fields equal across two verdicts on the same answers "
-                "(`deflectbench judge --self-consistency`), each with its 95% CI over the "
-                "claims of the re-judged answers. A share of agreement is no rate of the "
-                "answers, so human labels do not correct it.",
+                note=f"Corrected by {v.over_refusal_correction} with the judges' consensus "
+                "as the prediction, as the headline rates are (docs/validity.md), each with "
+                "its 95% CI over claims and the labels it rests on; refusal is the "
+                "manipulative requests'. A flagged rate rests on labels too thin for its "
+                "bootstrap (its interval widened to an exact bound); a dash says why there "
+                "is no number.",
+                show=True,
             )
         )
     return out
+
+
+def _self_consistency_table(sc: pd.DataFrame) -> Table:
+    """Each judge against itself and against the other judges."""
+    return make_table(
+        "self_consistency",
+        "Judge self-consistency: a judge against itself and against the other judges",
+        sc,
+        ["judge", "re-judged", "with itself", "with the other judges"],
+        [
+            [
+                r["judge"],
+                count(r["n"]),
+                _ci(r, "self_agreement"),
+                _ci(r, "other_agreement"),
+            ]
+            for r in sc.to_dict(orient="records")
+        ],
+        note="Shares of the rubric's fields equal across two verdicts on the same answers "
+        "(`deflectbench judge --self-consistency`), each with its 95% CI over the "
+        "claims of the re-judged answers. A share of agreement is no rate of the "
+        "answers, so human labels do not correct it.",
+    )

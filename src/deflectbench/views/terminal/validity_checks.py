@@ -21,6 +21,8 @@ from rich.text import Text
 from deflectbench.views.format import DASH, ci_lines, count, isnan
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import pandas as pd
 
     from deflectbench.analysis.summary.fields import SummaryFields
@@ -35,8 +37,19 @@ RATES = (
 )
 
 
-def _table(title: str) -> Table:
-    return Table(title=title, box=box.SIMPLE_HEAD, show_edge=False, title_justify="left")
+def _table(
+    title: str, fold: Sequence[str] = (), plain: Sequence[str] = (), right: Sequence[str] = ()
+) -> Table:
+    """A table titled ``title`` with its columns in order: ``fold`` (long names folded),
+    ``plain``, then ``right`` (numbers, right-justified)."""
+    t = Table(title=title, box=box.SIMPLE_HEAD, show_edge=False, title_justify="left")
+    for name in fold:
+        t.add_column(name, overflow="fold")
+    for name in plain:
+        t.add_column(name)
+    for name in right:
+        t.add_column(name, justify="right")
+    return t
 
 
 def corrected_cell(r: dict[str, Any], rate: str) -> str:
@@ -52,15 +65,11 @@ def corrected_cell(r: dict[str, Any], rate: str) -> str:
 def _over_refusal(o: pd.DataFrame) -> Table:
     t = _table(
         "Over-refusal on the benign twins, beside the manipulative requests' refusal "
-        "(judged; %, 95% CI over claims)"
+        "(judged; %, 95% CI over claims)",
+        fold=("model",),
+        plain=("framing",),
+        right=("benign", "over-ref.", "unlab. fall.", "manip.", "refusal"),
     )
-    t.add_column("model", overflow="fold")
-    t.add_column("framing")
-    t.add_column("benign", justify="right")
-    t.add_column("over-ref.", justify="right")
-    t.add_column("unlab. fall.", justify="right")
-    t.add_column("manip.", justify="right")
-    t.add_column("refusal", justify="right")
     for r in o.to_dict(orient="records"):
         t.add_row(
             escape(str(r["model"])),
@@ -75,9 +84,11 @@ def _over_refusal(o: pd.DataFrame) -> Table:
 
 
 def _corrected(o: pd.DataFrame, method: str) -> list[Table | Text]:
-    t = _table(f"Over-refusal corrected for judge error ({method}; %, 95% CI over claims)")
-    t.add_column("model", overflow="fold")
-    t.add_column("framing")
+    t = _table(
+        f"Over-refusal corrected for judge error ({method}; %, 95% CI over claims)",
+        fold=("model",),
+        plain=("framing",),
+    )
     for _, header in RATES:
         t.add_column(header, overflow="fold")
     t.add_column("labels", justify="right")
@@ -112,11 +123,11 @@ def _corrected(o: pd.DataFrame, method: str) -> list[Table | Text]:
 
 
 def _self_consistency(sc: pd.DataFrame) -> Table:
-    t = _table("Judge self-consistency: a judge against itself and the other judges (%, 95% CI)")
-    t.add_column("judge", overflow="fold")
-    t.add_column("re-judged", justify="right")
-    t.add_column("with itself", justify="right")
-    t.add_column("with the others", justify="right")
+    t = _table(
+        "Judge self-consistency: a judge against itself and the other judges (%, 95% CI)",
+        fold=("judge",),
+        right=("re-judged", "with itself", "with the others"),
+    )
     for r in sc.to_dict(orient="records"):
         t.add_row(
             escape(str(r["judge"])),
