@@ -9,7 +9,13 @@ from typing import Annotated
 
 import typer
 
-from deflectbench.cli.options import BenchmarkOption, print_result, said_busy, split
+from deflectbench.cli.options import (
+    BenchmarkOption,
+    json_file_option,
+    print_result,
+    said_busy,
+    split,
+)
 
 
 def plan(
@@ -59,14 +65,7 @@ def plan(
             "(default: measured on the pilot, else 0.5)."
         ),
     ] = None,
-    json_out: Annotated[
-        Path | None,
-        typer.Option(
-            "--json",
-            metavar="FILE",
-            help="Also write every number as JSON to FILE; `-` prints only the JSON.",
-        ),
-    ] = None,
+    json_out: Annotated[Path | None, json_file_option("every number")] = None,
     benchmark_name: BenchmarkOption = None,
 ) -> None:
     """The cheapest design that reaches a target precision, and its price, beside the paper's.
