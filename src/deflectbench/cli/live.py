@@ -138,7 +138,7 @@ class LiveBoard:
         board = self.board
         if board is None:
             return
-        said = board.said[self._said :]
+        said = list(getattr(board, "said", ()))[self._said :]  # a board without lines: none
         self._said += len(said)
         for line in said:
             self.console.print(line, highlight=False, markup=False, soft_wrap=True)
