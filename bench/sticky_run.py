@@ -134,6 +134,10 @@ def run(claims: list[str], samples: int, limit: int, kill: bool) -> None:
         if kill:
             killer.join()
         received = claims_of(db, servers)
+        con = sqlite3.connect(db)
+        [(stored,)] = con.execute("SELECT count(*) FROM generations WHERE error IS NULL")
+        [(verdicts,)] = con.execute("SELECT count(*) FROM judgments WHERE error IS NULL")
+        con.close()
         for s in servers:
             s.stop()
     on_holder, on_first, n = sticky(received, 0, killed_at[0] if killed_at else None)
@@ -141,7 +145,7 @@ def run(claims: list[str], samples: int, limit: int, kill: bool) -> None:
     print(
         f"{name:>18}: exit {proc.returncode}, {n} requests; {on_holder:6.1%} on their claim's "
         f"replica (a move counts once), {on_first:6.1%} on the replica of its first request; "
-        f"{wall:.1f} s"
+        f"{wall:.1f} s; {stored} answers and {verdicts} verdicts stored of {total // 2}"
     )
     said = [ln for ln in proc.stderr.splitlines() if "endpoint" in ln]
     for line in said:
