@@ -129,6 +129,14 @@ class Reads:
         cur.execute(f"SELECT {self._columns(table, columns)} FROM {table} {where} ORDER BY {order}")
         return cur.fetchall()
 
+    def distinct_rows(self, table: str, columns: Sequence[str]) -> list[tuple[Any, ...]]:
+        """The distinct ``columns`` tuples of ``table`` (``SELECT DISTINCT``: over an index's
+        leading columns SQLite reads the index, not the rows)."""
+        cur = self.conn.cursor()
+        cur.row_factory = None
+        cur.execute(f"SELECT DISTINCT {self._columns(table, columns)} FROM {table}")
+        return cur.fetchall()
+
     def _dicts(self, sql: str) -> list[dict[str, Any]]:
         """The rows of ``sql`` as dicts (from plain tuples: a ``sqlite3.Row`` per row made a
         dict costs several times the read)."""

@@ -57,6 +57,9 @@ def _keys(store: Any) -> Iterable[tuple[str, str, str]]:
     """(benchmark, model, condition) of every generation, without a dict per row when the
     store reads columns (:meth:`Store.column_lists`)."""
     names = ("benchmark", "model", "condition")
+    distinct_rows = getattr(store, "distinct_rows", None)
+    if distinct_rows is not None:  # the index's leading columns: not a pass over the rows
+        return distinct_rows("generations", names)
     column_lists = getattr(store, "column_lists", None)
     if column_lists is not None:
         data = column_lists("generations", names, repeated=names)
