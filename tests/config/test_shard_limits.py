@@ -158,3 +158,31 @@ def test_a_real_part_keeps_to_its_share_and_says_so_first(tmp_path: Path) -> Non
     assert first[1] == "srv/m: max_concurrency 4 -> 2, requests_per_minute 6,000 -> 3,000"
     assert server.stats.requests > 10
     assert server.stats.max_active <= 2  # its share of 4, never the whole
+
+
+def test_judging_a_part_takes_its_share_and_says_so(tmp_path: Path) -> None:
+    server = FakeLLMServer(reply=unique_reply, latency=0.02).start()
+    try:
+        config = _config(tmp_path, server.openai_base_url, 4)
+        db = tmp_path / "r.db"
+        made = run_cli(
+            "run",
+            "--config",
+            config,
+            "--claims",
+            "L1_US_01",
+            "--db",
+            db,
+            "--no-report",
+            "--no-progress",
+        )
+        assert made.returncode == 0, made.stderr
+        text = config.read_text().replace('judges = ["lexical"]', 'judges = ["srv/judge"]')
+        config.write_text(text)
+        judged = run_cli("judge", "--config", config, "--shard", "1/2", "--db", db, "--no-progress")
+    finally:
+        server.stop()
+    assert judged.returncode == 0, judged.stdout + judged.stderr
+    lines = judged.stderr.splitlines()
+    assert lines[0].startswith("part 1/2: the providers' limits are split across the 2 parts")
+    assert lines[1] == "srv/judge: max_concurrency 4 -> 2, requests_per_minute 6,000 -> 3,000"

@@ -314,6 +314,7 @@ def judge(
     and its judges, max_cost and allow_unpriced unless given here."""
     from deflectbench.config import RunConfig, build_models, check_budget, file_prices
     from deflectbench.config.shard import parse_shard
+    from deflectbench.config.shard_limits import check_mode, share_limits
     from deflectbench.errors import ConfigError
     from deflectbench.pipeline.self_consistency import check_share
 
@@ -330,6 +331,7 @@ def judge(
     if pack is not None:
         pick_benchmark(pack)  # an unknown pack is named (did you mean) before the store
     built = build_models([], names, file.providers, dry_run=dry_run)
+    said = share_limits(built, part, check_mode(file.shard_limits))  # a part's share, said
     job = _Judging(
         names,
         built,
@@ -338,6 +340,7 @@ def judge(
         allow_unpriced or bool(file.allow_unpriced),
         retry_errors,
         file.providers,
+        said,
     )
     if dry_run:
         return _judge_estimate(db, pack, job, self_consistency, seed)
@@ -362,6 +365,8 @@ class _Judging:
     allow_unpriced: bool
     retry_errors: bool
     providers: dict[str, Any]
+    #: What a part (``--shard``) does to the judges' providers' limits, said first.
+    limits_said: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -405,6 +410,9 @@ def _judge(store: Store, b: Benchmark, job: _Judging, ask: _JudgeAsk) -> JudgeRe
     ctx = RunContext(
         store, b, judging.run_id, meter=meter, retry_errors=job.retry_errors, should_stop=stop
     )
+    ctx.board.listen(job.built.values())  # a replica set aside or back: said as it goes
+    for line in job.limits_said:
+        ctx.board.say(line)
     if ask.part is None:
         results = asyncio.run(judge_all(ctx, by_engine, job.built, watch=ask.watch))
     else:

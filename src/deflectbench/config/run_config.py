@@ -32,7 +32,7 @@ TABLES = ("providers", "prices")
 class RunConfig(BaseModel):
     """``[run]``: what to run and how. A key given as a flag (or a Python keyword) too loses
     to it; ``deflectbench judge`` reads judges, max_cost, allow_unpriced, retry_errors, batch,
-    allow_self_judging and shard."""
+    allow_self_judging, shard and shard_limits."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
