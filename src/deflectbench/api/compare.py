@@ -140,8 +140,8 @@ def _read_side(
     selector = parse_selector(text)
     with open_store(selector.store, must_exist=True, on_busy=on_busy) as store:
         found = with_manifests(store, read_sides(store, selector, options, pack))
-        rows = store.generation_rows(include_errors=False, columns=["gen_id", "response"])
-        return found, (str(store.path), {r["gen_id"]: r["response"] for r in rows})
+        rows = store.row_tuples("generations", ["gen_id", "response"], include_errors=False)
+        return found, (str(store.path), dict(rows))
 
 
 def _with_corrected(
