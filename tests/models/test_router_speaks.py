@@ -101,9 +101,9 @@ def test_a_judge_is_routed_by_its_claim() -> None:
     assert affinity(item) == "claim L1_US_01"
 
 
-def _config(tmp_path: Path, servers: list[FakeLLMServer], judge: str) -> Path:
+def _config(tmp_path: Path, servers: list[FakeLLMServer], judge: str, limit: int = 8) -> Path:
     lines = ", ".join(
-        f'{{ base_url = "{s.openai_base_url}", max_concurrency = 8 }}' for s in servers
+        f'{{ base_url = "{s.openai_base_url}", max_concurrency = {limit} }}' for s in servers
     )
     config = tmp_path / "run.toml"
     config.write_text(
@@ -181,7 +181,9 @@ def test_judges_on_the_same_replicas_follow_their_claims(tmp_path: Path) -> None
     servers = [FakeLLMServer(reply=unique_reply, latency=0.02).start() for _ in range(3)]
     db = tmp_path / "r.db"
     try:
-        done = _run(tmp_path, _config(tmp_path, servers, "cluster/judge"), db)
+        # 32 a replica: a claim's 30 answers and 30 verdicts (2 samples) are fewer than its
+        # owner's 32 in flight plus 32 waiting, so none spills: each must reach its owner
+        done = _run(tmp_path, _config(tmp_path, servers, "cluster/judge", limit=32), db)
     finally:
         for s in servers:
             s.stop()
@@ -205,6 +207,5 @@ def test_judges_on_the_same_replicas_follow_their_claims(tmp_path: Path) -> None
             else:
                 generated[claim_of_prompt[r.prompt]][i] += 1
     assert set(judged) == set(generated) == set(CLAIMS)
-    # each claim's verdicts on the replica that generated most of its answers
-    on_it = sum(judged[c][generated[c].most_common(1)[0][0]] for c in CLAIMS)
-    assert on_it / sum(sum(judged[c].values()) for c in CLAIMS) >= 0.95
+    for claim in CLAIMS:  # its answers and its verdicts on one replica
+        assert len(generated[claim]) == 1 and judged[claim].keys() == generated[claim].keys()
