@@ -13,6 +13,12 @@ The parts are checked before anything is written: from the ``k/N`` each part's r
 a part of an array that no input (nor OUT) holds, or one whose cells do not all have a result
 row, is refused in one line naming it (``part 8/8 missing``), or only noted with
 ``allow_missing_parts``: merged, the analysis would cover some parts' claims without a word.
+
+In bounded memory and time linear in what is added: each part is read in chunks
+(:data:`~deflectbench.store.merging.CHUNK` rows), and OUT is consulted only for the keys of the
+chunk at hand (index lookups, :mod:`deflectbench.store.chunked`), never read whole; the part's
+generation ids against OUT's wait on disk (a temporary table) for its verdicts. Merging the
+last of many parts costs what merging the first did.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from deflectbench.interop.importer import stored_contents
 from deflectbench.interop.release import InteropError
 from deflectbench.records import GenerationRecord, JudgmentRecord
 from deflectbench.store import Store
+from deflectbench.store.chunked import generation_ids_of, generation_rows_of, judgment_rows_of
 from deflectbench.store.manifests import copy_manifests
 from deflectbench.store.merging import (
     add_condition_row,
@@ -39,8 +46,11 @@ from deflectbench.store.merging import (
     condition_rows,
     generation_cells,
     held_elsewhere,
+    mapped_ids,
     planned_rows,
-    stream_rows,
+    remember_ids,
+    start_id_map,
+    stream_chunks,
 )
 from deflectbench.vocab import FIELDS
 
@@ -128,7 +138,6 @@ def part_problems(out: Store, sources: Sequence[Store]) -> list[str]:
     held: dict[int, set[int]] = {}
     problems: list[str] = []
     for store in (out, *sources):
-        have: set[tuple[str, str, str, str, int]] | None = None
         checked: set[tuple[str, str, str]] = set()
         for run in store.runs():
             got = recorded(run["config"])
@@ -145,9 +154,9 @@ def part_problems(out: Store, sources: Sequence[Store]) -> list[str]:
                 if key in checked:
                     continue
                 checked.add(key)
-                have = generation_cells(store) if have is None else have
+                have = generation_cells(store, model, key[2])  # one model's cells at a time
                 cells = part_cells(config)
-                lacking = sum(1 for c in cells if (model, key[2], *c) not in have)
+                lacking = sum(1 for c in cells if c not in have)
                 if lacking:
                     problems.append(
                         f"part {part} incomplete ({store.path}: {lacking:,} of {len(cells):,} "
@@ -199,8 +208,9 @@ def _merge_one(out: Store, src: Store, report: MergeReport) -> StoreReport:
         sr.runs = sum(add_run_row(out, run) for run in src.runs())
         copy_manifests(out, src)  # what each of those runs really ran
         add_planned_rows(out, planned_rows(src))
-        ids = _generations(out, src, sr, report)
-        _judgments(out, src, ids, sr, report)
+        start_id_map(out)
+        _generations(out, src, sr, report)
+        _judgments(out, src, sr, report)
     return sr
 
 
@@ -247,46 +257,52 @@ def _generation(row: dict[str, Any]) -> GenerationRecord:
     )
 
 
-def _generations(out: Store, src: Store, sr: StoreReport, report: MergeReport) -> dict[int, int]:
-    """Each generation of ``src`` into ``out`` (through the gate); returns the source's gen_id
+def _generations(out: Store, src: Store, sr: StoreReport, report: MergeReport) -> None:
+    """Each generation of ``src`` into ``out`` (through the gate), a chunk at a time, OUT
+    looked up by the chunk's keys only; remembers (:func:`remember_ids`) the source's gen_id
     -> OUT's gen_id of every generation whose content OUT now holds (a refused one has none,
     so its verdicts are not carried onto another answer)."""
-    stored: dict[tuple[str, str], gate.Duplicates] = {}
-    carried: list[tuple[int, GenKey]] = []
-    for row in stream_rows(src, "generations", "gen_id"):
-        key = _gen_key(row)
-        dups = stored.get(key[:2])
-        if dups is None:
-            contents = out.generation_contents(key[0], key[1])
-            dups = stored[key[:2]] = gate.Duplicates(stored_contents(contents))
-        have = dups.stored.get(key[2:])
-        if row["error"] is not None and have is not None:
-            sr.generations_present += 1  # a failed request never replaces anything stored
+    for chunk in stream_chunks(src, "generations", "gen_id"):
+        keys = [_gen_key(row) for row in chunk]
+        groups: dict[tuple[str, str], list[tuple[str, str, str, int]]] = {}
+        for key in keys:
+            groups.setdefault(key[:2], []).append(key[2:])
+        stored = {
+            group: gate.Duplicates(stored_contents(generation_rows_of(out.conn, *group, cell)))
+            for group, cell in groups.items()
+        }
+        carried: list[tuple[int, GenKey]] = []
+        for row, key in zip(chunk, keys, strict=True):
+            dups = stored[key[:2]]
+            have = dups.stored.get(key[2:])
+            if row["error"] is not None and have is not None:
+                sr.generations_present += 1  # a failed request never replaces anything stored
+                carried.append((int(row["gen_id"]), key))
+                continue
+            what = f"{key[2]} {key[3]}/{key[4]}/{key[5]} [{key[1]}]"
+            try:
+                rec = gate.generation(_generation(row))
+                verdict = dups.check(key[2:], (rec.response, rec.error), str(src.path), what)
+            except (GateError, ValueError) as exc:
+                sr.refused += 1
+                report.problems.append(f"{src.path}: generation {what}: {exc}")
+                continue
+            if verdict == gate.REPEAT:
+                sr.generations_present += 1
+            else:
+                out.add_generation(rec)
+                sr.generations_new += 1
             carried.append((int(row["gen_id"]), key))
-            continue
-        what = f"{key[2]} {key[3]}/{key[4]}/{key[5]} [{key[1]}]"
-        try:
-            rec = gate.generation(_generation(row))
-            verdict = dups.check(key[2:], (rec.response, rec.error), str(src.path), what)
-        except (GateError, ValueError) as exc:
-            sr.refused += 1
-            report.problems.append(f"{src.path}: generation {what}: {exc}")
-            continue
-        if verdict == gate.REPEAT:
-            sr.generations_present += 1
-        else:
-            out.add_generation(rec)
-            sr.generations_new += 1
-        carried.append((int(row["gen_id"]), key))
-    ids: dict[int, int] = {}
-    out_ids: dict[tuple[str, str], dict[tuple[str, str, str, int], int]] = {}
-    for src_id, key in carried:
-        by_key = out_ids.get(key[:2])
-        if by_key is None:
-            by_key = out_ids[key[:2]] = out.generation_ids(key[0], key[1])
-        if (gid := by_key.get(key[2:])) is not None:
-            ids[src_id] = gid
-    return ids
+        pairs: list[tuple[int, int]] = []
+        for group in groups:
+            wanted = [key[2:] for _, key in carried if key[:2] == group]
+            ids = generation_ids_of(out.conn, *group, wanted)
+            pairs.extend(
+                (src_id, ids[key[2:]])
+                for src_id, key in carried
+                if key[:2] == group and key[2:] in ids
+            )
+        remember_ids(out, pairs)
 
 
 def _judgment(row: dict[str, Any], gen_id: int) -> JudgmentRecord:
@@ -304,31 +320,33 @@ def _judgment(row: dict[str, Any], gen_id: int) -> JudgmentRecord:
     )
 
 
-def _judgments(
-    out: Store, src: Store, ids: dict[int, int], sr: StoreReport, report: MergeReport
-) -> None:
-    """Each verdict of ``src`` on a carried generation into ``out`` (through the gate)."""
-    dups = gate.Duplicates(stored_contents(out.judgment_contents()))
-    for row in stream_rows(src, "judgments", "judgment_id"):
-        gen_id = ids.get(int(row["gen_id"]))
-        what = f"judgment {row['judge']} on gen_id {row['gen_id']}"
-        if gen_id is None:
-            sr.refused += 1
-            report.problems.append(f"{src.path}: {what}: its generation was not merged")
-            continue
-        key = (gen_id, row["judge"])
-        if row["error"] is not None and dups.stored.get(key) is not None:
-            sr.judgments_present += 1
-            continue
-        try:
-            rec = gate.judgment(_judgment(row, gen_id), FIELDS)
-            verdict = dups.check(key, (rec.raw, rec.error), str(src.path), what)
-        except (GateError, ValueError) as exc:
-            sr.refused += 1
-            report.problems.append(f"{src.path}: {what}: {exc}")
-            continue
-        if verdict == gate.REPEAT:
-            sr.judgments_present += 1
-        else:
-            out.add_judgment(rec)
-            sr.judgments_new += 1
+def _judgments(out: Store, src: Store, sr: StoreReport, report: MergeReport) -> None:
+    """Each verdict of ``src`` on a carried generation into ``out`` (through the gate), a
+    chunk at a time, OUT looked up by the chunk's keys only."""
+    for chunk in stream_chunks(src, "judgments", "judgment_id"):
+        ids = mapped_ids(out, [int(row["gen_id"]) for row in chunk])
+        keys = [(ids[g], row["judge"]) for row in chunk if (g := int(row["gen_id"])) in ids]
+        dups = gate.Duplicates(stored_contents(judgment_rows_of(out.conn, keys)))
+        for row in chunk:
+            gen_id = ids.get(int(row["gen_id"]))
+            what = f"judgment {row['judge']} on gen_id {row['gen_id']}"
+            if gen_id is None:
+                sr.refused += 1
+                report.problems.append(f"{src.path}: {what}: its generation was not merged")
+                continue
+            key = (gen_id, row["judge"])
+            if row["error"] is not None and dups.stored.get(key) is not None:
+                sr.judgments_present += 1
+                continue
+            try:
+                rec = gate.judgment(_judgment(row, gen_id), FIELDS)
+                verdict = dups.check(key, (rec.raw, rec.error), str(src.path), what)
+            except (GateError, ValueError) as exc:
+                sr.refused += 1
+                report.problems.append(f"{src.path}: {what}: {exc}")
+                continue
+            if verdict == gate.REPEAT:
+                sr.judgments_present += 1
+            else:
+                out.add_judgment(rec)
+                sr.judgments_new += 1

@@ -2,26 +2,69 @@
 
 Results go in through :meth:`Store.add_generation` and :meth:`Store.add_judgment` (the gate's
 rules, the keep-good upsert); this module holds only the SQL that has no record type: the rows
-streamed out of a part, its runs, its conditions and its planned cells copied over unchanged.
+streamed out of a part chunk by chunk, its runs, its conditions and its planned cells copied
+over unchanged, and the part's generation ids against OUT's, kept on disk (a temporary table)
+rather than in memory, so a merge holds one chunk of what it adds and nothing of OUT.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from deflectbench.store import Store
 
+#: Rows read, compared and written at a time: what a merge holds of a part, whatever its size.
+CHUNK = 2000
+#: Ids per lookup query (under SQLite's default limit of 32,766 parameters).
+_PER_QUERY = 500
 
-def stream_rows(store: Store, table: str, order: str) -> Iterator[dict[str, Any]]:
-    """Every row of ``generations`` or ``judgments``, one at a time (a cursor, not a list)."""
+
+def stream_chunks(store: Store, table: str, order: str) -> Iterator[list[dict[str, Any]]]:
+    """Every row of ``generations`` or ``judgments`` in order, :data:`CHUNK` rows at a time
+    (a cursor read in chunks, never the whole table)."""
     if table not in {"generations", "judgments"} or order not in {"gen_id", "judgment_id"}:
         raise ValueError(f"no streamed rows of {table!r} by {order!r}")
     cursor = store.conn.execute(f"SELECT * FROM {table} ORDER BY {order}")
-    for row in cursor:
-        yield dict(row)
+    while rows := cursor.fetchmany(CHUNK):
+        yield [dict(r) for r in rows]
+
+
+def stream_rows(store: Store, table: str, order: str) -> Iterator[dict[str, Any]]:
+    """Every row of ``generations`` or ``judgments``, one at a time (a cursor, not a list)."""
+    for chunk in stream_chunks(store, table, order):
+        yield from chunk
+
+
+def start_id_map(store: Store) -> None:
+    """An empty map of a part's gen_id to OUT's (a temporary table of OUT's connection, on
+    disk): one part at a time."""
+    store.conn.execute(
+        "CREATE TEMP TABLE IF NOT EXISTS merge_gen_ids "
+        "(src_id INTEGER PRIMARY KEY, out_id INTEGER NOT NULL)"
+    )
+    store.conn.execute("DELETE FROM temp.merge_gen_ids")
+
+
+def remember_ids(store: Store, pairs: Sequence[tuple[int, int]]) -> None:
+    """(part's gen_id, OUT's gen_id) of generations whose content OUT now holds."""
+    store.conn.executemany("INSERT OR REPLACE INTO temp.merge_gen_ids VALUES (?, ?)", pairs)
+
+
+def mapped_ids(store: Store, src_ids: Sequence[int]) -> dict[int, int]:
+    """The part's gen_id -> OUT's for the given ids only (those remembered)."""
+    out: dict[int, int] = {}
+    unique = list(dict.fromkeys(src_ids))
+    for start in range(0, len(unique), _PER_QUERY):
+        part = unique[start : start + _PER_QUERY]
+        sql = (
+            "SELECT src_id, out_id FROM temp.merge_gen_ids "
+            f"WHERE src_id IN ({', '.join('?' * len(part))})"
+        )
+        out.update((int(a), int(b)) for a, b in store.conn.execute(sql, part))
+    return out
 
 
 def condition_rows(store: Store) -> list[dict[str, Any]]:
@@ -99,12 +142,15 @@ def held_elsewhere(store: Store) -> dict[str, int]:
     return out
 
 
-def generation_cells(store: Store) -> set[tuple[str, str, str, str, int]]:
-    """(model, condition, claim_id, prompt_id, sample) of every stored generation (a failed
-    request's too): what a part's completeness is checked against."""
+def generation_cells(store: Store, model: str, condition: str) -> set[tuple[str, str, int]]:
+    """(claim_id, prompt_id, sample) of every stored generation of one model and condition (a
+    failed request's too): what a part's completeness is checked against, one model's cells
+    at a time."""
     return {
-        (r[0], r[1], r[2], r[3], int(r[4]))
+        (r[0], r[1], int(r[2]))
         for r in store.conn.execute(
-            "SELECT DISTINCT model, condition, claim_id, prompt_id, sample FROM generations"
+            "SELECT DISTINCT claim_id, prompt_id, sample FROM generations "
+            "WHERE model = ? AND condition = ?",
+            (model, condition),
         )
     }
