@@ -9,7 +9,10 @@ replica it reached had already served a request of the same claim: its prefix is
 Counted at the servers, not by the router. Also printed: wall time, so stickiness is seen not to
 cost throughput.
 
-    .venv/bin/python bench/sticky_routing.py [--claims 16] [--samples 5] [--limit 8]
+    .venv/bin/python bench/sticky_routing.py [--claims 16] [--samples 5] [--limit 8] [--run]
+
+This measures the router alone. ``--run`` benches it as a run instead (bench/sticky_run.py:
+``deflectbench run`` with a model and a judge on three local replicas, one killed mid-run).
 """
 
 from __future__ import annotations
@@ -94,7 +97,18 @@ def main() -> None:
     ap.add_argument("--claims", type=int, default=16)
     ap.add_argument("--samples", type=int, default=5)
     ap.add_argument("--limit", type=int, default=8, help="concurrency per replica")
+    ap.add_argument("--run", action="store_true", help="bench a real run (bench/sticky_run.py)")
     args = ap.parse_args()
+    if args.run:
+        sys.path.insert(0, str(Path(__file__).parent))
+        import sticky_run
+
+        sys.argv = [
+            sys.argv[0],
+            *(f"--{k}={getattr(args, k)}" for k in ("claims", "samples", "limit")),
+        ]
+        sticky_run.main()
+        return
     n = args.claims * TEMPLATES * args.samples
     print(
         f"3 replicas x {args.limit} in flight, {args.claims} claims x 15 templates x "
