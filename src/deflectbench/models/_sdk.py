@@ -13,7 +13,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar, Generic, NamedTuple, TypeVar
 
 from deflectbench.models._http import (
     TemperatureMode,
@@ -24,6 +24,7 @@ from deflectbench.models._http import (
 )
 from deflectbench.models.base import Completion, Limits, Model, ModelError, Usage, finish_reason
 from deflectbench.models.sdk_loader import aload, load
+from deflectbench.models.wire_log import WireLog
 from deflectbench.secrets import Untrusted, register_credentials, scrub, scrub_json
 
 
@@ -60,7 +61,11 @@ class SDKErrors:
         )
 
 
-class SDKModel(Model):
+#: The SDK's async client type (``openai.AsyncOpenAI``, ``anthropic.AsyncAnthropic``).
+ClientT = TypeVar("ClientT")
+
+
+class SDKModel(Model, Generic[ClientT]):
     """A model behind an official SDK client; subclasses say how to ask and where the text is.
 
     Building one imports no SDK (a dry run, a refused run never pay for it): a run starts the
@@ -76,6 +81,10 @@ class SDKModel(Model):
     #: the client).
     reply_type: type[Any]
     _client: Any = None
+    #: Where the provider's API is when no base_url is given ("": one must be given).
+    default_base_url: ClassVar[str] = ""
+    #: When a temperature goes on the wire unless the config says.
+    default_temperature_mode: ClassVar[TemperatureMode] = "always"
 
     def __init__(
         self,
@@ -83,24 +92,26 @@ class SDKModel(Model):
         api_model: str,
         *,
         api_key: str,
-        base_url: str,
-        limits: Limits | None,
-        structured_output: bool,
-        temperature_mode: TemperatureMode,
-        extra_body: Mapping[str, Any] | None,
+        base_url: str | None = None,
+        limits: Limits | None = None,
+        structured_output: bool = True,
+        temperature_mode: TemperatureMode | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         headers: Mapping[str, str] | None = None,
     ) -> None:
         self.name = name
         self.api_model = api_model
-        self.base_url = check_base_url(name.split("/", 1)[0], base_url)
+        self.base_url = check_base_url(name.split("/", 1)[0], base_url or self.default_base_url)
         self.limits = limits or Limits()
         self.structured_output = structured_output
-        self.temperature_mode = temperature_mode
+        self.temperature_mode = temperature_mode or self.default_temperature_mode
         self.extra_body = dict(extra_body or {})
         self._provider = name.split("/", 1)[0]
         self._secret = api_key
         self._headers: dict[str, Any] = dict(headers or {})
         register_credentials(key=api_key, url=self.base_url, headers=headers)
+        #: What this client sent and heard (the run's manifest reads it).
+        self.wire = WireLog()
 
     @abc.abstractmethod
     def _bind(self, sdk: ModuleType) -> None:
@@ -111,6 +122,12 @@ class SDKModel(Model):
         if self._client is None:
             self._bind(load(self.sdk_package))
         return self._client
+
+    @property
+    def sdk(self) -> ClientT:
+        """The SDK client, for batch mode (the provider's batch API, same key and limits)."""
+        client: ClientT = self._bound()
+        return client
 
     async def ready(self) -> None:
         """The client made, its SDK awaited without holding up the event loop."""

@@ -10,13 +10,12 @@ JSON reply).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from deflectbench.models._http import TemperatureMode, public_url, status_error, transient_error
+from deflectbench.models._http import public_url, status_error, transient_error
 from deflectbench.models._sdk import Reply, SDKErrors, SDKModel
-from deflectbench.models.base import Completion, GenerationParams, Limits, Message, ModelError
-from deflectbench.models.wire_log import WireLog
+from deflectbench.models.base import Completion, GenerationParams, Message, ModelError
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -29,39 +28,14 @@ if TYPE_CHECKING:
 TOOL_NAME = "record_judgment"
 
 
-class AnthropicModel(SDKModel):
+class AnthropicModel(SDKModel["anthropic.AsyncAnthropic"]):
     """A Claude model through ``anthropic.AsyncAnthropic().messages.create``."""
 
     #: The Messages API takes no seed.
     send_seed = False
     sdk_package = "anthropic"
-
-    def __init__(
-        self,
-        name: str,
-        api_model: str,
-        *,
-        api_key: str,
-        base_url: str | None = None,
-        limits: Limits | None = None,
-        structured_output: bool = True,
-        temperature_mode: TemperatureMode = "non_default",
-        extra_body: Mapping[str, Any] | None = None,
-        headers: Mapping[str, str] | None = None,
-    ) -> None:
-        super().__init__(
-            name,
-            api_model,
-            api_key=api_key,
-            base_url=base_url or "https://api.anthropic.com",
-            limits=limits,
-            structured_output=structured_output,
-            temperature_mode=temperature_mode,
-            extra_body=extra_body,
-            headers=headers,
-        )
-        #: What this client sent and heard (the run's manifest reads it).
-        self.wire = WireLog()
+    default_base_url = "https://api.anthropic.com"
+    default_temperature_mode = "non_default"
 
     def _bind(self, sdk: ModuleType) -> None:
         self.errors = SDKErrors.of(sdk, root=sdk.AnthropicError)
@@ -99,12 +73,6 @@ class AnthropicModel(SDKModel):
         if extra:
             body["extra_body"] = extra
         return body
-
-    @property
-    def sdk(self) -> anthropic.AsyncAnthropic:
-        """The SDK client, for batch mode (Message Batches, same key and limits)."""
-        client: anthropic.AsyncAnthropic = self._bound()
-        return client
 
     def wire_body(self, messages: Sequence[Message], params: GenerationParams) -> dict[str, Any]:
         """The JSON body :meth:`complete` sends, extra fields merged in (a batch's params)."""

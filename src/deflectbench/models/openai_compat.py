@@ -30,7 +30,6 @@ from deflectbench.models._http import (
 )
 from deflectbench.models._sdk import Reply, SDKErrors, SDKModel
 from deflectbench.models.base import Completion, GenerationParams, Limits, Message, ModelError
-from deflectbench.models.wire_log import WireLog
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -52,7 +51,7 @@ class FormatRejected(ModelError):
     """The server refused the ``response_format`` it was sent (not the request itself)."""
 
 
-class OpenAICompatModel(SDKModel):
+class OpenAICompatModel(SDKModel["openai.AsyncOpenAI"]):
     """A chat model behind an OpenAI-compatible ``/chat/completions`` endpoint."""
 
     sdk_package = "openai"
@@ -89,8 +88,6 @@ class OpenAICompatModel(SDKModel):
         self._probe: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
         self.max_tokens_param = max_tokens_param
         self.send_seed = send_seed
-        #: What this client sent and heard (the run's manifest reads it).
-        self.wire = WireLog()
 
     def _bind(self, sdk: ModuleType) -> None:
         from openai.types.chat import ChatCompletion
@@ -140,12 +137,6 @@ class OpenAICompatModel(SDKModel):
             # llama.cpp (both servers) turns "schema" into a grammar; others ignore the key
             body["response_format"] = {"type": "json_object", "schema": params.json_schema}
         return body
-
-    @property
-    def sdk(self) -> openai.AsyncOpenAI:
-        """The SDK client, for batch mode (the Files and Batches APIs, same key and limits)."""
-        client: openai.AsyncOpenAI = self._bound()
-        return client
 
     def wire_body(self, messages: Sequence[Message], params: GenerationParams) -> dict[str, Any]:
         """The JSON body :meth:`complete` sends, extra fields merged in (a batch line's body)."""
