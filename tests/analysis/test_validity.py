@@ -1,6 +1,7 @@
 """Judge validity: every statistic of ``analysis.validity`` checked against an independent
 computation (statsmodels for kappa, hand-worked textbook values for AC1, direct counting for
-accuracy, precision, recall and F1, a plain loop for the claim bootstrap), then the store
+accuracy, precision, recall and F1, a plain loop for the claim bootstrap, scipy's exact
+binomial interval for the proportions' edges), then the store
 loader, ``deflectbench validate`` and the report's section on a fixture with known labels."""
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from scipy.stats import binomtest
 from statsmodels.stats.inter_rater import cohens_kappa
 
 from deflectbench.analysis import AnalysisOptions
@@ -127,6 +129,10 @@ def _boot_loop(rater, ref, claims, n_resamples, seed, metric):
             values.append(tp / (tp + fn) if tp + fn else np.nan)
         elif metric == "accuracy":
             values.append((tp + tn) / len(idx))
+        elif metric == "precision":
+            values.append(tp / (tp + fp) if tp + fp else np.nan)
+        elif metric == "f1":
+            values.append(2 * tp / (2 * tp + fp + fn) if tp + fp + fn else np.nan)
         elif metric == "kappa":
             pe = ((tp + fp) * (tp + fn) + (fn + tn) * (fp + tn)) / len(idx) ** 2
             table = np.array([[tp, fp], [fn, tn]])
@@ -134,6 +140,22 @@ def _boot_loop(rater, ref, claims, n_resamples, seed, metric):
     v = np.array(values, dtype=float)
     v = v[~np.isnan(v)]
     return np.quantile(v, [0.025, 0.975])
+
+
+def _exact(hits, n):
+    """scipy's exact (Clopper-Pearson) 95% interval, the independent version."""
+    ci = binomtest(int(hits), int(n)).proportion_ci(confidence_level=0.95, method="exact")
+    return ci.low, ci.high
+
+
+def _hits_and_n(rater, ref, metric):
+    """A proportion's count and its n, counted plainly."""
+    tp = int(np.sum((rater == 1) & (ref == 1)))
+    if metric == "accuracy":
+        return int(np.sum(rater == ref)), len(ref)
+    if metric == "precision":
+        return tp, int(np.sum(rater == 1))
+    return tp, int(np.sum(ref == 1))  # recall
 
 
 @pytest.mark.parametrize("metric", ["accuracy", "recall", "kappa"])
@@ -145,8 +167,61 @@ def test_claim_bootstrap_matches_a_plain_loop(metric):
     rater = np.where(rng.random(n) < 0.8, ref, 1 - ref)
     got = compare(rater, ref, claims, n_resamples=300, seed=5)[metric]
     lo, hi = _boot_loop(rater, ref, claims, 300, 5, metric)
+    if metric != "kappa":  # a proportion: the hull with its exact interval on its n
+        ex_lo, ex_hi = _exact(*_hits_and_n(rater, ref, metric))
+        lo, hi = min(lo, ex_lo), max(hi, ex_hi)
     assert (got.lo, got.hi) == (pytest.approx(lo), pytest.approx(hi))
     assert got.lo <= got.value <= got.hi
+
+
+@pytest.mark.parametrize(
+    ("tp", "fn", "fp", "tn"),
+    [
+        (0, 120, 0, 40),  # recall 0 of 120 positives
+        (40, 0, 0, 40),  # precision 40 of 40, recall 40 of 40
+        (37, 3, 5, 75),  # an ordinary table
+        (1, 0, 0, 59),  # one positive
+    ],
+)
+def test_proportions_are_the_hull_of_the_bootstrap_and_the_exact_interval(tp, fn, fp, tn):
+    rater, ref = _items(tp, fp, fn, tn)
+    claims = [f"C{i % 10}" for i in range(len(ref))]
+    c = compare(rater, ref, claims, n_resamples=200, seed=2)
+    for metric in ("accuracy", "precision", "recall"):
+        hits, n = _hits_and_n(rater, ref, metric)
+        e = c[metric]
+        if n == 0:
+            assert math.isnan(e.value) and math.isnan(e.lo) and math.isnan(e.hi)
+            continue
+        b_lo, b_hi = _boot_loop(rater, ref, claims, 200, 2, metric)
+        ex_lo, ex_hi = _exact(hits, n)
+        assert e.value == pytest.approx(hits / n)
+        assert (e.lo, e.hi) == (pytest.approx(min(b_lo, ex_lo)), pytest.approx(max(b_hi, ex_hi)))
+        assert 0.0 <= e.lo <= e.value <= e.hi <= 1.0
+        assert e.hi - e.lo > 0  # never a zero-width certainty
+    # F1 is no proportion of a count: its interval is the bootstrap's alone
+    f1 = c["f1"]
+    if not math.isnan(f1.value):
+        assert (f1.lo, f1.hi) == tuple(
+            pytest.approx(x) for x in _boot_loop(rater, ref, claims, 200, 2, "f1")
+        )
+
+
+def test_recall_of_none_of_120_is_not_a_zero_width_interval():
+    rater, ref = _items(tp=0, fp=0, fn=120, tn=40)
+    c = compare(rater, ref, [i % 30 for i in range(160)], n_resamples=200)
+    r = c["recall"]
+    assert (r.value, r.lo) == (0.0, 0.0)
+    assert r.hi == pytest.approx(1 - 0.025 ** (1 / 120))  # the exact bound: about 3.7/120
+    assert r.hi == pytest.approx(_exact(0, 120)[1])
+    # kappa: the rater gives one value, the people two: kappa is 0 (defined); both constant on
+    # one value: undefined, NaN in the numbers (the views say "undefined"), never a number
+    same = compare(np.ones(40), np.ones(40), [i % 8 for i in range(40)], n_resamples=50)
+    assert math.isnan(same["kappa"].value) and math.isnan(same["kappa"].lo)
+    assert same.row()["kappa"] != same.row()["kappa"]
+    assert same["precision"].value == 1.0 and same["precision"].lo == pytest.approx(
+        _exact(40, 40)[0]
+    )
 
 
 def test_the_bootstrap_resamples_claims_not_items():
@@ -155,7 +230,14 @@ def test_the_bootstrap_resamples_claims_not_items():
     rater, ref = _items()
     twice = compare([*rater, *rater], [*ref, *ref], ["a"] * 20 + ["b"] * 20, n_resamples=50)
     assert twice.claims == 2
-    assert twice["accuracy"].lo == twice["accuracy"].hi == twice["accuracy"].value
+    for m in ("kappa", "ac1", "f1"):  # bootstrap-only statistics
+        assert twice[m].lo == pytest.approx(twice[m].hi) == pytest.approx(twice[m].value)
+    # a proportion's interval is then its exact interval on its 40 items (the hull's wider end)
+    ex_lo, ex_hi = _exact(2 * (TP + TN), 40)
+    assert (twice["accuracy"].lo, twice["accuracy"].hi) == (
+        pytest.approx(ex_lo),
+        pytest.approx(ex_hi),
+    )
     # one claim holding every item: there is no interval at all (issue 23), only the value
     c = compare(rater, ref, ["only"] * 20, n_resamples=50)
     assert c.claims == 1 and c["accuracy"].value == twice["accuracy"].value
@@ -423,3 +505,19 @@ def test_labels_on_unjudged_generations_still_get_the_lexical_judge(tmp_path):
     assert rows[(LEXICAL, "refusal")]["n"] == 2
     assert rows[(LEXICAL, "refusal")]["accuracy"] == 1.0
     assert data["monitor"] and {r["reference"] for r in data["monitor"]} == {"humans"}
+
+
+def test_the_views_say_undefined_for_kappa_and_never_a_number():
+    from types import SimpleNamespace
+
+    from deflectbench.views.report.validity_tables import _with_ci
+    from deflectbench.views.terminal.validity import _cell
+
+    same = compare(np.ones(40), np.ones(40), [i % 8 for i in range(40)], n_resamples=50).row()
+    assert _with_ci(same, "kappa") == "undefined" and _with_ci(same, "ac1") != "undefined"
+    assert _with_ci(same, "recall").startswith("1.00 (0.91–1.00)")
+    row = SimpleNamespace(**same)
+    assert _cell(row, "kappa") == "undefined" and "nan" not in _cell(row, "ac1").lower()
+    # no items: nothing to say but the dash
+    empty = compare([], [], [], n_resamples=5).row()
+    assert _with_ci(empty, "kappa") == "–" and _cell(SimpleNamespace(**empty), "kappa") == "–"

@@ -154,8 +154,11 @@ def budget(
 
 
 def _sens_spec(rater: np.ndarray, ref: np.ndarray, claims: list[Any], resamples: int, seed: int):
-    sens = compare(rater, ref, claims, n_resamples=resamples, seed=seed, chance=False)
-    spec = compare(1 - rater, 1 - ref, claims, n_resamples=resamples, seed=seed, chance=False)
+    # exact=False: the bootstrap alone here, its hull with the Wilson interval is _with_score's
+    sens = compare(rater, ref, claims, n_resamples=resamples, seed=seed, chance=False, exact=False)
+    spec = compare(
+        1 - rater, 1 - ref, claims, n_resamples=resamples, seed=seed, chance=False, exact=False
+    )
     return sens, spec
 
 

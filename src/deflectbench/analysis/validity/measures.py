@@ -19,6 +19,15 @@ item of each drawn claim; a statistic undefined in a resample (no predicted 1s f
 is left out of that statistic's percentiles. With one claim there is no interval (NaN): every
 resample is that claim.
 
+**Proportions are honest at the edges.** A percentile bootstrap of a recall of 0 of 120
+positives, or a precision of 40 of 40, is [0, 0] or [1, 1]: a certainty n items do not hold.
+So accuracy, precision and recall (each a proportion of its own n: all items, the rater's 1s,
+the reference's 1s) report the hull of the claim-bootstrap interval and the exact
+(Clopper-Pearson) interval on that n (:func:`.calibration.exact.clopper_pearson`), which stays
+in [0, 1]; F1 is not a proportion of a count and keeps its bootstrap interval. Kappa is
+undefined (NaN, shown as "undefined", never a number) when the rater and the reference each
+give one and the same value; AC1 only without items.
+
 Missing values: a NaN in the rater or the reference (an unset human field, a field a judge did
 not give) leaves that item out of that field's comparison, so each field has its own n.
 Everything here is pure: arrays and frames in, numbers and frames out.
@@ -36,6 +45,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
+from deflectbench.analysis.calibration.exact import clopper_pearson
 from deflectbench.analysis.stats.agreement import chance_corrected, cohen_kappa, gwet_ac1
 from deflectbench.analysis.stats.arrays import factorize
 from deflectbench.vocab import FIELDS, LADDER, OUTCOMES
@@ -149,6 +159,28 @@ def _percentiles(boot: NDArray[np.float64], level: float, claims: int = 2) -> tu
     return float(lo), float(hi)
 
 
+def _proportions(tp: int, fp: int, fn: int, tn: int) -> dict[str, tuple[int, int]]:
+    """The metrics that are a count over a count, as (hits, n): accuracy of all items,
+    precision of the rater's 1s, recall of the reference's 1s."""
+    return {
+        "accuracy": (tp + tn, tp + fp + fn + tn),
+        "precision": (tp, tp + fp),
+        "recall": (tp, tp + fn),
+    }
+
+
+def _with_exact(e: Estimate, hits: int, n: int, level: float, claims: int) -> Estimate:
+    """The hull of a proportion's bootstrap interval and its exact interval on its n, in [0, 1]
+    (module docstring); unchanged where the proportion is undefined (n = 0) or one claim gives
+    no interval."""
+    if n <= 0 or claims < 2 or math.isnan(e.value):
+        return e
+    ex_lo, ex_hi = (float(v) for v in clopper_pearson(hits, n, level))
+    lo = ex_lo if math.isnan(e.lo) else min(e.lo, ex_lo)
+    hi = ex_hi if math.isnan(e.hi) else max(e.hi, ex_hi)
+    return Estimate(e.value, max(0.0, lo), min(1.0, hi))
+
+
 def compare(
     rater: ArrayLike,
     reference: ArrayLike,
@@ -158,12 +190,15 @@ def compare(
     seed: int = 0,
     level: float = 0.95,
     chance: bool = True,
+    exact: bool = True,
 ) -> Comparison:
     """A rater's 0/1 labels against a reference's on the same items, with claim-bootstrap CIs.
 
     ``rater`` and ``reference`` are 1-D, 0/1 or NaN (NaN: left out); ``claims`` gives each
     item's claim (the resampled unit). ``chance=False`` skips kappa and AC1 (a monitor's
-    precision and recall on thousands of items need only the counts).
+    precision and recall on thousands of items need only the counts). ``exact=False`` keeps
+    the proportions' bootstrap intervals alone (for a caller that widens them its own way,
+    as :mod:`.calibration.review` does with the score interval).
     """
     x = np.asarray(rater, dtype=np.float64)
     y = np.asarray(reference, dtype=np.float64)
@@ -202,6 +237,8 @@ def compare(
     estimates = {
         m: Estimate(float(point[m]), *_percentiles(resampled[m], level, k)) for m in COUNT_METRICS
     }
+    for m, (hits, size) in _proportions(tp, fp, fn, tn).items() if exact else ():
+        estimates[m] = _with_exact(estimates[m], hits, size, level, k)
     if chance:
         kappa = cohen_kappa(x.astype(np.int64), y.astype(np.int64))
         ac1 = gwet_ac1(x.astype(np.int64), y.astype(np.int64))

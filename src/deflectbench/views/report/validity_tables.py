@@ -34,10 +34,11 @@ _METRICS = ("accuracy", "kappa", "ac1", "precision", "recall", "f1")
 
 
 def _with_ci(row: dict[str, Any], metric: str) -> str:
-    """``0.81 (0.70–0.90)``; the value alone without a CI, a dash when undefined."""
+    """``0.81 (0.70–0.90)``; the value alone without a CI, a dash when undefined (kappa and AC1
+    on items say "undefined": both sides gave one and the same value)."""
     v, lo, hi = row.get(metric), row.get(f"{metric}_lo"), row.get(f"{metric}_hi")
     if isnan(v):
-        return "–"
+        return "undefined" if metric in ("kappa", "ac1") and row.get("n") else "–"
     return num(v) if isnan(lo) or isnan(hi) else f"{num(v)} ({num(lo)}–{num(hi)})"
 
 
@@ -76,8 +77,11 @@ def validity_tables(v: Validity) -> list[Table]:
             if c.get("other_packs_left_out")
             else ""
         )
-        + ". Statistic (95% CI); kappa and AC1 "
-        "side by side because a rare field drives kappa down (see the prevalence column)."
+        + ". Statistic (95% CI); accuracy, precision and recall with at least their exact "
+        "(Clopper-Pearson) interval on their n, so a count of 0 or of n keeps a width; kappa and "
+        "AC1 side by side because a rare field drives kappa down (see the prevalence column); "
+        "kappa undefined where judge and people give one same value, – where precision or "
+        "recall has no item."
     )
     main = make_table(
         "judge_validity",

@@ -31,15 +31,22 @@ METRICS = (
     ("recall", "recall"),
     ("f1", "F1"),
 )
+#: A kappa or AC1 with no value on items (both sides one and the same value): never a number.
+UNDEFINED = "undefined"
 #: Outcome names narrow enough for the monitor's table.
 OUTCOME_SHORT = {"soft_refusal": "soft refusal", "labeled_compliance": "labeled"}
 
 
+#: Chance-corrected statistics: "undefined" said in words where they have no value.
+CHANCE = ("kappa", "ac1")
+
+
 def _cell(row: Any, metric: str) -> str:
-    """A statistic over its 95% CI on a second, dimmed line ("–" where undefined)."""
+    """A statistic over its 95% CI on a second, dimmed line ("–" where undefined; kappa and
+    AC1 on items say "undefined": kappa when both sides give one and the same value)."""
     v = getattr(row, metric, None)
     if unset(v):
-        return DASH
+        return UNDEFINED if metric in CHANCE and bool(getattr(row, "n", None)) else DASH
     lo, hi = getattr(row, f"{metric}_lo", None), getattr(row, f"{metric}_hi", None)
     if unset(lo) or unset(hi):
         return num(v)
@@ -132,7 +139,9 @@ def _header(v: Validation) -> Text:
         + (f", {other:,} labels of other packs left out" if other else "")
         + f"); consensus {o.consensus}, judge values "
         f"{o.values}; 95% CIs from {o.n_resamples:,} bootstrap resamples of "
-        f"claims (seed {o.seed}). Statistics over their CI; `–` where undefined. Fields: "
+        f"claims (seed {o.seed}). Statistics over their CI (a proportion's CI is at least its exact "
+        "interval on its n); kappa undefined where both sides give one same value, `–` where "
+        "another statistic is. Fields: "
         + ", ".join(f"{short} {name}" for name, short in FIELD_SHORT.items())
         + "."
     )
