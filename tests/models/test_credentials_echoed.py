@@ -1,7 +1,9 @@
 """Issue 33, point 5: a server that echoes every credential it was sent, in every field it can
 (the reply's ``model``, its text, error messages, ``GET /version``, ``GET /v1/models``), leaves
 no byte of any of them, in any form (the key, the URL's password plain and percent-encoded, the
-Basic header's base64 of ``user:password``), in the store, its WAL, the terminal, ``status
+Basic header's base64 of ``user:password``), in the store, its WAL (every frame every command
+wrote: a reader held open from before the run keeps SQLite from checkpointing or restarting it,
+and the files are copied while it is held), the terminal, ``status
 --json``, ``analyze --json``, the report or an export; and untrusted JSON nested past any sane
 depth is recorded as "not available (too deep)", never a crash.
 
@@ -96,10 +98,37 @@ def _leaks(blob: bytes) -> list[str]:
     return [f for f in FORMS if f.encode() in blob]
 
 
+def _hold_the_wal(db: Path) -> sqlite3.Connection:
+    """A reader whose open read transaction began before any command wrote: while it is open,
+    SQLite can neither checkpoint a frame past its snapshot nor restart the WAL, nor delete it
+    when a writer closes, so every byte every command writes stays in ``-wal`` to be grepped."""
+    from deflectbench.store import Store
+
+    with Store.open(db):  # the store's own schema and WAL mode, empty, as a run would make it
+        pass
+    held = sqlite3.connect(db, isolation_level=None)
+    held.execute("BEGIN")
+    assert held.execute("SELECT count(*) FROM generations").fetchone() == (0,)  # snapshot taken
+    return held
+
+
+def _store_files(db: Path, into: Path) -> dict[str, bytes]:
+    """Every file of the store as it is now (the db, ``-wal``, ``-shm``, any ``-journal``),
+    copied at this moment, by name."""
+    into.mkdir()
+    out = {}
+    for p in sorted(db.parent.glob(f"{db.name}*")):
+        copy = into / p.name
+        copy.write_bytes(p.read_bytes())
+        out[f"{into.name}/{p.name}"] = copy.read_bytes()
+    return out
+
+
 def test_no_form_of_any_credential_survives_anywhere(tmp_path: Path) -> None:
     cli = Cli(env={"LLM_GATEWAY": KEY, "ANTHROPIC_API_KEY": ANT_KEY, "COLUMNS": "200"})
     quick = Cli(env=cli.env, in_process=True)  # the same commands, without a child's start-up
     db = tmp_path / "r.db"
+    held = _hold_the_wal(db)  # open across every command below: the WAL keeps every frame
     with _server() as server:
         cfg = _config(tmp_path / "run.toml", server)
         run = cli("run", "--config", cfg, "--db", db, "--no-progress")
@@ -134,8 +163,17 @@ def test_no_form_of_any_credential_survives_anywhere(tmp_path: Path) -> None:
         assert done.returncode == 0, (name, done.stdout + done.stderr)
         outputs[name] = (done.stdout + done.stderr).encode()
     assert json.loads(quick("status", "--json", "--db", db).stdout)["manifest"]
+    # the store's files copied while the reader still holds the WAL: every frame written, none
+    # checkpointed away, and the WAL really holds the run's rows (the scrubbed served id)
+    snapshot = _store_files(db, tmp_path / "held")
+    wal = snapshot["held/r.db-wal"]
+    assert len(wal) > 100_000 and REDACTED.encode() in wal and MODEL.encode() in wal
+    assert "held/r.db-shm" in snapshot
+    held.execute("COMMIT")
+    held.close()  # the last connection: SQLite checkpoints into the db (and drops the WAL)
+    outputs |= snapshot
     files = [p for p in tmp_path.rglob("*") if p.is_file() and p.name != "run.toml"]
-    assert any(p.name.startswith("r.db-wal") or p.name == "r.db" for p in files)
+    assert any(p.name == "r.db" for p in files)
     assert len([p for p in files if "rep" in p.parts]) > 1, "the report wrote its files"
     for p in files:
         outputs[str(p.relative_to(tmp_path))] = p.read_bytes()
