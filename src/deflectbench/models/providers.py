@@ -375,32 +375,29 @@ def _build_one(name: str, cfg: ProviderConfig, env: Mapping[str, str]) -> Model:
     if cfg.wire == "anthropic":
         from deflectbench.models.anthropic_api import AnthropicModel
 
-        return AnthropicModel(
-            name,
-            api_model,
-            api_key=key,
-            base_url=base_url,
-            limits=cfg.limits(api_model),
-            structured_output=cfg.structured_output,
-            temperature_mode=cfg.temperature_mode,
-            extra_body=cfg.extra_body,
-            headers=cfg.headers,
-        )
+        return AnthropicModel(name, api_model, **_sdk_options(cfg, api_model, key, base_url))
     from deflectbench.models.openai_compat import OpenAICompatModel
 
     return OpenAICompatModel(
         name,
         api_model,
-        base_url=base_url,
-        api_key=key,
-        limits=cfg.limits(api_model),
-        structured_output=cfg.structured_output,
+        **_sdk_options(cfg, api_model, key, base_url),
         max_tokens_param=cfg.max_tokens_param,
-        temperature_mode=cfg.temperature_mode,
         send_seed=cfg.send_seed,
-        extra_body=cfg.extra_body,
-        headers=cfg.headers,
     )
+
+
+def _sdk_options(cfg: ProviderConfig, api_model: str, key: str, base_url: str) -> dict[str, Any]:
+    """The keyword arguments both SDK models take, from a provider's config."""
+    return {
+        "api_key": key,
+        "base_url": base_url,
+        "limits": cfg.limits(api_model),
+        "structured_output": cfg.structured_output,
+        "temperature_mode": cfg.temperature_mode,
+        "extra_body": cfg.extra_body,
+        "headers": cfg.headers,
+    }
 
 
 def register_api_providers(register: Register) -> None:
