@@ -126,7 +126,7 @@ def test_status_over_a_glob_shows_every_part_and_the_one_missing(tmp_path: Path)
     sizes = [len(Shard(i, N).cells(PLAN.cells)) for i in range(1, N)]
     assert [r.planned for r in st.rows] == sizes
     assert [r.missing for r in st.rows] == [0, 1, 0, 0, 0, 0, 0]
-    assert (st.planned, st.ok, st.missing) == (sum(sizes), sum(sizes) - 1, 1)
+    assert (st.total.planned, st.total.ok, st.total.missing) == (sum(sizes), sum(sizes) - 1, 1)
     assert st.missing_parts == ["8/8"] and st.exit_code == 5
 
     p = run_cli("status", "--db", str(tmp_path / "part-*.db"), "--json")

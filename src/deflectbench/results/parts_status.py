@@ -49,41 +49,32 @@ class PartsStatus:
     missing_parts: list[str] = field(default_factory=list)
 
     @property
-    def planned(self) -> int:
-        return sum(r.planned for r in self.rows)
-
-    @property
-    def ok(self) -> int:
-        return sum(r.ok for r in self.rows)
-
-    @property
-    def errors(self) -> int:
-        return sum(r.errors for r in self.rows)
-
-    @property
-    def missing(self) -> int:
-        return sum(r.missing for r in self.rows)
-
-    @property
-    def spent_usd(self) -> float | None:
-        """The parts' spending together; None when any part's is unknown."""
-        spent = [r.spent_usd for r in self.rows]
-        return None if any(s is None for s in spent) else sum(s or 0.0 for s in spent)
+    def total(self) -> PartRow:
+        """The files' cells and spending added up, as one row (no path, no part)."""
+        rows = self.rows
+        spent = [r.spent_usd for r in rows]
+        return PartRow(
+            path=Path(),
+            parts=(),
+            planned=sum(r.planned for r in rows),
+            ok=sum(r.ok for r in rows),
+            errors=sum(r.errors for r in rows),
+            missing=sum(r.missing for r in rows),
+            # None when any part's spending is unknown.
+            spent_usd=None if any(s is None for s in spent) else sum(s or 0.0 for s in spent),
+        )
 
     @property
     def exit_code(self) -> int:
         """5 while a part is missing or a cell has no result yet (as ``run``'s incomplete)."""
-        return 5 if self.missing_parts or self.missing or self.errors else 0
+        total = self.total
+        return 5 if self.missing_parts or total.missing or total.errors else 0
 
     def to_json(self) -> dict[str, Any]:
+        total = self.total.to_json()
+        del total["path"], total["parts"]
         return {
             "parts": [r.to_json() for r in self.rows],
             "missing_parts": list(self.missing_parts),
-            "total": {
-                "planned": self.planned,
-                "ok": self.ok,
-                "errors": self.errors,
-                "missing": self.missing,
-                "spent_usd": self.spent_usd,
-            },
+            "total": total,
         }

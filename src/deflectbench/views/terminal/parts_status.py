@@ -8,7 +8,7 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from deflectbench.results.parts_status import PartsStatus
+from deflectbench.results.parts_status import PartRow, PartsStatus
 from deflectbench.views.format import count, usd
 
 
@@ -24,17 +24,8 @@ def parts_tables(st: PartsStatus) -> list[RenderableType]:
         t.add_column(c, justify="right", no_wrap=True)
     for r in st.rows:
         name = Text(str(r.path) + "\n") + Text(", ".join(r.parts) or "not a part", style="dim")
-        t.add_row(
-            name, count(r.planned), count(r.ok), count(r.errors), count(r.missing), usd(r.spent_usd)
-        )
-    t.add_row(
-        Text("total", style="bold"),
-        count(st.planned),
-        count(st.ok),
-        count(st.errors),
-        count(st.missing),
-        usd(st.spent_usd),
-    )
+        t.add_row(name, *_cells(r))
+    t.add_row(Text("total", style="bold"), *_cells(st.total))
     out: list[RenderableType] = [t]
     if st.missing_parts:
         out.append(
@@ -45,3 +36,8 @@ def parts_tables(st: PartsStatus) -> list[RenderableType]:
             )
         )
     return out
+
+
+def _cells(r: PartRow) -> tuple[str, ...]:
+    """A file's (or the total's) cells planned, ok, errors, missing and spent."""
+    return count(r.planned), count(r.ok), count(r.errors), count(r.missing), usd(r.spent_usd)
