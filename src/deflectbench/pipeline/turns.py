@@ -29,9 +29,9 @@ from deflectbench.pipeline.context import RunContext
 from deflectbench.pipeline.lanes import close_lane, model_lane, model_requests, model_row
 from deflectbench.pipeline.record import count_generation, generation_record
 from deflectbench.pipeline.requests import answer_from_cache
-from deflectbench.pipeline.results import StageResult, store_errors_stop_the_run
+from deflectbench.pipeline.results import store_errors_stop_the_run
 from deflectbench.pipeline.stages import judge_tasks
-from deflectbench.pipeline.stream import run_stream
+from deflectbench.pipeline.stream import StreamResult, run_stream
 from deflectbench.records import Cell
 from deflectbench.store import Store
 from deflectbench.store.turns import turn_prompt_id
@@ -154,14 +154,13 @@ class TurnTask:
 
 
 @dataclass
-class TurnsResult:
-    """What turn 2 did, per model: its stage result, the cells due and those still missing."""
+class TurnsResult(StreamResult):
+    """What turn 2 did, per model: its stage result, the cells due and those still missing;
+    per judge (``judging``), what it did on the answers still unjudged after turn 2 (its
+    replies)."""
 
-    generation: dict[str, StageResult] = field(default_factory=dict)
     due: dict[str, int] = field(default_factory=dict)
     missing: dict[str, int] = field(default_factory=dict)
-    #: Per judge, what it did on the answers still unjudged after turn 2 (its replies).
-    judging: dict[str, StageResult] = field(default_factory=dict)
 
 
 def missing_turns(
