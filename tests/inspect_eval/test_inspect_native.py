@@ -385,6 +385,16 @@ def test_the_corrected_rates_equal_the_analysis_with_the_labels_imported(labelle
             assert math.isnan(metrics[f"corrected_{key}"]) and shown["rate"] is None, key
             continue
         defined += 1
+        # thin labels (one value, or no disagreement): flagged as the analysis flags them, the
+        # labels-only rate with its exact interval beside it (the metric's docstring)
+        assert (metrics.get(f"corrected_{key}_flagged") == 1.0) == bool(e.flag), key
+        if e.flag:
+            only = cell.get("labels", kind, name)
+            assert metrics[f"labels_only_{key}"] == pytest.approx(only.rate, abs=1e-12), key
+            assert (
+                metrics[f"labels_only_{key}_lower"],
+                metrics[f"labels_only_{key}_upper"],
+            ) == pytest.approx(only.ci95, abs=1e-9), key
         assert metrics[f"corrected_{key}"] == pytest.approx(e.rate, abs=1e-9), key
         assert got == pytest.approx(e.ci95, abs=1e-9), key
         assert metrics[f"corrected_{key}"] == pytest.approx(shown["rate"], abs=1e-6), key

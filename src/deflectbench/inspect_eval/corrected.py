@@ -13,9 +13,19 @@ the same labels are imported there (``deflectbench annotate --import``) and the 
 agree.
 
 Metric names: ``corrected_<measure>`` (``corrected_refusal``, ``corrected_field_WA_present``),
-``corrected_<measure>_lower`` / ``_upper`` (the 95% interval), and ``corrected_n_labels``. A
-measure the analysis gives no number for (fewer than 10 labels, labels of one value, ...) is
-NaN, as its interval is.
+``corrected_<measure>_lower`` / ``_upper`` (the 95% interval), and ``corrected_n_labels``. Fewer
+than ``min_labels`` labels (10) give no number: the measure and its interval are NaN.
+
+**Thin labels are said, not hidden.** Labels of one value (every label of a measure 0, or every
+one 1), or labels that never disagree with the judges, still give a number, as ``analyze``
+does (:mod:`~deflectbench.analysis.calibration.estimate`): the corrected rate lies in [0, 1]
+and its interval is widened to the exact bound (for PPI++ the judged interval moved by the
+Clopper-Pearson intervals of the judges' misses and false alarms on the labels: the bootstrap
+cannot see an error the labels did not show), unless every judged generation is labelled (then
+the labels saw every error). Such a measure is flagged: ``corrected_<measure>_flagged`` is 1 and ``labels_only_<measure>`` with
+``_lower`` / ``_upper`` is the labels' own rate with its exact interval (the hull of the claim
+bootstrap and Clopper-Pearson on the labels' count: 0 of 40 reads [0, 8.8%]). A measure that is
+not flagged has neither, so an ordinary log's metrics are what they were.
 """
 
 from __future__ import annotations
@@ -34,6 +44,8 @@ from deflectbench.vocab import FIELDS, OUTCOMES
 
 #: Metric-name prefix of a corrected rate (the field prefix as the other metrics have it).
 PREFIX = "corrected_"
+#: Metric-name prefix of a flagged measure's labels-only rate (its exact interval beside it).
+LABELS_ONLY = "labels_only_"
 #: The score metadata key holding the judges' verdict of a labelled scorer's epoch.
 JUDGED = "judged"
 #: The one model of a log (a cell of the analysis is a model).
@@ -108,6 +120,13 @@ def calibration_frame(scores: list[SampleScore]) -> CalibrationInputs | None:
     )
 
 
+def _put(out: dict[str, float], name: str, e: Any) -> None:
+    """An estimate as three metrics: ``name``, ``name_lower``, ``name_upper`` (NaN: none)."""
+    rate = e.rate if e is not None and e.rate is not None else math.nan
+    lo, hi = e.ci95 if e is not None and e.ci95 is not None else (math.nan, math.nan)
+    out[name], out[f"{name}_lower"], out[f"{name}_upper"] = float(rate), float(lo), float(hi)
+
+
 @metric(name="corrected_rates")
 def corrected(
     correction: str = "ppi", resamples: int = 1000, seed: int = 0, min_labels: int = MIN_LABELS
@@ -138,10 +157,10 @@ def corrected(
         cell = found.models[_MODEL] if found is not None else None
         for k, name in enumerate(_names()):
             e = cell.corrected[k] if cell is not None else None
-            rate = e.rate if e is not None and e.rate is not None else math.nan
-            lo, hi = e.ci95 if e is not None and e.ci95 is not None else (math.nan, math.nan)
-            out[PREFIX + name] = float(rate)
-            out[f"{PREFIX}{name}_lower"], out[f"{PREFIX}{name}_upper"] = float(lo), float(hi)
+            _put(out, PREFIX + name, e)
+            if cell is not None and e is not None and e.flag:  # thin labels: said (docstring)
+                out[f"{PREFIX}{name}_flagged"] = 1.0
+                _put(out, f"{LABELS_ONLY}{name}", cell.labels[k])
         return out
 
     return compute
