@@ -241,23 +241,6 @@ def store_meter(store: Store, options: RunOptions, names: Sequence[str]) -> Cost
     return meter
 
 
-def register_conditions(
-    store: Store,
-    benchmark: Benchmark,
-    plan: RunPlan,
-    models: Mapping[str, Model],
-    label: str | None,
-) -> dict[str, str]:
-    """Each model's condition label, registered if new; all or none (ConditionError)."""
-    with store.transaction():
-        return {
-            name: store.register_condition(
-                name, plan_settings(benchmark, plan, models[name]), label
-            )
-            for name in plan.models
-        }
-
-
 async def judge_all(
     ctx: RunContext,
     judges: Sequence[str],
@@ -307,8 +290,7 @@ async def execute(
             options.allow_unpriced,
         )
         check_resumable(store.runs(), parse_shard(plan.extra.get("shard")))
-        conditions = register_conditions(store, benchmark, plan, models, options.label)
-        run_id = record_run(store, benchmark, plan, models, options, conditions)
+        run_id, conditions = open_run(store, benchmark, plan, models, options)
         report = RunReport(run_id=run_id, conditions=conditions)
         started.append(report)
         servers = await manifest.probe_servers(models, [*plan.models, *plan.judges])
@@ -332,15 +314,23 @@ async def execute(
     return report
 
 
-def record_run(
+def open_run(
     store: Store,
     benchmark: Benchmark,
     plan: RunPlan,
     models: Mapping[str, Model],
     options: RunOptions,
-    conditions: Mapping[str, str],
-) -> str:
-    """The run's row: its plan, options, conditions and the models' defaults (never keys)."""
+) -> tuple[str, dict[str, str]]:
+    """The run's id and each model's condition label. The labels are registered first if new,
+    all or none (ConditionError); then the run's row: its plan, options, conditions and the
+    models' defaults (never keys)."""
+    with store.transaction():
+        conditions = {
+            name: store.register_condition(
+                name, plan_settings(benchmark, plan, models[name]), options.label
+            )
+            for name in plan.models
+        }
     config: dict[str, Any] = plan.to_json()
     config["retry_errors"] = options.retry_errors
     config["cache"] = options.cache
@@ -352,7 +342,7 @@ def record_run(
     config["model_defaults"] = {
         name: {"max_tokens": models[name].default_max_tokens} for name in plan.models
     }
-    return store.create_run(
+    run_id = store.create_run(
         command=options.command,
         benchmark=benchmark.key,
         benchmark_version=benchmark.version,
@@ -360,6 +350,7 @@ def record_run(
         config=config,
         versions=dict(options.versions),
     )
+    return run_id, conditions
 
 
 def _context(

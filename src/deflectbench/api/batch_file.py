@@ -53,7 +53,7 @@ def write_batch_file(
     """The plan's pending cells (no result, in no open batch file) as OpenAI batch JSONL at
     ``out`` (replaced), each stored as submitted first; cache hits are stored, not written."""
     from deflectbench.cost import CostMeter
-    from deflectbench.execute import record_run, register_conditions
+    from deflectbench.execute import open_run
     from deflectbench.models.file_batch import FILE_WIRE
     from deflectbench.pipeline import RunContext
     from deflectbench.pipeline.batches import BatchMode
@@ -71,8 +71,7 @@ def write_batch_file(
         out.write_bytes(b"")
     except OSError as exc:
         raise ConfigError(f"--batch-file {out}: cannot write ({exc.strerror or exc})") from None
-    conditions = register_conditions(store, benchmark, plan, models, options.label)
-    run_id = record_run(store, benchmark, plan, models, options, conditions)
+    run_id, conditions = open_run(store, benchmark, plan, models, options)
     ctx = RunContext(
         store,
         benchmark,
