@@ -22,10 +22,11 @@ does (:mod:`~deflectbench.analysis.calibration.estimate`): the corrected rate li
 and its interval is widened to the exact bound (for PPI++ the judged interval moved by the
 Clopper-Pearson intervals of the judges' misses and false alarms on the labels: the bootstrap
 cannot see an error the labels did not show), unless every judged generation is labelled (then
-the labels saw every error). Such a measure is flagged: ``corrected_<measure>_flagged`` is 1 and ``labels_only_<measure>`` with
-``_lower`` / ``_upper`` is the labels' own rate with its exact interval (the hull of the claim
-bootstrap and Clopper-Pearson on the labels' count: 0 of 40 reads [0, 8.8%]). A measure that is
-not flagged has neither, so an ordinary log's metrics are what they were.
+the labels saw every error). Such a measure is flagged: ``corrected_<measure>_flagged`` is 1
+and ``labels_only_<measure>`` with ``_lower`` / ``_upper`` is the labels' own rate with its
+exact interval (the hull of the claim bootstrap and Clopper-Pearson on the labels' count: 0 of
+40 reads [0, 8.8%]). A measure that is not flagged has neither, so an ordinary log's metrics
+are what they were.
 """
 
 from __future__ import annotations
