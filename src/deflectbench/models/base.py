@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -39,12 +39,8 @@ class GenerationParams:
     json_schema: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "temperature": self.temperature,
-            "max_tokens": self.max_tokens,
-            "seed": self.seed,
-            "json_schema": self.json_schema,
-        }
+        """Every field by its name, in order (the schema itself, not a copy)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 @dataclass(frozen=True)
