@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import collections
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from deflectbench import gate
@@ -202,24 +203,17 @@ def judgment_recorder(
     return on_result
 
 
+@dataclass(eq=False)
 class ModelJudgeFeed:
     """A model judge's way in: each answer is looked up in the request cache (a hit is stored
     at once, waiting for no pacer) or queued on the judge's lane. Each answer once."""
 
-    def __init__(
-        self,
-        lane: Lane[PendingGeneration],
-        requests: Requests[PendingGeneration],
-        on_result: Callable[[PendingGeneration, Completion | None, Failure | None], None],
-        row: Row,
-        stopped: StopCheck,
-    ) -> None:
-        self.lane = lane
-        self.requests = requests
-        self.on_result = on_result
-        self.row = row
-        self.stopped = stopped
-        self.seen: set[int] = set()
+    lane: Lane[PendingGeneration]
+    requests: Requests[PendingGeneration]
+    on_result: Callable[[PendingGeneration, Completion | None, Failure | None], None]
+    row: Row
+    stopped: StopCheck
+    seen: set[int] = field(default_factory=set, init=False)
 
     def offer(self, p: PendingGeneration, *, counted: bool = False) -> None:
         """Judge ``p`` (``counted``: already in the row's total, as the backlog is)."""
