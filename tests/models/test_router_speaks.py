@@ -130,8 +130,11 @@ def _run(tmp_path: Path, config: Path, db: Path):
 def test_a_replica_down_and_back_is_said_and_counted(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(endpoints, "DOWN_FOR_S", 0.3)
     down = threading.Event()
-    victim = FakeLLMServer(latency=0.03, fault_fn=lambda r: "drop" if down.is_set() else None)
-    servers = [victim.start(), *(FakeLLMServer(latency=0.03).start() for _ in range(2))]
+    # 0.25 s a reply: the 180 requests take about 2 s, well past the 0.6 s down and the 0.3 s
+    # before it is tried again, however fast or loaded the machine (at 0.03 s the run could end
+    # before the replica was asked again, and "is back" was never said)
+    victim = FakeLLMServer(latency=0.25, fault_fn=lambda r: "drop" if down.is_set() else None)
+    servers = [victim.start(), *(FakeLLMServer(latency=0.25).start() for _ in range(2))]
     urls = [s.openai_base_url for s in servers]
     stop = threading.Event()
 
