@@ -46,16 +46,8 @@ if TYPE_CHECKING:
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "src"), str(ROOT / "tests"), str(ROOT / "bench")]
 
-FIELDS = (
-    "refusal",
-    "soft_refusal",
-    "WA_present",
-    "AH_present",
-    "RH_present",
-    "any_fallacy_present",
-    "compliance_clean",
-    "fallacy_labeled",
-)
+from deflectbench.vocab import FIELDS  # noqa: E402  (the rubric's eight fields, one definition)
+
 RESAMPLES = 1000
 MAX_FLOOR_RATIO = 2.0
 MAX_GROWTH = 11.0
