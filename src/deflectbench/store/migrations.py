@@ -295,4 +295,22 @@ MIGRATIONS: tuple[Migration, ...] = (
     );
     """,
     ),
+    Migration(
+        "m011_cascades",
+        "cascaded judging: per pack, which judge is the cheap one, which are the expensive "
+        "ones and the seeded share of the answers they see (the verdicts' provenance)",
+        """
+    CREATE TABLE IF NOT EXISTS cascades (
+        benchmark TEXT PRIMARY KEY,
+        cheap_judge TEXT NOT NULL,
+        expensive_json TEXT NOT NULL,
+        seed INTEGER NOT NULL,
+        stratify TEXT NOT NULL,
+        target TEXT,
+        shares_json TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    """,
+    ),
 )
