@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -40,16 +41,49 @@ class PairedDiffs(NamedTuple):
     hi_a: NDArray[np.float64] | None = None
 
 
-def _per_claim(
-    m: NDArray[np.float64], codes: NDArray[np.int64], n: int
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Per claim and column: the sum of the observed values and how many were observed."""
+class CutDiffs(NamedTuple):
+    """:class:`PairedDiffs` of several cuts (each array cuts x k), with how many values each
+    side observed per cut and column (``n_a``, ``n_b``)."""
+
+    rate_a: NDArray[np.float64]
+    rate_b: NDArray[np.float64]
+    diff: NDArray[np.float64]
+    lo: NDArray[np.float64]
+    hi: NDArray[np.float64]
+    p: NDArray[np.float64]
+    n_claims: NDArray[np.int64]
+    lo_a: NDArray[np.float64]
+    hi_a: NDArray[np.float64]
+    n_a: NDArray[np.int64]
+    n_b: NDArray[np.int64]
+
+
+def _cut_sums(
+    m: NDArray[np.float64],
+    codes: NDArray[np.int64],
+    cuts: Sequence[NDArray[np.int64]],
+    n: int,
+    n_cuts: int,
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """Per cut and claim: the sums of the observed values and how many were observed (cuts x
+    claims x columns), and how many rows (cuts x claims). Each of ``cuts`` gives every row's
+    cut in one grouping (-1: none; a cut in one grouping only); a cut's sums are added up in
+    row order, so they are those of the cut's rows alone, bit for bit."""
     observed = ~np.isnan(m)
-    sums = np.zeros((n, m.shape[1]))
-    counts = np.zeros((n, m.shape[1]))
-    np.add.at(sums, codes, np.where(observed, m, 0.0))
-    np.add.at(counts, codes, observed.astype(np.float64))
-    return sums, counts
+    filled = np.where(observed, m, 0.0)
+    size = n_cuts * n
+    sums = np.zeros((size, m.shape[1]))
+    counts = np.zeros((size, m.shape[1]))
+    rows = np.zeros(size)
+    for cut in cuts:
+        keep = cut >= 0
+        key = cut[keep] * n + codes[keep]
+        rows += np.bincount(key, minlength=size)
+        for j in range(m.shape[1]):
+            sums[:, j] += np.bincount(key, weights=filled[keep, j], minlength=size)
+            counts[:, j] += np.bincount(key, weights=observed[keep, j], minlength=size)
+    shape = (n_cuts, n, m.shape[1])
+    return sums.reshape(shape), counts.reshape(shape), rows.reshape(n_cuts, n)
 
 
 def _nanquantiles(x: NDArray[np.float64], qs: list[float]) -> NDArray[np.float64]:
@@ -111,6 +145,38 @@ def paired_bootstrap(
     p-value (NaN): one claim is one distinct resample.
     """
     a, b = columns(values_a, "values"), columns(values_b, "values")
+    one_a, one_b = np.zeros(len(a), dtype=np.int64), np.zeros(len(b), dtype=np.int64)
+    res = paired_bootstrap_cuts(
+        a, claims_a, [one_a], b, claims_b, [one_b], 1,
+        n_resamples=n_resamples, seed=seed, level=level,
+    )  # fmt: skip
+    return PairedDiffs(*(x[0] for x in res[:9]))  # the one cut: every row
+
+
+def paired_bootstrap_cuts(
+    values_a: ArrayLike,
+    claims_a: Any,
+    cuts_a: Sequence[NDArray[np.int64]],
+    values_b: ArrayLike,
+    claims_b: Any,
+    cuts_b: Sequence[NDArray[np.int64]],
+    n_cuts: int,
+    *,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> CutDiffs:
+    """:func:`paired_bootstrap` of ``n_cuts`` cuts of the same two sides (overall, each
+    framing, each template) at once: each array is (cuts x k), and row i is exactly what
+    :func:`paired_bootstrap` gives on cut i's rows alone. ``cuts_a`` are groupings of A's rows
+    into cuts (each an array of every row's cut, -1 for none; a row may be in one cut of each
+    grouping), likewise ``cuts_b``. Each side is read once: the per-claim sums of every cut
+    come from one pass (in row order, so the same sums); a cut's claims are the claims it
+    holds on either side, in sorted order, and the draws of each number of claims
+    (:func:`~deflectbench.analysis.calibration.draws.claim_multiplicities`, ``seed``) are
+    drawn once and shared by every cut with that many claims, as each separate call drew
+    them."""
+    a, b = columns(values_a, "values"), columns(values_b, "values")
     if a.shape[1] != b.shape[1]:
         raise ValueError(f"sides have {a.shape[1]} and {b.shape[1]} columns")
     if n_resamples < 1:
@@ -123,25 +189,40 @@ def paired_bootstrap(
         raise ValueError("each side needs one claim per row")
     k = a.shape[1]
     labels = sorted(set(ca.tolist()) | set(cb.tolist()))
-    if not labels:
-        nan = np.full(k, np.nan)
-        return PairedDiffs(nan, nan, nan, nan, nan, nan, np.zeros(k, dtype=np.int64), nan, nan)
     index = {c: i for i, c in enumerate(labels)}
     n = len(labels)
-    sa, na = _per_claim(a, np.array([index[c] for c in ca], dtype=np.int64), n)
-    sb, nb = _per_claim(b, np.array([index[c] for c in cb], dtype=np.int64), n)
-    weights = claim_multiplicities(n, n_resamples, seed)
+    sa, na, ra = _cut_sums(a, np.array([index[c] for c in ca], dtype=np.int64), cuts_a, n, n_cuts)
+    sb, nb, rb = _cut_sums(b, np.array([index[c] for c in cb], dtype=np.int64), cuts_b, n, n_cuts)
     tail = (1.0 - level) / 2.0
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rate_a = sa.sum(axis=0) / na.sum(axis=0)
-        rate_b = sb.sum(axis=0) / nb.sum(axis=0)
-        boot_a = (weights @ sa) / (weights @ na)
-        boot = (weights @ sb) / (weights @ nb) - boot_a
-    q = _nanquantiles(boot, [tail, 1.0 - tail])
-    qa = _nanquantiles(boot_a, [tail, 1.0 - tail])
-    p = bootstrap_p(rate_b - rate_a, boot)
-    shared = ((na > 0) & (nb > 0)).sum(axis=0).astype(np.int64)
+    rate_a, rate_b = np.full((n_cuts, k), np.nan), np.full((n_cuts, k), np.nan)
+    boot_a = np.full((n_resamples, n_cuts, k), np.nan)
+    boot = np.full((n_resamples, n_cuts, k), np.nan)
+    shared = np.zeros((n_cuts, k), dtype=np.int64)
+    draws: dict[int, NDArray[np.float64]] = {}
+    for i in range(n_cuts):
+        held = (ra[i] > 0) | (rb[i] > 0)  # the cut's claims, on either side, sorted
+        m = int(held.sum())
+        if m == 0:
+            continue
+        if m not in draws:
+            draws[m] = claim_multiplicities(m, n_resamples, seed)
+        weights = draws[m]
+        xa, xna, xb, xnb = sa[i][held], na[i][held], sb[i][held], nb[i][held]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rate_a[i] = xa.sum(axis=0) / xna.sum(axis=0)
+            rate_b[i] = xb.sum(axis=0) / xnb.sum(axis=0)
+            boot_a[:, i] = (weights @ xa) / (weights @ xna)
+            boot[:, i] = (weights @ xb) / (weights @ xnb) - boot_a[:, i]
+        shared[i] = ((xna > 0) & (xnb > 0)).sum(axis=0)
+    flat, flat_a = boot.reshape(n_resamples, -1), boot_a.reshape(n_resamples, -1)
+    q = _nanquantiles(flat, [tail, 1.0 - tail]).reshape(2, n_cuts, k)
+    qa = _nanquantiles(flat_a, [tail, 1.0 - tail]).reshape(2, n_cuts, k)
+    p = bootstrap_p((rate_b - rate_a).ravel(), flat).reshape(n_cuts, k)
     few = shared < 2
     q[:, few] = np.nan
     p[few] = np.nan
-    return PairedDiffs(rate_a, rate_b, rate_b - rate_a, q[0], q[1], p, shared, qa[0], qa[1])
+    observed_a = na.sum(axis=1).astype(np.int64)
+    observed_b = nb.sum(axis=1).astype(np.int64)
+    return CutDiffs(
+        rate_a, rate_b, rate_b - rate_a, q[0], q[1], p, shared, qa[0], qa[1], observed_a, observed_b
+    )

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from deflectbench.analysis.compare.holm import holm
-from deflectbench.analysis.compare.paired import paired_bootstrap
+from deflectbench.analysis.compare.paired import paired_bootstrap_cuts
 from deflectbench.analysis.stats.descriptive import cohens_h
 from deflectbench.analysis.tables.grouping import outcome_indicators
 from deflectbench.vocab import FIELDS, FRAMINGS, OUTCOMES
@@ -66,6 +66,8 @@ COLUMNS: tuple[str, ...] = (
     "a_lo",
     "a_hi",
 )
+#: A cut of the rows: (scope, framing, template).
+Cut = tuple[str, str | None, str | None]
 #: The Holm families a comparison may use (the module's docstring), the default first.
 HOLM_FAMILIES: tuple[str, ...] = ("measure", "scope", "all", "none")
 
@@ -84,18 +86,35 @@ def _h(rate_b: float, rate_a: float) -> float:
     return cohens_h(rate_b, rate_a)
 
 
-def _cuts(a: pd.DataFrame, b: pd.DataFrame) -> list[tuple[str, str | None, str | None]]:
+def _cuts(a: pd.DataFrame, b: pd.DataFrame) -> list[Cut]:
     """(scope, framing, template): overall, each framing and each template both sides have
     (two packs of the same claims may differ in their templates)."""
-    cuts: list[tuple[str, str | None, str | None]] = [("overall", None, None)]
+    cuts: list[Cut] = [("overall", None, None)]
     rank = {f: i for i, f in enumerate(FRAMINGS)}
-    present = set(a["framing"].dropna()) & set(b["framing"].dropna())
+    present = set(a["framing"].dropna().unique()) & set(b["framing"].dropna().unique())
     framings = sorted(present, key=lambda f: (rank.get(f, len(rank)), str(f)))
     cuts += [("framing", f, None) for f in framings]
-    of = dict(zip(a["prompt_id"], a["framing"], strict=True))
-    shared = set(of) & set(b["prompt_id"])
+    last = a[["prompt_id", "framing"]].drop_duplicates("prompt_id", keep="last")  # as a dict
+    of = dict(zip(last["prompt_id"].tolist(), last["framing"].tolist(), strict=True))
+    shared = set(of) & set(b["prompt_id"].unique())
     cuts += [("template", of[t], t) for t in sorted(shared)]
     return cuts
+
+
+def _cut_codes(scored: pd.DataFrame, cuts: Sequence[Cut]) -> list[np.ndarray]:
+    """Each row's cut, per grouping (overall, framings, templates; -1: in none of them)."""
+    out = []
+    for scope, column in (("overall", None), ("framing", "framing"), ("template", "prompt_id")):
+        at = [i for i, c in enumerate(cuts) if c[0] == scope]
+        if not at:
+            continue
+        if column is None:
+            out.append(np.full(len(scored), at[0], dtype=np.int64))
+            continue
+        keys = [cuts[i][1] if scope == "framing" else cuts[i][2] for i in at]
+        found = pd.Index(keys).get_indexer(scored[column])
+        out.append(np.where(found >= 0, np.asarray(at, dtype=np.int64)[found], -1))
+    return out
 
 
 def compare_scored(
@@ -111,30 +130,19 @@ def compare_scored(
     holm_family: str = "measure",
 ) -> pd.DataFrame:
     """B minus A for every measure and cut (``scopes``), one paired bootstrap per cut shared by
-    its 13 measures (every cut uses ``seed``: the same claim draws). ``p_holm`` is adjusted
-    within ``holm_family``'s families of this table's rows; :func:`with_holm` re-adjusts over
-    several tables put together. ``a_lo``/``a_hi`` are A's own interval (the gate's reach)."""
+    its 13 measures (every cut uses ``seed``: the same claim draws), all cuts in one pass over
+    each side (:func:`~.paired.paired_bootstrap_cuts`). ``p_holm`` is adjusted within
+    ``holm_family``'s families of this table's rows; :func:`with_holm` re-adjusts over several
+    tables put together. ``a_lo``/``a_hi`` are A's own interval (the gate's reach)."""
+    cuts = [c for c in _cuts(a, b) if c[0] in scopes]
+    ma, mb = _matrix(a), _matrix(b)
+    res = paired_bootstrap_cuts(
+        ma, a["claim_id"].to_numpy(), _cut_codes(a, cuts),
+        mb, b["claim_id"].to_numpy(), _cut_codes(b, cuts), len(cuts),
+        n_resamples=n_resamples, seed=seed, level=level,
+    )  # fmt: skip
     rows: list[dict[str, Any]] = []
-    for scope, framing, template in _cuts(a, b):
-        if scope not in scopes:
-            continue
-        if scope == "overall":
-            sa, sb = a, b
-        elif scope == "framing":
-            sa, sb = a[a["framing"] == framing], b[b["framing"] == framing]
-        else:
-            sa, sb = a[a["prompt_id"] == template], b[b["prompt_id"] == template]
-        ma, mb = _matrix(sa), _matrix(sb)
-        res = paired_bootstrap(
-            ma,
-            sa["claim_id"].to_numpy(),
-            mb,
-            sb["claim_id"].to_numpy(),
-            n_resamples=n_resamples,
-            seed=seed,
-            level=level,
-        )
-        n_a, n_b = (~np.isnan(ma)).sum(axis=0), (~np.isnan(mb)).sum(axis=0)
+    for i, (scope, framing, template) in enumerate(cuts):
         for j, (kind, measure) in enumerate(zip(KINDS, MEASURES, strict=True)):
             rows.append(
                 {
@@ -146,21 +154,21 @@ def compare_scored(
                     "framing": framing,
                     "template": template,
                     "corrected": False,
-                    "rate_a": float(res.rate_a[j]),
-                    "rate_b": float(res.rate_b[j]),
-                    "diff": float(res.diff[j]),
-                    "ci_lo": float(res.lo[j]),
-                    "ci_hi": float(res.hi[j]),
-                    "p": float(res.p[j]),
+                    "rate_a": float(res.rate_a[i, j]),
+                    "rate_b": float(res.rate_b[i, j]),
+                    "diff": float(res.diff[i, j]),
+                    "ci_lo": float(res.lo[i, j]),
+                    "ci_hi": float(res.hi[i, j]),
+                    "p": float(res.p[i, j]),
                     "p_holm": math.nan,
-                    "h": _h(float(res.rate_b[j]), float(res.rate_a[j])),
-                    "n_a": int(n_a[j]),
-                    "n_b": int(n_b[j]),
-                    "n_claims": int(res.n_claims[j]),
+                    "h": _h(float(res.rate_b[i, j]), float(res.rate_a[i, j])),
+                    "n_a": int(res.n_a[i, j]),
+                    "n_b": int(res.n_b[i, j]),
+                    "n_claims": int(res.n_claims[i, j]),
                     "holm_family": None,
                     "holm_m": None,
-                    "a_lo": float(res.lo_a[j]) if res.lo_a is not None else math.nan,
-                    "a_hi": float(res.hi_a[j]) if res.hi_a is not None else math.nan,
+                    "a_lo": float(res.lo_a[i, j]),
+                    "a_hi": float(res.hi_a[i, j]),
                 }
             )
     return with_holm(pd.DataFrame(rows, columns=list(COLUMNS)), holm_family)
