@@ -1,0 +1,472 @@
+"""What does a target precision cost? The paper's design, cascaded judging, and cascaded judging
+with early stopping, on planted data with known truth and known judge error (issue 35, point 4).
+
+Planted world, in the paper's shape (80 claims x the pack's 15 templates x 5 samples per
+model, the paper's four models priced as ``deflectbench plan`` prices them): each answer's true
+outcome on the ladder (refusal, soft refusal, labeled compliance, clean compliance, other) is
+drawn from softmax(model + framing + template + claim + claim x template) logits: large framing
+effects, small claim effects (the paper's picture), claims drawn afresh in each replication
+from their population, templates fixed. Judges see the true outcome and err:
+
+- the cheap judge (``lexical``'s role, free) says another outcome with a probability that
+  depends on the truth (8% of refusals, 25% of soft refusals, 15% labeled, 12% clean, 30%
+  other: about 15% flips, correlated with the truth);
+- two expensive judges (priced as the paper's pair) each err independently 2% of the time.
+
+The estimand is the paper's: each model's rate of each outcome in the expensive judges'
+consensus (the mean rule: each answer counts 0, 1/2 or 1), over the claims' population; its
+true value is computed once from the planted world (200,000 claims).
+
+Designs, each reaching for a 95% half-width ``--target`` (default 0.03) per model x outcome
+for the four headline outcomes (``--scope "model x framing"``: per model, framing and outcome):
+
+- (a) the paper's: every cell x 5 samples, both expensive judges on every answer; the mean
+  with its claim-block bootstrap percentile interval (what ``analyze`` prints);
+- (b) cascaded: the cheap judge on every answer, both expensive judges on a seeded simple
+  random share r of them; PPI++ (``analysis.calibration.ppi``: lambda fitted, re-fitted in
+  every replicate) inside the claim-block bootstrap. r is the planner's: the least share
+  whose predicted half-width (``analysis.plan``: nested components and rho measured on a pilot
+  replication of the planted world, full judging) reaches the target in every cell;
+- (c) (b) with early stopping (``run --until``, ``analysis.sequential``): claims in a seeded
+  order balanced over levels, K = ``--looks`` pre-declared looks, each look's interval at
+  level 1 - 0.05/K (Bonferroni), stop at the first look where every cell reaches the target
+  (and rests on 10 claims or more). r is planned for it from the same pilot: the share and
+  stopping look of least predicted price at the looks' level.
+
+Printed: per design its mean cost over the replications and cost / (a), how often every cell
+reached the target, the largest half-width printed (mean and max over replications); then the
+coverage of the printed intervals of the true consensus rate per model x outcome and design.
+
+Run: ``.venv/bin/python bench/cascade_cost.py [--reps 200] [--target 0.03] [--looks 8]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import NDArray
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT / "src")]
+
+from deflectbench.analysis.calibration.draws import claim_multiplicities  # noqa: E402
+from deflectbench.analysis.calibration.moments import (  # noqa: E402
+    Moments,
+    labelled_terms,
+    replicate,
+    target_terms,
+)
+from deflectbench.analysis.calibration.ppi import ppi_mean_moments  # noqa: E402
+from deflectbench.analysis.plan.components import (  # noqa: E402
+    anova_components,
+    design_variance,
+    judged_share_variance,
+)
+from deflectbench.analysis.sequential.rule import (  # noqa: E402
+    HEADLINE_OUTCOMES,
+    look_level,
+    parse_until,
+)
+
+Array = NDArray[np.float64]
+OUTCOMES5 = ("refusal", "soft_refusal", "labeled_compliance", "clean_compliance", "other")
+N_OUT = len(OUTCOMES5)
+HEAD = [OUTCOMES5.index(o) for o in HEADLINE_OUTCOMES]
+#: The cheap judge's error rate by true outcome (it says another outcome, uniformly).
+CHEAP_ERROR = np.array([0.08, 0.25, 0.15, 0.12, 0.30])
+#: Each expensive judge's error rate (whatever the truth).
+EXPENSIVE_ERROR = 0.02
+SIGMA_CLAIM, SIGMA_CLAIM_TEMPLATE, SIGMA_TEMPLATE, SIGMA_FRAMING = 0.12, 0.35, 0.3, 1.2
+MIN_CLAIMS_TO_STOP = 10
+#: Claims come in multiples of the 4 controversy levels (balanced rounds).
+LEVELS = 4
+#: The first look is placed where the planner predicts the worst cell at this share of the
+#: target (the worst of many noisy half-widths runs above its prediction).
+MARGIN = 0.9
+SHARES = np.round(np.arange(0.05, 1.0001, 0.05), 2)
+
+
+def z_of(level: float) -> float:
+    from statistics import NormalDist
+
+    return NormalDist().inv_cdf(0.5 + level / 2.0)
+
+
+@dataclass(frozen=True)
+class World:
+    """The planted world: per model the outcome logits of each template (M, T, O), the
+    templates' framings and the scope's cells (which templates, which model)."""
+
+    logits: Array  # (M, T, O)
+    framings: tuple[str, ...]  # per template
+    models: tuple[str, ...]
+    groups: tuple[str, ...]  # the scope's group of each cell column ("" per model)
+    levels: NDArray[np.int64]  # per claim of a replication
+
+
+def confusion(errors: Array) -> Array:
+    """P(judge says k | truth j): (O, O), rows the truth."""
+    out = np.repeat((errors / (N_OUT - 1))[:, None], N_OUT, axis=1)
+    out[np.arange(N_OUT), np.arange(N_OUT)] = 1.0 - errors
+    return out
+
+
+CHEAP = confusion(CHEAP_ERROR)
+EXPENSIVE = confusion(np.full(N_OUT, EXPENSIVE_ERROR))
+
+
+def make_world(models: list[str], framings: list[str], seed: int) -> World:
+    rng = np.random.default_rng(seed)
+    distinct = sorted(set(framings))
+    m = len(models)
+    base = rng.normal(0.0, 1.0, (m, 1, N_OUT)) + np.array([0.3, -0.4, 0.6, 0.4, -1.6])
+    by_framing = {f: rng.normal(0.0, SIGMA_FRAMING, (m, N_OUT)) for f in distinct}
+    frame = np.stack([by_framing[f] for f in framings], axis=1)  # (M, T, O)
+    tmpl = rng.normal(0.0, SIGMA_TEMPLATE, (m, len(framings), N_OUT))
+    return World(base + frame + tmpl, tuple(framings), tuple(models), (), np.zeros(0, np.int64))
+
+
+def softmax(x: Array) -> Array:
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def cell_probs(world: World, n_claims: int, rng: np.random.Generator) -> Array:
+    """Each (model, claim, template) cell's outcome probabilities (M, C, T, O)."""
+    m, t, _ = world.logits.shape
+    claim = rng.normal(0.0, SIGMA_CLAIM, (1, n_claims, 1, N_OUT))
+    ct = rng.normal(0.0, SIGMA_CLAIM_TEMPLATE, (m, n_claims, t, N_OUT))
+    return softmax(world.logits[:, None] + claim + ct)
+
+
+def true_rates(world: World, columns: list[tuple[int, NDArray[np.bool_], int]]) -> Array:
+    """The expected consensus rate of each cell column: E over claims of the mean over the
+    cell's templates of P(judge says o), by Monte Carlo on 200,000 claims."""
+    rng = np.random.default_rng(99)
+    acc = np.zeros(world.logits.shape)
+    chunks = 40
+    for _ in range(chunks):
+        acc += cell_probs(world, 5000, rng).mean(axis=1)
+    said = (acc / chunks) @ EXPENSIVE  # (M, T, O): P(an expensive judge says o)
+    return np.array([said[m, mask, o].mean() for m, mask, o in columns])
+
+
+def simulate(world: World, n_claims: int, samples: int, rng: np.random.Generator):
+    """True outcomes and the three judges' verdicts, each (M, C, T, S) ints."""
+    p = cell_probs(world, n_claims, rng)
+    cum = np.cumsum(p, axis=-1)
+    u = rng.random((*p.shape[:3], samples, 1))
+    truth = (u > cum[:, :, :, None, :-1]).sum(axis=-1)
+
+    def judged(conf: Array) -> NDArray[np.int64]:
+        cum_c = np.cumsum(conf, axis=1)[truth]  # (..., O)
+        v = rng.random((*truth.shape, 1))
+        return (v > cum_c[..., :-1]).sum(axis=-1)
+
+    return truth, judged(CHEAP), judged(EXPENSIVE), judged(EXPENSIVE)
+
+
+def item_matrix(x: Array, columns: list[tuple[int, NDArray[np.bool_], int]]) -> Array:
+    """(C, T*S, K) values of each cell column (NaN for an item outside the column's cell):
+    x is (M, C, T, S, O), one value per outcome."""
+    _, c, t, s, _ = x.shape
+    out = np.empty((c, t * s, len(columns)))
+    for k, (mi, mask, o) in enumerate(columns):
+        col = np.where(mask[None, :, None], x[mi, :, :, :, o], np.nan)
+        out[:, :, k] = col.reshape(c, t * s)
+    return out
+
+
+def claim_sums(terms: Moments) -> Moments:
+    """Terms (C, items, K) summed within claims: (C, K)."""
+    return {k: v.sum(axis=1) for k, v in terms.items()}
+
+
+def percentile(theta: Array, level: float) -> tuple[Array, Array]:
+    a = (1.0 - level) / 2.0
+    return np.nanquantile(theta, a, axis=0), np.nanquantile(theta, 1.0 - a, axis=0)
+
+
+def mean_ci(y: Array, n_claims: int, mult: Array, level: float) -> tuple[Array, Array, Array]:
+    """The consensus mean of each column on the first ``n_claims`` claims with its
+    claim-block percentile interval (``block_bootstrap_many``'s, written on claim sums)."""
+    yy = y[:n_claims]
+    s = np.nansum(yy, axis=1)
+    n = (~np.isnan(yy)).sum(axis=1).astype(np.float64)
+    est = s.sum(0) / n.sum(0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        reps = (mult @ s) / (mult @ n)
+    lo, hi = percentile(reps, level)
+    return est, lo, hi
+
+
+def ppi_ci(
+    lab: Moments, unl: Moments, n_claims: int, mult: Array, level: float
+) -> tuple[Array, Array, Array]:
+    """PPI++ of each column on the first ``n_claims`` claims (lambda fitted) with the
+    claim-block percentile interval (lambda re-fitted in each replicate)."""
+    lab_c = {k: v[:n_claims] for k, v in lab.items()}
+    unl_c = {k: v[:n_claims] for k, v in unl.items()}
+    est, _ = ppi_mean_moments(
+        {k: v.sum(0) for k, v in lab_c.items()}, {k: v.sum(0) for k, v in unl_c.items()}
+    )
+    theta, _ = ppi_mean_moments(replicate(mult, lab_c), replicate(mult, unl_c))
+    lo, hi = percentile(theta, level)
+    return est, lo, hi
+
+
+def prices() -> tuple[Array, Array, list[str], list[str]]:
+    """Per model: the price of a generation and of one judgment by both expensive judges,
+    from the plan's expected tokens and the bundled price table (the paper's models the
+    table has no price for are priced at the mean of the others, said in the header)."""
+    import deflectbench as dfb
+    from deflectbench.cost import price_for
+
+    plan = dfb.plan("refusal +-3pp per model").plan
+    models = [c.name for c in plan.calls if c.role == "model"]
+    gen = np.full(len(models), np.nan)
+    judge = np.zeros(len(models))
+    for call in plan.calls:
+        price = price_for(call.name)
+        if price is None and call.role == "judge":
+            raise SystemExit(f"no price for judge {call.name}")
+        if price is None:
+            continue
+        cost = price.cost(call.input_tokens, call.output_tokens)
+        if call.role == "model":
+            gen[models.index(call.name)] = cost
+        else:
+            judge[models.index(call.of)] += cost
+    unpriced = [m for m, g in zip(models, gen, strict=True) if np.isnan(g)]
+    gen[np.isnan(gen)] = np.nanmean(gen)
+    return gen, judge, models, unpriced
+
+
+@dataclass
+class Planned:
+    share_b: float
+    share_c: float
+    first_c: int  # the claims of (c)'s first look: where the target is predicted met
+
+
+def plan_shares(
+    world: World,
+    columns: list[tuple[int, NDArray[np.bool_], int]],
+    n_claims: int,
+    samples: int,
+    looks: int,
+    target: float,
+    gen: Array,
+    judge: Array,
+) -> Planned:
+    """The planner's shares from a pilot replication (full judging): per cell column the
+    nested components of the consensus and the cheap judge's correlation with it."""
+    rng = np.random.default_rng(12345)
+    truth, cheap, j1, j2 = simulate(world, n_claims, samples, rng)
+    _, c, t, s = truth.shape
+    claims = np.broadcast_to(np.arange(c)[:, None, None], (c, t, s))
+    tmpl = np.broadcast_to(np.arange(t)[None, :, None], (c, t, s))
+    comps = []
+    for mi, mask, o in columns:
+        y = ((j1[mi] == o).astype(float) + (j2[mi] == o)) / 2.0
+        f = (cheap[mi] == o).astype(float)
+        y, f = y[:, mask], f[:, mask]
+        # every template is run: their own effects are fixed, not noise (taken out first)
+        y_in = y - y.mean(axis=(0, 2), keepdims=True) + y.mean()
+        comp = anova_components(y_in.ravel(), claims[:, mask].ravel(), tmpl[:, mask].ravel())
+        rho = float(np.corrcoef(y.ravel(), f.ravel())[0, 1])
+        comps.append((comp, int(mask.sum()), min(rho, 1.0 - 1.0 / y.size)))
+    price_gen, price_judge = float(gen.sum()), float(judge.sum())
+    z95 = z_of(0.95)
+    zk = z_of(look_level(looks, 1, planned_first=True))
+
+    def worst(claims_run: int, share: float, z: float) -> float:
+        hw = 0.0
+        for comp, tc, rho in comps:
+            var = design_variance(comp, claims_run, tc, samples)
+            total = comp.claim + comp.claim_template + comp.within
+            var += judged_share_variance(total, rho, share, claims_run * tc * samples)
+            hw = max(hw, z * float(np.sqrt(var)))
+        return hw
+
+    share_b = next((float(r) for r in SHARES if worst(n_claims, r, z95) <= target), 1.0)
+    best = (np.inf, 1.0, n_claims)
+    for r in SHARES:
+        for n in range(LEVELS * -(-MIN_CLAIMS_TO_STOP // LEVELS), n_claims + 1, LEVELS):
+            if worst(n, r, zk) <= MARGIN * target:
+                cost = n * t * samples * (price_gen + r * price_judge)
+                best = min(best, (cost, float(r), n))
+                break
+    return Planned(share_b, best[1], best[2])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--reps", type=int, default=200)
+    ap.add_argument("--target", type=float, default=0.03)
+    ap.add_argument("--looks", type=int, default=3)
+    ap.add_argument("--resamples", type=int, default=1000)
+    ap.add_argument("--claims", type=int, default=80)
+    ap.add_argument("--samples", type=int, default=5)
+    ap.add_argument("--scope", default="model", choices=["model", "model x framing"])
+    ap.add_argument("--seed", type=int, default=2026)
+    args = ap.parse_args()
+    t0 = time.perf_counter()
+
+    from deflectbench.benchmark import resolve_benchmark
+
+    bench = resolve_benchmark(None)
+    framings = [tp.framing for tp in bench.templates]
+    gen, judge, models, unpriced = prices()
+    world = make_world(models, framings, args.seed)
+    n_t = len(framings)
+    groups = [""] if args.scope == "model" else sorted(set(framings))
+    columns: list[tuple[int, NDArray[np.bool_], int]] = []
+    labels: list[tuple[str, str, str]] = []
+    for mi, model in enumerate(models):
+        for g in groups:
+            mask = np.ones(n_t, bool) if g == "" else np.array([f == g for f in framings])
+            for o in HEAD:
+                columns.append((mi, mask, o))
+                labels.append((model, g, OUTCOMES5[o]))
+    truth = true_rates(world, columns)
+    planned = plan_shares(
+        world, columns, args.claims, args.samples, args.looks, args.target, gen, judge
+    )
+    rule = parse_until(
+        f"halfwidth<={args.target} in {args.looks} looks from {planned.first_c} claims"
+    )
+    sizes = rule.sizes(args.claims)
+    per_item = args.samples * n_t  # answers per claim per model
+    col_model = np.array([mi for mi, _, _ in columns])
+    n_cols = len(columns)
+    # per design: cost, worst half-width, reached, covered per column
+    cost = {d: np.zeros(args.reps) for d in "abc"}
+    worst = {d: np.zeros(args.reps) for d in "abc"}
+    reached = {d: np.zeros(args.reps, bool) for d in "abc"}
+    covered = {d: np.zeros((args.reps, n_cols)) for d in "abc"}
+    stopped = Counter[int]()
+    full = args.claims * per_item
+    for rep in range(args.reps):
+        rng = np.random.default_rng([args.seed, rep])
+        _, cheap, j1, j2 = simulate(world, args.claims, args.samples, rng)
+        onehot = np.arange(N_OUT)
+        y5 = ((j1[..., None] == onehot) + (j2[..., None] == onehot).astype(float)) / 2.0
+        f5 = (cheap[..., None] == onehot).astype(float)
+        y = item_matrix(y5, columns)  # (C, T*S, K)
+        f = item_matrix(f5, columns)
+        mult = claim_multiplicities(args.claims, args.resamples, seed=rep)
+
+        def record(d: str, lo: Array, hi: Array, spent: float, rep: int = rep) -> None:
+            hw = (hi - lo) / 2.0
+            cost[d][rep] = spent
+            worst[d][rep] = float(np.nanmax(hw))
+            reached[d][rep] = bool(np.all(hw <= args.target))
+            covered[d][rep] = (lo <= truth) & (truth <= hi)
+
+        # (a) the paper's design
+        _, lo, hi = mean_ci(y, args.claims, mult, 0.95)
+        record("a", lo, hi, full * float((gen + judge).sum()))
+
+        # (b) cascaded judging at the planner's share; (c) with its own share and looks
+        for d, share in (("b", planned.share_b), ("c", planned.share_c)):
+            picked = rng.random((len(models), args.claims, per_item)) < share  # per model
+            lab_mask = picked[col_model].transpose(1, 2, 0)  # (C, items, K)
+            h = np.where(lab_mask, y, np.nan)
+            flat = (args.claims * per_item, n_cols)
+            lab_terms = labelled_terms(h.reshape(flat), f.reshape(flat), np.ones(flat[0]))
+            unl_terms = target_terms(f.reshape(flat), np.ones(flat[0]))
+            lab = claim_sums({k: v.reshape(y.shape) for k, v in lab_terms.items()})
+            unl = claim_sums({k: v.reshape(y.shape) for k, v in unl_terms.items()})
+            n_lab = picked.sum(axis=2)  # (M, C) answers the expensive judges saw
+
+            def spent(n_claims: NDArray[np.int64], n_lab: NDArray[np.int64] = n_lab) -> float:
+                """What each model's first ``n_claims[m]`` claims cost."""
+                gens = float((n_claims * per_item * gen).sum())
+                upto = np.arange(args.claims)[None, :] < n_claims[:, None]
+                return gens + float(((n_lab * upto).sum(axis=1) * judge).sum())
+
+            if d == "b":
+                _, lo, hi = ppi_ci(lab, unl, args.claims, mult, 0.95)
+                record("b", lo, hi, spent(np.full(len(models), args.claims)))
+                continue
+            # each model stops at its first look where all its cells reach the target
+            open_ = np.ones(len(models), bool)
+            at = np.full(len(models), args.claims)
+            lo_c, hi_c = np.full(n_cols, np.nan), np.full(n_cols, np.nan)
+            for k, n in enumerate(sizes, start=1):
+                mult_k = claim_multiplicities(n, args.resamples, seed=rep)
+                _, lo, hi = ppi_ci(lab, unl, n, mult_k, rule.levels[k - 1])
+                met = (hi - lo) / 2.0 <= args.target
+                for mi in np.flatnonzero(open_).tolist():
+                    cols = col_model == mi
+                    if k == len(sizes) or (n >= MIN_CLAIMS_TO_STOP and met[cols].all()):
+                        lo_c[cols], hi_c[cols] = lo[cols], hi[cols]
+                        open_[mi], at[mi] = False, n
+                        stopped[k] += 1
+                if not open_.any():
+                    break
+            record("c", lo_c, hi_c, spent(at))
+
+    a_cost = cost["a"].mean()
+    print(
+        f"planted: {len(models)} models x {args.claims} claims x {n_t} templates x "
+        f"{args.samples} samples; target half-width {args.target} per {args.scope}, four "
+        f"headline outcomes ({len(columns)} intervals); {args.reps} replications, "
+        f"{args.resamples} claim-bootstrap draws"
+    )
+    print(
+        f"judges: cheap {100 * float(np.mean(CHEAP_ERROR)):.0f}% flips on average (by truth "
+        f"{', '.join(f'{100 * e:.0f}%' for e in CHEAP_ERROR)}), free; expensive 2 x "
+        f"{100 * EXPENSIVE_ERROR:.0f}%; prices per model: generation "
+        f"${gen.mean():.5f}, both judges ${judge.mean():.5f} an answer"
+        + (f" ({', '.join(unpriced)}: no bundled price, the others' mean)" if unpriced else "")
+    )
+    print(
+        f"planner (pilot replication): (b) share {planned.share_b:.2f}; (c) share "
+        f"{planned.share_c:.2f}, {args.looks} looks from {planned.first_c} claims (looks at "
+        f"{', '.join(map(str, sizes))} claims, at levels "
+        f"{', '.join(f'{100 * v:.4g}%' for v in rule.levels)})"
+    )
+    print()
+    head = f"{'design':<44}{'cost $':>10}{'/(a)':>8}{'reached':>9}{'max hw':>9}{'worst':>8}"
+    print(head)
+    names = {
+        "a": "(a) paper: all cells, 2 judges on all",
+        "b": f"(b) cascade: cheap all, 2 on {100 * planned.share_b:.0f}%, PPI++",
+        "c": f"(c) (b) + --until, 2 on {100 * planned.share_c:.0f}%, {len(sizes)} looks",
+    }
+    for d in "abc":
+        print(
+            f"{names[d]:<44}{cost[d].mean():>10.2f}{cost[d].mean() / a_cost:>8.3f}"
+            f"{reached[d].mean():>9.2f}{worst[d].mean():>9.4f}{worst[d].max():>8.4f}"
+        )
+    print(f"(c) models stopped at look: {dict(sorted(stopped.items()))}")
+    print()
+    print("coverage of the printed intervals of the true consensus rate")
+    print(f"{'model':<36}{'group':<20}{'outcome':<20}{'(a)':>7}{'(b)':>7}{'(c)':>7}")
+    for col, (model, g, o) in enumerate(labels):
+        cells = "".join(f"{covered[d][:, col].mean():>7.3f}" for d in "abc")
+        print(f"{model:<36}{g or '-':<20}{o:<20}{cells}")
+    lows = {d: float(covered[d].mean(axis=0).min()) for d in "abc"}
+    print(
+        "lowest coverage: "
+        + ", ".join(f"({d}) {lows[d]:.3f}" for d in "abc")
+        + "; overall: "
+        + ", ".join(f"({d}) {covered[d].mean():.3f}" for d in "abc")
+    )
+    ok = cost["c"].mean() <= 0.30 * a_cost and min(lows.values()) >= 0.90
+    print(
+        f"target ((c) <= 30% of (a), every coverage >= 0.90): {'met' if ok else 'NOT met'}; "
+        f"{time.perf_counter() - t0:.0f} s"
+    )
+
+
+if __name__ == "__main__":
+    main()
