@@ -15,16 +15,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from deflectbench.api._common import DbPath, OnBusy, analysis_options, open_store
 
 if TYPE_CHECKING:
     from deflectbench.analysis.compare.api import Comparison
     from deflectbench.analysis.compare.leaderboard import Leaderboard
-    from deflectbench.analysis.compare.select import Side
+    from deflectbench.analysis.compare.select import Selector, Side
+    from deflectbench.analysis.compare.thresholds import Threshold
     from deflectbench.analysis.options import AnalysisOptions
     from deflectbench.benchmark import Benchmark
+    from deflectbench.store import Store
 
 __all__ = ["compare", "leaderboard"]
 
@@ -66,9 +68,7 @@ def compare(
     by different judges raise :class:`~deflectbench.analysis.compare.select.CompareError` unless
     ``allow_judge_change``."""
     from deflectbench.analysis.calibration.corrected import check_correction
-    from deflectbench.analysis.compare.api import Absent, compare_sides
-    from deflectbench.analysis.compare.coverage import on_common_cells
-    from deflectbench.analysis.compare.select import CompareError, pairing, parse_selector
+    from deflectbench.analysis.compare.select import CompareError
     from deflectbench.analysis.compare.table import HOLM_FAMILIES
     from deflectbench.analysis.compare.thresholds import FAIL_IF, REQUIRE, parse_threshold
     from deflectbench.analysis.compat.quirks import check_compat
@@ -94,11 +94,39 @@ def compare(
     )
     pack = resolve_benchmark(benchmark) if benchmark else None
     packs = (pack, resolve_benchmark(benchmark_b) if benchmark_b else pack)
+    with _Stores(on_busy) as stores:
+        return _compare(
+            stores, old, new, packs, options, rules, allow_missing, allow_untested,
+            holm_family, allow_judge_change, baseline=baseline is not None,
+        )  # fmt: skip
+
+
+def _compare(
+    stores: _Stores,
+    old: str,
+    new: str,
+    packs: tuple[Benchmark | None, Benchmark | None],
+    options: AnalysisOptions,
+    rules: list[Threshold],
+    allow_missing: Sequence[str],
+    allow_untested: bool,
+    holm_family: str,
+    allow_judge_change: bool,
+    *,
+    baseline: bool,
+) -> Comparison:
+    """:func:`compare` on its parsed arguments, each store open once (``stores``) from the
+    first read to the flips' examples."""
+    from deflectbench.analysis.compare.api import Absent, compare_sides
+    from deflectbench.analysis.compare.coverage import on_common_cells
+    from deflectbench.analysis.compare.select import CompareError, pairing, parse_selector
+
     sides, texts = [], {}
     for text, of in zip((old, new), packs, strict=True):
-        found, (path, replies) = _read_side(text, of, on_busy, options)
-        sides.append(found)
-        texts[path] = replies
+        selector = parse_selector(text)
+        store = stores.open(selector.store)
+        sides.append(_read_side(store, selector, of, options))
+        texts[str(store.path)] = _Replies(store)
     whole = [parse_selector(t).model is None for t in (old, new)]
     pairs, only_a, only_b = pairing(sides[0], sides[1], whole_a=whole[0], whole_b=whole[1])
     allowed = set(allow_missing)
@@ -112,14 +140,51 @@ def compare(
     absent = [Absent("a", s.name, s.store, bool(allowed & set(_names_of(s)))) for s in only_a]
     absent += [Absent("b", s.name, s.store) for s in only_b]
     pairs, coverage = on_common_cells(pairs)
-    pairs = _with_corrected(pairs, packs, options, on_busy)
+    pairs = _with_corrected(pairs, packs, options, stores)
     result = compare_sides(
         pairs, options, allow_judge_change=allow_judge_change, texts=texts,
         holm_family=holm_family, coverage=coverage,
     )  # fmt: skip
-    title = f"{new} vs {old}" if baseline is not None else f"{old} vs {new}"
-    result = replace(result, baseline=baseline is not None, title=title, absent=tuple(absent))
+    title = f"{new} vs {old}" if baseline else f"{old} vs {new}"
+    result = replace(result, baseline=baseline, title=title, absent=tuple(absent))
     return result.with_gate(rules, allow_untested=allow_untested)
+
+
+class _Stores:
+    """The stores a comparison reads, each opened once (by path) and closed at the end."""
+
+    def __init__(self, on_busy: OnBusy | None) -> None:
+        self.on_busy = on_busy
+        self.opened: dict[str, Store] = {}
+
+    def open(self, path: str | Path) -> Store:
+        key = str(path)
+        if key not in self.opened:
+            store = open_store(path, must_exist=True, on_busy=self.on_busy)
+            self.opened[key] = self.opened[str(store.path)] = store
+        return self.opened[key]
+
+    def __enter__(self) -> _Stores:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        for store in {id(s): s for s in self.opened.values()}.values():
+            store.close()
+
+
+class _Replies:
+    """A store's responses, read for the generations asked (the flips' examples), not all of
+    them (:class:`~deflectbench.analysis.compare.flips.Replies`)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def of(self, gen_ids: Sequence[Any]) -> dict[Any, str]:
+        got = self.store.column_lists(
+            "generations", ["gen_id", "response", "error"], gen_ids=gen_ids
+        )
+        rows = zip(got["gen_id"], got["response"], got["error"], strict=True)
+        return {g: text for g, text, error in rows if error is None}
 
 
 def _names_of(side: Side) -> tuple[str, ...]:
@@ -130,25 +195,22 @@ def _names_of(side: Side) -> tuple[str, ...]:
 
 
 def _read_side(
-    text: str, pack: Benchmark | None, on_busy: OnBusy | None, options: AnalysisOptions
-) -> tuple[list[Side], tuple[str, dict[str, str]]]:
-    """The sides ``text`` names, with their manifests; and the store's replies by gen_id (the
-    flips' examples)."""
+    store: Store, selector: Selector, pack: Benchmark | None, options: AnalysisOptions
+) -> list[Side]:
+    """The sides ``selector`` names, with their manifests (the store's frames and run ids read
+    once)."""
     from deflectbench.analysis.compare.manifest import with_manifests
-    from deflectbench.analysis.compare.select import parse_selector, read_sides
+    from deflectbench.analysis.compare.select import read_store_frames, sides_of
 
-    selector = parse_selector(text)
-    with open_store(selector.store, must_exist=True, on_busy=on_busy) as store:
-        found = with_manifests(store, read_sides(store, selector, options, pack))
-        rows = store.row_tuples("generations", ["gen_id", "response"], include_errors=False)
-        return found, (str(store.path), dict(rows))
+    read = read_store_frames(store, options)
+    return with_manifests(store, sides_of(read, selector, options, pack), read.runs)
 
 
 def _with_corrected(
     pairs: list[tuple[Side, Side]],
     packs: tuple[Benchmark | None, Benchmark | None],
     options: AnalysisOptions,
-    on_busy: OnBusy | None,
+    stores: _Stores,
 ) -> list[tuple[Side, Side]]:
     """Each side (already on its pair's common cells) with its rates corrected for judge
     error, where its store holds human labels (so the corrected rows compare the same cells
@@ -165,14 +227,14 @@ def _with_corrected(
         for k, pair in enumerate(pairs):
             by_store.setdefault(pair[i].store, []).append(k)
         for path, members in by_store.items():
-            with open_store(path, must_exist=True, on_busy=on_busy) as store:
-                if not has_labels(store):
-                    continue
-                for k in members:
-                    side = out[k][i]
-                    of = given or pack_by_key(side.pack)
-                    if of is not None:
-                        out[k][i] = with_corrected(store, side, of, options)
+            store = stores.open(path)
+            if not has_labels(store):
+                continue
+            for k in members:
+                side = out[k][i]
+                of = given or pack_by_key(side.pack)
+                if of is not None:
+                    out[k][i] = with_corrected(store, side, of, options)
     return [(x[0], x[1]) for x in out]
 
 

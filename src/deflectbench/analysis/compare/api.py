@@ -11,7 +11,7 @@ of the baseline (A) that the new side (B) lacks (unless named in ``allow_missing
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
@@ -20,7 +20,7 @@ import pandas as pd
 
 from deflectbench.analysis.compare.corrected import corrected_rows
 from deflectbench.analysis.compare.coverage import Coverage, on_common_cells
-from deflectbench.analysis.compare.flips import FLIP_COLUMNS, flip_table
+from deflectbench.analysis.compare.flips import FLIP_COLUMNS, Texts, flip_table
 from deflectbench.analysis.compare.manifest import judge_mismatch, manifest_notes
 from deflectbench.analysis.compare.recorded import RecordedRow, SideRow, recorded_rows, side_rows
 from deflectbench.analysis.compare.rows import DiffRow, FlipRow, rows_of
@@ -249,7 +249,7 @@ def compare_sides(
     options: AnalysisOptions = AnalysisOptions(),  # noqa: B008 (frozen)
     *,
     allow_judge_change: bool = False,
-    texts: dict[str, dict] | None = None,
+    texts: Mapping[str, Texts] | None = None,
     holm_family: str = "measure",
     coverage: Sequence[Coverage] | None = None,
 ) -> Comparison:
@@ -260,7 +260,8 @@ def compare_sides(
     (:func:`~.coverage.on_common_cells`), unless ``coverage`` says the caller did so already.
     Sides judged by different judges are refused (:class:`CompareError`) unless
     ``allow_judge_change``; then their rows carry ``judges_differ`` True. ``texts`` (store
-    path -> gen_id -> response) turns the flips' examples into the responses' first words.
+    path -> gen_id -> response, or a :class:`~.flips.Replies` reader of the store) turns the
+    flips' examples into the responses' first words.
     """
     if holm_family not in HOLM_FAMILIES:
         raise CompareError(

@@ -78,7 +78,8 @@ def held(scored: pd.DataFrame) -> Held:
 
 
 def _only(mine: pd.Series, other: pd.Series) -> tuple[str, ...]:
-    return tuple(sorted(str(x) for x in set(mine.dropna()) - set(other.dropna())))
+    distinct = (set(x.dropna().unique().tolist()) for x in (mine, other))  # not every row
+    return tuple(sorted(str(x) for x in next(distinct) - next(distinct)))
 
 
 @dataclass(frozen=True)

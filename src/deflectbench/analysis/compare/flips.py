@@ -7,14 +7,14 @@ higher on the ladder (refusal first), so the rule never depends on row order.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
 
 import pandas as pd
 
 from deflectbench.vocab import OUTCOMES
 
-__all__ = ["FLIP_COLUMNS", "flip_table", "majority_outcomes"]
+__all__ = ["FLIP_COLUMNS", "Replies", "Texts", "flip_table", "majority_outcomes"]
 
 FLIP_COLUMNS: tuple[str, ...] = (
     "model_a",
@@ -64,6 +64,25 @@ def majority_outcomes(scored: pd.DataFrame) -> pd.DataFrame:
     return top[cols].reset_index(drop=True)
 
 
+class Replies(Protocol):
+    """A store's responses, read only for the generations asked (the flips' examples)."""
+
+    def of(self, gen_ids: Sequence[Any]) -> Mapping[Any, str]:
+        """gen_id -> response of those of ``gen_ids`` with one (no request error)."""
+        ...
+
+
+#: The responses the examples are taken from: gen_id -> response, or a reader of them.
+Texts = Mapping[Any, str] | Replies
+
+
+def _texts(texts: Texts | None, gen_ids: pd.Series) -> Mapping[Any, str] | None:
+    """The responses of ``gen_ids`` (all of ``texts`` when it is a mapping already)."""
+    if texts is None or isinstance(texts, Mapping):
+        return texts
+    return texts.of(gen_ids.tolist())
+
+
 def _example(gen_id: Any, texts: Mapping[Any, str] | None) -> Any:
     if texts is None:
         return gen_id
@@ -80,12 +99,13 @@ def flip_table(
     *,
     model_a: str,
     model_b: str,
-    texts_a: Mapping[Any, str] | None = None,
-    texts_b: Mapping[Any, str] | None = None,
+    texts_a: Texts | None = None,
+    texts_b: Texts | None = None,
 ) -> pd.DataFrame:
     """Cells present on both sides whose majority outcome changed, A's outcome -> B's, most
     decided first (largest shares). ``example_a``/``example_b`` are the gen_id of a generation
-    with that outcome, or (``texts_*``: gen_id -> response) the start of its response."""
+    with that outcome, or (``texts_*``: gen_id -> response, or a :class:`Replies` reader) the
+    start of its response."""
     ma, mb = majority_outcomes(a), majority_outcomes(b)
     both = ma.merge(mb, on=["claim_id", "prompt_id"], suffixes=("_a", "_b"))
     flipped = both[both["outcome_a"] != both["outcome_b"]].copy()
@@ -93,8 +113,10 @@ def flip_table(
         return pd.DataFrame(columns=list(FLIP_COLUMNS))
     flipped["framing"] = flipped["framing_a"].fillna(flipped["framing_b"])
     flipped["model_a"], flipped["model_b"] = model_a, model_b
-    flipped["example_a"] = [_example(g, texts_a) for g in flipped["gen_id_a"]]
-    flipped["example_b"] = [_example(g, texts_b) for g in flipped["gen_id_b"]]
+    for side, texts in (("a", texts_a), ("b", texts_b)):
+        ids = flipped[f"gen_id_{side}"]
+        found = _texts(texts, ids)
+        flipped[f"example_{side}"] = [_example(g, found) for g in ids]
     flipped["weight"] = flipped["share_a"] + flipped["share_b"]
     flipped = flipped.sort_values(
         ["weight", "claim_id", "prompt_id"], ascending=[False, True, True], kind="stable"

@@ -23,6 +23,8 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+import pandas as pd
+
 from deflectbench.analysis.compare.select import Side
 
 __all__ = [
@@ -49,35 +51,40 @@ def _versions(runs: Mapping[str, Mapping[str, Any]], run_ids: set[Any]) -> list[
 
 #: A store's run ids, read once for all its sides: (gen_id, run_id) of its answers (failed
 #: requests left out), (gen_id, judge, run_id) of its verdicts.
-RunIds = tuple[list[tuple[Any, Any]], list[tuple[Any, Any, Any]]]
+RunIds = tuple[pd.DataFrame, pd.DataFrame]
 
 
 def run_ids(store: Any) -> RunIds:
-    """The store's run ids of every answer and verdict (two column reads, plain tuples)."""
+    """The store's run ids of every answer and verdict (two column reads, as frames)."""
+    gen_cols, judge_cols = ["gen_id", "run_id"], ["gen_id", "judge", "run_id"]
     if hasattr(store, "row_tuples"):
-        return (
-            store.row_tuples("generations", ["gen_id", "run_id"], include_errors=False),
-            store.row_tuples("judgments", ["gen_id", "judge", "run_id"]),
-        )
-    gens = store.generation_rows(include_errors=False, columns=["gen_id", "run_id"])
-    judged = store.judgment_rows(columns=["gen_id", "judge", "run_id"])
-    return (
-        [(r["gen_id"], r["run_id"]) for r in gens],
-        [(r["gen_id"], r["judge"], r["run_id"]) for r in judged],
-    )
+        gens = store.row_tuples("generations", gen_cols, include_errors=False)
+        judged = store.row_tuples("judgments", judge_cols)
+    else:
+        rows = store.generation_rows(include_errors=False, columns=gen_cols)
+        gens = [tuple(r[c] for c in gen_cols) for r in rows]
+        judged = [tuple(r[c] for c in judge_cols) for r in store.judgment_rows(columns=judge_cols)]
+    return pd.DataFrame(gens, columns=gen_cols), pd.DataFrame(judged, columns=judge_cols)
+
+
+def _distinct(run_ids: pd.Series) -> set[Any]:
+    """The distinct run ids recorded (a row without one: none)."""
+    return set(run_ids.dropna().unique().tolist())
 
 
 def side_manifest(store: Any, side: Side, ids: RunIds | None = None) -> dict[str, Any]:
     """The side's manifest from an open store (see the module's docstring); ``ids``: the
-    store's :func:`run_ids`, when several sides of it are read."""
+    store's :func:`run_ids` (or the ones read with its frames), when several sides of it are
+    read."""
     gen_runs, judge_runs = run_ids(store) if ids is None else ids
-    gen_ids = set(side.scored["gen_id"].tolist()) if len(side.scored) else set()
-    gens = [{"run_id": run} for gid, run in gen_runs if gid in gen_ids]
-    judged = [
-        {"judge": judge, "run_id": run}
-        for gid, judge, run in judge_runs
-        if gid in gen_ids and judge in side.judges
-    ]
+    gen_ids = side.scored["gen_id"] if len(side.scored) else pd.Series([], dtype=object)
+    answers = gen_runs["gen_id"].isin(gen_ids).to_numpy()
+    verdicts = (
+        judge_runs["gen_id"].isin(gen_ids) & judge_runs["judge"].isin(list(side.judges))
+    ).to_numpy()
+    gen_run_ids = _distinct(gen_runs.loc[answers, "run_id"])
+    judge_run_ids = _distinct(judge_runs.loc[verdicts, "run_id"])
+    judges = Counter(judge_runs.loc[verdicts, "judge"].tolist())
     runs = {str(r["run_id"]): r for r in store.runs()}
     condition = side.condition or "default"
     settings = next(
@@ -91,9 +98,7 @@ def side_manifest(store: Any, side: Side, ids: RunIds | None = None) -> dict[str
     served = {}
     if hasattr(store, "served_models"):
         served = store.served_models(side.pack, side.model, condition)
-    recorded = _recorded(
-        store, side, {r["run_id"] for r in gens}, {r["run_id"] for r in judged}, condition
-    )
+    recorded = _recorded(store, side, gen_run_ids, judge_run_ids, condition)
     return {
         "store": side.store,
         "pack": side.pack,
@@ -102,9 +107,9 @@ def side_manifest(store: Any, side: Side, ids: RunIds | None = None) -> dict[str
         "scored": len(side.scored),
         "settings": settings,
         "served_models": served,
-        "versions": _versions(runs, {r["run_id"] for r in gens}),
-        "judges": dict(sorted(Counter(r["judge"] for r in judged).items())),
-        "judge_versions": _versions(runs, {r["run_id"] for r in judged}),
+        "versions": _versions(runs, gen_run_ids),
+        "judges": dict(sorted(judges.items())),
+        "judge_versions": _versions(runs, judge_run_ids),
         "recorded": recorded,
     }
 
@@ -225,11 +230,12 @@ def with_manifest(store: Any, side: Side) -> Side:
     return replace(side, manifest=side_manifest(store, side))
 
 
-def with_manifests(store: Any, sides: list[Side]) -> list[Side]:
-    """:func:`with_manifest` of each side, the store's run ids read once for all of them."""
+def with_manifests(store: Any, sides: list[Side], ids: RunIds | None = None) -> list[Side]:
+    """:func:`with_manifest` of each side, the store's run ids (``ids``, else read) read once
+    for all of them."""
     if not sides:
         return []
-    ids = run_ids(store)
+    ids = run_ids(store) if ids is None else ids
     return [replace(s, manifest=side_manifest(store, s, ids)) for s in sides]
 
 

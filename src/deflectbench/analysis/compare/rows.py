@@ -8,7 +8,7 @@ CI as one ``ci95`` pair, keys in the files' order).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
 import pandas as pd
@@ -33,8 +33,13 @@ def _json_columns(kind: type) -> tuple[str, ...]:
     return tuple("ci95" if n == "ci_lo" else n for n in names)
 
 
+def _plain(row: Any) -> dict[str, Any]:
+    """The record's fields by name (``asdict`` without its deep copy: every value is plain)."""
+    return {f.name: getattr(row, f.name) for f in fields(row)}
+
+
 def _with_ci(row: Any, columns: tuple[str, ...]) -> dict[str, Any]:
-    values = asdict(row)
+    values = _plain(row)
     values["ci95"] = [values.pop("ci_lo"), values.pop("ci_hi")]
     return {c: values[c] for c in columns}
 
@@ -98,7 +103,7 @@ class FlipRow:
     example_b: str | None
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return _plain(self)
 
 
 @dataclass(frozen=True)

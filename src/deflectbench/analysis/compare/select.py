@@ -22,12 +22,14 @@ from deflectbench.analysis.frames.scored import (
     in_benchmark,
     judgment_frame,
     scored_from_frames,
+    take_counts,
 )
 from deflectbench.analysis.options import AnalysisOptions
 from deflectbench.analysis.summary.packs import pack_of_store, stored_packs
 from deflectbench.benchmark import Benchmark
 from deflectbench.benchmark.packs import pack_by_key
 from deflectbench.errors import ConfigError, did_you_mean
+from deflectbench.vocab import Consensus
 
 __all__ = [
     "CompareError",
@@ -95,6 +97,9 @@ class Side:
 
     #: Name the pack in the label (a comparison of two packs).
     show_pack: bool = False
+    #: The scored table's step counts (:func:`~deflectbench.analysis.frames.scored.take_counts`:
+    #: attempted, scored, judges, per model and judge), kept here rather than in its attrs.
+    counts: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
     @property
     def label(self) -> str:
@@ -111,13 +116,21 @@ class StoreRead:
     path: str
     gens: pd.DataFrame
     judg: pd.DataFrame
+    #: The run ids the manifests are read by (:data:`.manifest.RunIds`), read with the frames:
+    #: (gen_id, run_id) of the answers (failed requests left out), (gen_id, judge, run_id) of
+    #: the verdicts.
+    runs: tuple[pd.DataFrame, pd.DataFrame] | None = None
 
 
 def read_store_frames(store: Any, options: AnalysisOptions) -> StoreRead:
-    """The generation and judgment frames of an open store."""
-    return StoreRead(
-        str(store.path), generation_frame(store), judgment_frame(store, values=options.values)
-    )
+    """The generation and judgment frames of an open store, and its run ids (one read of
+    each table)."""
+    gens = generation_frame(store, extra=("run_id",))
+    judg = judgment_frame(store, values=options.values, extra=("run_id",))
+    runs = (gens.loc[gens["error"].isna().to_numpy(), ["gen_id", "run_id"]],
+            judg[["gen_id", "judge", "run_id"]])  # fmt: skip
+    gens, judg = gens.drop(columns="run_id"), judg.drop(columns="run_id")
+    return StoreRead(str(store.path), gens, judg, runs)
 
 
 def packs_of(read: StoreRead) -> list[Benchmark]:
@@ -126,17 +139,23 @@ def packs_of(read: StoreRead) -> list[Benchmark]:
     return [b for b in found if b is not None]
 
 
-def _side(read: StoreRead, pack: Benchmark, name: str, options: AnalysisOptions) -> Side:
-    gens = in_benchmark(read.gens, pack)
+def _side(
+    read: StoreRead, gens: pd.DataFrame, pack: Benchmark, name: str, options: AnalysisOptions
+) -> Side:
+    """The side of one model (``name``) of the pack's generations ``gens``."""
     mine = gens[gens["model"] == name]
+    judg = read.judg
+    if Consensus.parse(options.consensus).kind != "judge":  # only judge:NAME reads them all
+        judg = judg[judg["gen_id"].isin(mine["gen_id"])]  # this model's: the same rows scored
     scored = scored_from_frames(
         mine,
-        read.judg,
+        judg,
         pack,
         consensus=options.consensus,
         judges=options.judges,
         quirks=ReleaseQuirks.of(options.compat),
     )
+    counts = take_counts(scored)  # not in attrs: pandas deep-copies those on every operation
     conditions = mine["condition"].dropna().unique().tolist() if "condition" in mine else []
     condition = str(conditions[0]) if len(conditions) == 1 else None
     model = name
@@ -149,7 +168,8 @@ def _side(read: StoreRead, pack: Benchmark, name: str, options: AnalysisOptions)
         model=model,
         condition=condition,
         scored=scored,
-        judges=tuple(scored.attrs.get("counts", {}).get("judges", ())),
+        judges=tuple(counts.get("judges", ())),
+        counts=counts,
         claims=frozenset(c.claim_id for c in pack.claims),
     )
 
@@ -216,6 +236,10 @@ def sides_of(
             return read.gens[list(columns or ["benchmark"])].to_dict("records")
 
         @staticmethod
+        def pack_counts() -> dict[str, int]:
+            return stored_packs(read.gens)  # from the frame already read, not the rows
+
+        @staticmethod
         def column_lists(table: str, columns: Sequence[str], **_: Any) -> dict[str, list[Any]]:
             return {c: read.gens[c].tolist() for c in columns}  # no dict per row
 
@@ -228,7 +252,7 @@ def sides_of(
             raise CompareError(f"{selector.text}: no generations of {pack.key} in that store")
     else:
         chosen = [_resolve(selector.model, names, selector.text)]
-    return [_side(read, pack, name, options) for name in chosen]
+    return [_side(read, gens, pack, name, options) for name in chosen]
 
 
 def read_sides(
