@@ -451,9 +451,9 @@ def main() -> None:
     print()
     print("coverage of the printed intervals of the true consensus rate")
     print(f"{'model':<36}{'group':<20}{'outcome':<20}{'(a)':>7}{'(b)':>7}{'(c)':>7}")
-    for col, (model, g, o) in enumerate(labels):
+    for col, (model, g, name) in enumerate(labels):
         cells = "".join(f"{covered[d][:, col].mean():>7.3f}" for d in "abc")
-        print(f"{model:<36}{g or '-':<20}{o:<20}{cells}")
+        print(f"{model:<36}{g or '-':<20}{name:<20}{cells}")
     lows = {d: float(covered[d].mean(axis=0).min()) for d in "abc"}
     print(
         "lowest coverage: "
