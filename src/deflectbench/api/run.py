@@ -38,6 +38,7 @@ from deflectbench.api._common import (
 from deflectbench.api.batches import Pause
 
 if TYPE_CHECKING:
+    from deflectbench.api.cascade import CascadeAsk
     from deflectbench.benchmark import Benchmark
     from deflectbench.config import ResolvedRun, RunConfig
     from deflectbench.config.shard import Shard
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     from deflectbench.models.base import Model
     from deflectbench.pipeline import Board, RunContext, StageResult
     from deflectbench.pipeline.batches import BatchSummary
+    from deflectbench.records import PendingGeneration
     from deflectbench.results.judge import JudgeResult
     from deflectbench.results.run import RunResult
     from deflectbench.results.status import StatusResult
@@ -306,12 +308,22 @@ def judge(
     dry_run: bool = False,
     watch: Watch | None = None,
     should_stop: StopCheck | None = None,
+    cheap_judge: str | None = None,
+    expensive_share: float | None = None,
+    expensive_target: str | None = None,
+    stratify: str | None = None,
 ) -> JudgeResult:
     """Judge every stored generation a judge has not judged yet (``deflectbench judge``);
     ``judges`` default to the run file's, else lexical. ``self_consistency``: then re-judge
     that share of the answers every judge has judged (chosen by ``seed``). ``dry_run``: only
     the estimate (:attr:`JudgeResult.estimate`). ``config``'s [providers] and [prices] apply,
-    and its judges, max_cost and allow_unpriced unless given here."""
+    and its judges, max_cost, allow_unpriced and cascade settings unless given here.
+
+    Cascaded judging (docs/cascade.md): ``cheap_judge`` scores every answer, then ``judges``
+    only a sample chosen by ``seed``: ``expensive_share`` of the answers (``stratify``: per
+    ``"model"`` or ``"model,framing"``), or the shares ``expensive_target`` needs (e.g.
+    ``"refusal +-3pp per model"``); the design is stored, so a resumed or extended judging
+    draws the same sample."""
     from deflectbench.config import RunConfig, build_models, check_budget, file_prices
     from deflectbench.config.shard import parse_shard
     from deflectbench.config.shard_limits import check_mode, share_limits
@@ -330,6 +342,16 @@ def judge(
     prices = file_prices(file.prices)
     if pack is not None:
         pick_benchmark(pack)  # an unknown pack is named (did you mean) before the store
+    cascade = _cascade_of(
+        file, names, seed, cheap_judge, expensive_share, expensive_target, stratify
+    )
+    if cascade is not None and (batch or dry_run):
+        raise ConfigError(
+            "--cheap-judge with --batch or --dry-run: not supported yet; judge in cascade "
+            "without them (docs/cascade.md)"
+        )
+    if cascade is not None:
+        names = [cascade.cheap, *(j for j in names if j != cascade.cheap)]
     built = build_models([], names, file.providers, dry_run=dry_run)
     said = share_limits(built, part, check_mode(file.shard_limits))  # a part's share, said
     job = _Judging(
@@ -350,8 +372,39 @@ def judge(
             store,
             b,
             job,
-            _JudgeAsk(part, batch, allow_self_judging, self_consistency, seed, watch, should_stop),
+            _JudgeAsk(
+                part,
+                batch,
+                allow_self_judging,
+                self_consistency,
+                seed,
+                watch,
+                should_stop,
+                cascade,
+            ),
         )
+
+
+def _cascade_of(
+    file: RunConfig,
+    names: Sequence[str],
+    seed: int,
+    cheap: str | None,
+    share: float | None,
+    target: str | None,
+    stratify: str | None,
+) -> CascadeAsk | None:
+    """The cascade asked for (arguments over the run file's keys), checked."""
+    from deflectbench.api.cascade import cascade_ask
+
+    return cascade_ask(
+        cheap if cheap is not None else file.cheap_judge,
+        share if share is not None else file.expensive_share,
+        target if target is not None else file.expensive_target,
+        stratify if stratify is not None else file.stratify,
+        seed,
+        names,
+    )
 
 
 @dataclass(frozen=True)
@@ -381,6 +434,8 @@ class _JudgeAsk:
     seed: int
     watch: Watch | None
     should_stop: StopCheck | None
+    #: Cascaded judging: the cheap judge on every answer, the others on the sample.
+    cascade: CascadeAsk | None = None
 
 
 def _judge(store: Store, b: Benchmark, job: _Judging, ask: _JudgeAsk) -> JudgeResult:
@@ -413,26 +468,59 @@ def _judge(store: Store, b: Benchmark, job: _Judging, ask: _JudgeAsk) -> JudgeRe
     ctx.board.listen(job.built.values())  # a replica set aside or back: said as it goes
     for line in job.limits_said:
         ctx.board.say(line)
-    if ask.part is None:
+    sample: frozenset[int] | None = None
+    if ask.cascade is not None:
+        results, sample = _judge_cascade(ctx, by_engine, job.built, ask)
+    elif ask.part is None:
         results = asyncio.run(judge_all(ctx, by_engine, job.built, watch=ask.watch))
     else:
         results = _judge_part(ctx, by_engine, job.built, ask.part, ask.watch)
     manifest.end_judging(store, judging, job.built, results, stop())  # what judged
     interrupted = stop()
+    only = _sample_of(ask.cascade, sample)
     rejudged = {}
     if ask.self_consistency is not None and not interrupted:
         rejudged = _rejudge(store, b, by_engine, job.built, ask, meter)
     return JudgeResult(
         judges=list(names),
         results=results,
-        left={j: _left_in_part(ctx, j, ask.part) for j in names},
+        left={j: _left_in_part(ctx, j, ask.part, only(j)) for j in names},
         in_batches={j: len(store.batched_answers(j)) for j in names},
         interrupted=interrupted,
         rejudged=rejudged,
         seed=ask.seed,
         free=frozenset(j for j in by_engine if is_rule_based(j)),
         batches=summary,
+        cascade=None if sample is None else len(sample),
     )
+
+
+def _judge_cascade(
+    ctx: RunContext, judges: Sequence[str], models: Any, ask: _JudgeAsk
+) -> tuple[dict[str, StageResult], frozenset[int] | None]:
+    """Cascaded judging: the cheap judge over every unjudged answer (of the part); then, unless
+    stopped, the design settled and stored, the other judges over the sample's unjudged
+    answers. Returns each judge's stage and the sample (None: stopped before it was drawn)."""
+    from deflectbench.api.cascade import sampled_ids, settle_design
+
+    assert ask.cascade is not None
+    cheap = ask.cascade.cheap
+    results = _judge_only(ctx, [cheap], models, ask.part, None, ask.watch)
+    if ctx.stopped():
+        return results, None
+    expensive = [j for j in judges if j != cheap]
+    design = settle_design(ctx.store, ctx.benchmark, ask.cascade, expensive)
+    sample = sampled_ids(ctx.store, ctx.benchmark, design)
+    results.update(_judge_only(ctx, expensive, models, ask.part, sample, ask.watch))
+    return results, sample
+
+
+def _sample_of(
+    cascade: CascadeAsk | None, sample: frozenset[int] | None
+) -> Callable[[str], frozenset[int] | None]:
+    """Per judge, the answers it is to judge (None: all): the sample for an expensive judge."""
+    cheap = None if cascade is None else cascade.cheap
+    return lambda j: None if cascade is None or j == cheap else (sample or frozenset())
 
 
 def _rejudge(
@@ -453,20 +541,43 @@ def _judge_part(
 ) -> dict[str, StageResult]:
     """``judge --shard I/N``: every judge, all at once, over the unjudged answers of the
     part's claims (the claims ``run --shard`` gives that part)."""
+    return _judge_only(ctx, judges, models, shard, None, watch)
+
+
+def _judge_only(
+    ctx: RunContext,
+    judges: Sequence[str],
+    models: Any,
+    shard: Shard | None,
+    sample: frozenset[int] | None,
+    watch: Watch | None,
+) -> dict[str, StageResult]:
+    """Every judge, all at once, over the unjudged answers of the part's claims (``shard``;
+    None: all) that ``sample`` holds (None: all)."""
     from deflectbench.pipeline import run_stream
     from deflectbench.pipeline.stages import build_judges, judge_tasks
 
+    def keep(p: PendingGeneration) -> bool:
+        return (shard is None or shard.holds(p.claim_id)) and (sample is None or p.gen_id in sample)
+
     tasks = [
-        replace(t, backlog=[p for p in t.backlog if shard.holds(p.claim_id)])
+        replace(t, backlog=[p for p in t.backlog if keep(p)])
         for t in judge_tasks(ctx, build_judges(ctx.benchmark, judges, models), None)
     ]
     return asyncio.run(run_stream(ctx, [], tasks, watch=watch)).judging
 
 
-def _left_in_part(ctx: RunContext, judge: str, shard: Shard | None) -> int:
-    """Answers of the part (all, for None) this judge has no verdict for."""
+def _left_in_part(
+    ctx: RunContext, judge: str, shard: Shard | None, sample: frozenset[int] | None = None
+) -> int:
+    """Answers of the part (all, for None) this judge has no verdict for (of ``sample``, for
+    an expensive judge of a cascade)."""
     pending = ctx.store.pending_judgments(judge, benchmark=ctx.benchmark.key, retry_errors=True)
-    return sum(1 for p in pending if shard is None or shard.holds(p.claim_id))
+    return sum(
+        1
+        for p in pending
+        if (shard is None or shard.holds(p.claim_id)) and (sample is None or p.gen_id in sample)
+    )
 
 
 def _judge_estimate(

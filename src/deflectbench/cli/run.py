@@ -312,8 +312,35 @@ class JudgeCommandFlags:
         ),
     ] = None
     seed: Annotated[
-        int, typer.Option(help="The seed choosing the --self-consistency sample (0).")
+        int,
+        typer.Option(help="The seed choosing the --self-consistency and the cascade's sample (0)."),
     ] = 0
+    cheap_judge: Annotated[
+        str | None,
+        typer.Option(
+            help="Cascaded judging: this judge (e.g. lexical) scores every answer, the --judge "
+            "judges only a seeded sample; `analyze` estimates their consensus with PPI++ "
+            "(docs/cascade.md). Needs --expensive-share or --expensive-target.",
+        ),
+    ] = None
+    expensive_share: Annotated[
+        float | None,
+        typer.Option(help="With --cheap-judge: the share of answers the judges see, e.g. 0.1."),
+    ] = None
+    expensive_target: Annotated[
+        str | None,
+        typer.Option(
+            help='With --cheap-judge: the shares a half-width needs, e.g. "refusal +-3pp per '
+            'model" (or "per model x framing"), sized from the cheap verdicts and stored.',
+        ),
+    ] = None
+    stratify: Annotated[
+        str | None,
+        typer.Option(
+            help="With --expensive-share: one share per model or per model,framing "
+            "(none, model, model,framing; default none).",
+        ),
+    ] = None
     dry_run: Annotated[
         bool,
         typer.Option(

@@ -144,6 +144,43 @@ class RunConfig(BaseModel):
         "and the run's first lines. Default: split.",
         json_schema_extra={"enum": ["split", "each"]},
     )
+    cheap_judge: str | None = Field(
+        None,
+        description="Cascaded judging: this judge (lexical, or a model) scores every answer and "
+        "the judges only a seeded sample of them, chosen by seed; the analysis corrects the "
+        "cheap judge with PPI++ to estimate the judges' consensus (--cheap-judge; "
+        "docs/cascade.md). Needs expensive_share or expensive_target. Default: none (every "
+        "judge scores every answer).",
+    )
+    expensive_share: float | None = Field(
+        None,
+        gt=0.0,
+        le=1.0,
+        allow_inf_nan=False,
+        description="Under cheap_judge, the share of the answers the judges see, e.g. 0.1 "
+        "(--expensive-share). Default: none.",
+    )
+    expensive_target: str | None = Field(
+        None,
+        description="Under cheap_judge, instead of a share: the half-width to reach, e.g. "
+        '"refusal +-3pp per model" (per model x framing stratifies by it); the share of each '
+        "cell is sized for it and stored (--expensive-target). Default: none.",
+    )
+    stratify: str | None = Field(
+        None,
+        description="Under cheap_judge with expensive_share, one share per model or per model "
+        "x framing, each weighed N_h / n_h (--stratify). Default: none (one simple random "
+        "sample).",
+        json_schema_extra={"enum": ["none", "model", "model,framing"]},
+    )
+    until: str | None = Field(
+        None,
+        description='Stop once a target precision is met (--until), e.g. "halfwidth<=0.03" '
+        '(every outcome\'s interval per model), "halfwidth<=0.03 per model x framing", '
+        '"refusal +-3pp per model in 4 looks": claims in a seeded order, in K rounds (default '
+        "8), each look's intervals at level 1 - 0.05/K so they stay valid after stopping "
+        "(docs/until.md). Default: run every cell.",
+    )
     providers: dict[str, dict[str, Any]] = Field(
         default_factory=dict,
         description="How to reach each provider: the run file's [providers.NAME] tables.",

@@ -36,6 +36,9 @@ class JudgeResult:
     batches: BatchSummary | None = None
     #: ``dry_run``: the estimate, and nothing else was done.
     estimate: Estimate | None = None
+    #: Cascaded judging: how many answers the expensive judges' sample holds (None: no
+    #: cascade, or stopped before the sample was drawn).
+    cascade: int | None = None
 
     @property
     def not_rejudged(self) -> int:
@@ -92,4 +95,5 @@ class JudgeResult:
             "account": self.account,
             "left": dict(self.left),
             "in_batches": dict(self.in_batches),
+            **({} if self.cascade is None else {"cascade_sample": self.cascade}),
         }

@@ -106,6 +106,12 @@ def summarize(
     summary = replace(summary, validity=checks)
     if changed is not None:
         summary = replace(summary, notes=(*summary.notes, changed), pack_change=changed)
+    if not summary.empty:  # a pack judged in cascade: its estimates (docs/cascade.md)
+        from deflectbench.analysis.cascade.section import cascade_section
+
+        cascaded = cascade_section(store, benchmark, options, frames.generations, frames.judgments)
+        if cascaded is not None:
+            summary = replace(summary, cascade=cascaded)
     if options.correction == "none" or summary.empty or not has_labels(store):
         return summary  # nothing to correct with: the summary (and its JSON) as without labels
     inputs = read_calibration_inputs(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -25,6 +25,9 @@ from deflectbench.analysis.summary.validity_checks import ValidityChecks
 from deflectbench.analysis.tables.breakdowns import few_claims_note, small_sample_note
 from deflectbench.analysis.tables.rates import FramingSwing
 from deflectbench.benchmark import Benchmark
+
+if TYPE_CHECKING:
+    from deflectbench.analysis.cascade.section import Cascaded
 
 __all__ = ["SummaryFields"]
 
@@ -121,6 +124,9 @@ class SummaryFields:
     #: Answers made with other content of this pack id, analysed as asked
     #: (``options.allow_pack_change``): what changed, in one line (None: nothing changed).
     pack_change: str | None = None
+    #: A pack judged in cascade: the expensive judges' consensus estimated over every answer
+    #: (None: no cascade design; :mod:`..cascade.section`).
+    cascade: Cascaded | None = None
 
     @property
     def empty(self) -> bool:

@@ -230,4 +230,6 @@ def summary_json(s: SummaryFields) -> dict[str, Any]:
     }
     if s.corrected is not None:  # appended, and only with human labels: otherwise unchanged
         out["calibration"] = s.corrected.settings_json()
+    if s.cascade is not None:  # appended, and only for a pack judged in cascade
+        out["cascade"] = s.cascade.to_json()
     return jsonable(out)

@@ -1,0 +1,182 @@
+"""``analyze``'s cascade section: what a cascaded store's numbers estimate, and the estimates.
+
+A pack judged in cascade (``judge --cheap-judge``, the design stored by
+:mod:`deflectbench.store.cascade`) has the cheap judge's verdict on every answer and the
+expensive judges' on a seeded sample only. The analysis' usual tables score an answer when
+every judge in the consensus scored it, so by default they hold the sample alone, all judges
+together; this section says so and gives, per model and per model x framing, the estimate of
+the **expensive judges' consensus rate** over every answer: PPI++ with the cheap judge as the
+prediction in the claim bootstrap (:mod:`.estimate`), beside the cheap judge's own rate and the
+expensive judges' rate on the sample alone, and how many calls each judge made.
+
+When people's labels exist too, the corrected section (``calibration``) goes on estimating the
+truth from them as before; docs/cascade.md says how the two layers combine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from deflectbench.analysis.calibration.estimate import Estimate
+from deflectbench.analysis.calibration.load import MEASURES, judged_matrix
+from deflectbench.analysis.cascade.estimate import METHODS, GroupEstimate, cascade_rates
+from deflectbench.analysis.frames.scored import in_benchmark, scored_as
+from deflectbench.analysis.options import AnalysisOptions
+from deflectbench.benchmark import Benchmark
+from deflectbench.store.cascade import CascadeDesign, cascade_sample, load_cascade
+from deflectbench.vocab import Consensus
+
+__all__ = ["Cascaded", "cascade_section"]
+
+#: What each method's number is, in the words the JSON and the views use.
+ROLES = {"judged": "cheap", "labels": "sample", "ppi++": "cascaded"}
+
+
+@dataclass(frozen=True)
+class Cascaded:
+    """The cascade section: the design, the estimand in words, per judge its calls, and per
+    model and per model x framing the estimates."""
+
+    design: CascadeDesign
+    estimand: str
+    calls: Mapping[str, int]
+    answers: int
+    sampled: int
+    by_model: tuple[GroupEstimate, ...]
+    by_framing: tuple[GroupEstimate, ...]
+    notes: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "estimand": self.estimand,
+            "design": self.design.to_json(),
+            "calls": dict(sorted(self.calls.items())),
+            "answers": self.answers,
+            "sampled": self.sampled,
+            "by_model": [_group_json(g) for g in self.by_model],
+            "by_model_framing": [_group_json(g) for g in self.by_framing],
+            "notes": list(self.notes),
+        }
+
+
+def _estimate_json(e: Estimate) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "rate": e.rate,
+        "ci95": None if e.ci95 is None else list(e.ci95),
+    }
+    if "lam" in e.details:
+        out["lambda"] = e.details["lam"]
+    if e.note is not None:
+        out["note"] = e.note
+    if e.flag is not None:
+        out["flag"] = e.flag
+    return out
+
+
+def _group_json(g: GroupEstimate) -> dict[str, Any]:
+    measures = {}
+    for k, (kind, name) in enumerate(MEASURES):
+        measures[f"{kind}:{name}"] = {ROLES[m]: _estimate_json(g.estimates[m][k]) for m in METHODS}
+    return {
+        "group": list(g.group),
+        "answers": g.answers,
+        "sampled": g.sampled,
+        "with_consensus": g.labelled,
+        "measures": measures,
+        "notes": list(g.notes),
+    }
+
+
+def _expensive_rule(options: AnalysisOptions, expensive: Sequence[str]) -> str:
+    """The consensus rule of the estimand: the analysis' own, unless it names a judge that
+    is not an expensive one (then the paper's mean)."""
+    name = Consensus.parse(options.consensus).judge
+    return options.consensus if name is None or name in expensive else "mean"
+
+
+def _calls(judg: pd.DataFrame, gen_ids: pd.Series) -> dict[str, int]:
+    """Per judge, the requests it made for the pack's answers (verdicts and failures)."""
+    mine = judg[judg["gen_id"].isin(gen_ids)]
+    return {str(k): int(v) for k, v in mine.groupby("judge").size().items()}
+
+
+def cascade_section(
+    store: Any,
+    benchmark: Benchmark,
+    options: AnalysisOptions,
+    gens: pd.DataFrame,
+    judg: pd.DataFrame,
+) -> Cascaded | None:
+    """The section for a pack judged in cascade (None: the pack has no cascade design)."""
+    conn = getattr(store, "conn", None)
+    design = load_cascade(store, benchmark.key) if conn is not None else None
+    if design is None:
+        return None
+    pack = in_benchmark(gens, benchmark)
+    sample = cascade_sample(store, benchmark.key, design, lambda p: _framing(benchmark, p))
+    rule = _expensive_rule(options, design.expensive)
+    estimand = (
+        f"the consensus ({rule}) of the expensive judges {', '.join(design.expensive)} over "
+        f"every answer, estimated from the cheap judge {design.cheap} on every answer and the "
+        "expensive judges on the seeded sample (PPI++, claim bootstrap)"
+    )
+    calls = _calls(judg, pack["gen_id"])
+    judges = set(judg["judge"].unique().tolist())
+    if design.cheap not in judges or not set(design.expensive) <= judges:
+        missing = [j for j in (design.cheap, *design.expensive) if j not in judges]
+        note = f"no verdict of {', '.join(missing)} yet: nothing to estimate"
+        return Cascaded(design, estimand, calls, len(pack), 0, (), (), (note,))
+    cheap_opts = replace(options, consensus="mean", judges=(design.cheap,))
+    cheap = scored_as(pack, judg, benchmark, cheap_opts)
+    exp = scored_as(
+        pack, judg, benchmark, replace(options, consensus=rule, judges=tuple(design.expensive))
+    )
+    cheap.attrs, exp.attrs = {}, {}
+    f = judged_matrix(cheap)
+    y = np.full(f.shape, np.nan)
+    pos = pd.Series(np.arange(len(cheap)), index=cheap["gen_id"].astype(int).to_numpy())
+    ids = exp["gen_id"].astype(int)
+    known = ids.isin(pos.index).to_numpy()
+    y[pos.loc[ids[known]].to_numpy()] = judged_matrix(exp)[known]
+    gen_ids = cheap["gen_id"].astype(int).tolist()
+    strata = [sample.get(g, ("?", False))[0] for g in gen_ids]
+    sampled = np.array([sample.get(g, ("?", False))[1] for g in gen_ids], dtype=bool)
+    y[~sampled] = np.nan  # an answer outside the sample (judged fully before) is not in it
+    models = cheap["model"].astype(str).tolist()
+    framings = cheap["framing"].fillna("?").astype(str).tolist()
+    claims = cheap["claim_id"].astype(str).to_numpy()
+    common = {
+        "resamples": options.n_resamples,
+        "seed": options.seed,
+    }
+    by_model = cascade_rates(f, claims, [(m,) for m in models], strata, sampled, y, **common)
+    by_framing = cascade_rates(
+        f, claims, list(zip(models, framings, strict=True)), strata, sampled, y, **common
+    )
+    notes = (
+        "the other tables score an answer only when every judge in the consensus scored it: "
+        "with a cascade, that is the expensive judges' sample; this section estimates the "
+        "expensive judges' consensus over every answer",
+    )
+    return Cascaded(
+        design,
+        estimand,
+        calls,
+        len(cheap),
+        int(sampled.sum()),
+        tuple(by_model),
+        tuple(by_framing),
+        notes,
+    )
+
+
+def _framing(benchmark: Benchmark, prompt_id: str) -> str | None:
+    try:
+        return benchmark.template(prompt_id).framing
+    except (KeyError, ValueError):
+        return None
