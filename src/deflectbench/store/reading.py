@@ -99,6 +99,18 @@ class Reads:
             )
         }
 
+    def pack_counts(self) -> dict[str, int]:
+        """Generations per benchmark pack (its key), most first, ties in the order the packs
+        first appear (as a frame's ``value_counts`` of the column): one ``GROUP BY``, not a
+        read of every row."""
+        return {
+            str(k): int(n)
+            for k, n in self.conn.execute(
+                "SELECT benchmark, count(*) FROM generations GROUP BY benchmark "
+                "ORDER BY 2 DESC, min(gen_id)"
+            )
+        }
+
     def _columns(self, table: str, columns: Sequence[str] | None) -> str:
         """A safe column list: only names the table really has."""
         if columns is None:

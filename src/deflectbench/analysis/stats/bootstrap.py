@@ -92,7 +92,7 @@ def block_bootstrap_many(
     tail = (1.0 - level) / 2.0
     with np.errstate(invalid="ignore", divide="ignore"):
         rate = sums.sum(axis=0) / counts.sum(axis=0)
-        boot = (weights @ sums) / (weights @ counts)
+        boot = _resample_sums(weights, per_cluster, k)
     if np.isnan(boot).any():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN column -> NaN
@@ -104,6 +104,23 @@ def block_bootstrap_many(
     one = (counts > 0).sum(axis=0) < 2
     q[:, one] = np.nan
     return BootstrapCIs(rate, q[0], q[1])
+
+
+def _resample_sums(
+    weights: NDArray[np.float64], per_cluster: NDArray[np.float64], k: int
+) -> NDArray[np.float64]:
+    """Each resample's rate per column: (weights @ sums) / (weights @ counts), where
+    ``per_cluster`` is [sums | counts] (n_clusters x 2k).
+
+    When every per-cluster sum is a whole number (0/1 values, the rates), each product is a
+    sum of whole numbers below 2**53, exact in any order: then both halves are one product of
+    the contiguous matrix (a fast BLAS call; two strided halves take numpy's slower loop) and
+    the numbers are the same bits. Other values keep the two products as they were."""
+    whole = np.isfinite(per_cluster).all() and np.array_equal(per_cluster, np.floor(per_cluster))
+    if whole and np.abs(per_cluster).sum() * weights.shape[1] < 2.0**53:
+        both = weights @ np.ascontiguousarray(per_cluster)
+        return both[:, :k] / both[:, k:]
+    return (weights @ per_cluster[:, :k]) / (weights @ per_cluster[:, k:])
 
 
 def block_bootstrap_ci(

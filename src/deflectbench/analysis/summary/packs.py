@@ -72,10 +72,9 @@ def pack_of_store(store: Any, given: Benchmark | None) -> Benchmark:
     them, because pooling them or picking one silently would both mislead."""
     if given is not None:
         return given
-    column_lists = getattr(store, "column_lists", None)
-    if column_lists is not None:  # no dict per row
-        stored = column_lists("generations", ["benchmark"], repeated=["benchmark"])
-        keys = stored_packs(pd.DataFrame(stored, columns=["benchmark"]))
+    pack_counts = getattr(store, "pack_counts", None)
+    if pack_counts is not None:  # one GROUP BY, not every row
+        keys = pack_counts()
     else:
         rows = store.generation_rows(columns=["benchmark"])
         keys = stored_packs(pd.DataFrame(rows, columns=["benchmark"]))
