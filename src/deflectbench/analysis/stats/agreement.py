@@ -94,4 +94,5 @@ def agreement(a: ArrayLike, b: ArrayLike) -> Agreement:
     x, y = pair(a, b)
     n = int(x.size)
     dis = float((x != y).mean()) if n else math.nan
-    return Agreement(kappa=cohen_kappa(x, y), ac1=gwet_ac1(x, y), disagreement=dis, n=n)
+    kappa, ac1 = chance_corrected(*_counts(x, y))  # one 2x2 table for both coefficients
+    return Agreement(kappa=float(kappa), ac1=float(ac1), disagreement=dis, n=n)

@@ -19,7 +19,7 @@ def binary(x: ArrayLike, name: str) -> NDArray[np.int64]:
         raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
     if arr.dtype == bool:
         return arr.astype(np.int64)
-    if arr.size and not np.isin(arr, (0, 1)).all():
+    if arr.size and not ((arr == 0) | (arr == 1)).all():  # as np.isin(arr, (0, 1)), faster
         raise ValueError(f"{name} must hold only 0 and 1")
     return arr.astype(np.int64)
 
