@@ -32,7 +32,9 @@ CONCURRENCY = 2
 def reply(req: RecordedRequest) -> str:
     if is_judge_request(req):
         return json.dumps(VERDICT)
-    return f"I cannot help with that, but what about them? ({len(req.prompt)}, {req.body.get('seed')})"
+    return (
+        f"I cannot help with that, but what about them? ({len(req.prompt)}, {req.body.get('seed')})"
+    )
 
 
 def _config(path: Path, server: FakeLLMServer) -> Path:
@@ -97,7 +99,9 @@ def test_cascade_killed_twice_then_resumed(tmp_path: Path) -> None:
                 pause=lambda: rng.uniform(0.0, 0.1),
             )
             kills += 1
-        done = subprocess.run([*judge, "--db", str(db)], capture_output=True, text=True, timeout=240)
+        done = subprocess.run(
+            [*judge, "--db", str(db)], capture_output=True, text=True, timeout=240
+        )
         sent = [r for r in server.requests[before:] if isinstance(r.body, dict)]
         once = subprocess.run(
             [*judge, "--db", str(fresh)], capture_output=True, text=True, timeout=240
@@ -118,8 +122,10 @@ def test_cascade_killed_twice_then_resumed(tmp_path: Path) -> None:
         assert asked[name] <= len(sample) + kills * CONCURRENCY, (name, asked)
     # killed and resumed: the same rows as one uninterrupted judging of the same answers
     assert verdicts == _verdicts(fresh)
-    print(f"cascade kill/resume: {len(answers)} answers, {len(sample)} sampled, {kills} kills, "
-          f"requests per judge {dict(asked)}")
+    print(
+        f"cascade kill/resume: {len(answers)} answers, {len(sample)} sampled, {kills} kills, "
+        f"requests per judge {dict(asked)}"
+    )
 
     out = tmp_path / "a.json"
     analyzed = subprocess.run(
@@ -137,3 +143,38 @@ def test_cascade_killed_twice_then_resumed(tmp_path: Path) -> None:
     assert "consensus" in cascade["estimand"]
     one = cascade["by_model"][0]["measures"]["outcome:refusal"]
     assert set(one) == {"cheap", "sample", "cascaded"}
+
+
+@pytest.mark.slow
+def test_a_cascaded_run_killed_then_resumed_ends_as_one_uninterrupted(tmp_path: Path) -> None:
+    """``run`` with the cascade in the run file ([run] cheap_judge, expensive_share): the run
+    judges with lexical as it generates, then the judges see the sample; killed once during
+    the judges' pass and resumed, it ends with the rows of one uninterrupted run."""
+    db, once = tmp_path / "r.db", tmp_path / "once.db"
+    with FakeLLMServer(reply=reply, latency=0.05) as server:
+        cfg = _config(tmp_path / "run.toml", server)
+        text = cfg.read_text().replace(
+            'judges = ["lexical"]',
+            f'judges = {json.dumps(EXPENSIVE)}\ncheap_judge = "lexical"\n'
+            f"expensive_share = {SHARE}\nseed = {SEED}",
+        )
+        cfg.write_text(text)
+        args = [*DEFLECTBENCH, "run", "--config", str(cfg), *QUIET_RUN]
+        judge_requests = lambda: sum(1 for r in server.requests if is_judge_request(r))  # noqa: E731
+        signal_when([*args, "--db", str(db)], lambda: judge_requests() >= 6)
+        p = subprocess.run([*args, "--db", str(db)], capture_output=True, text=True, timeout=240)
+        q = subprocess.run([*args, "--db", str(once)], capture_output=True, text=True, timeout=240)
+    assert p.returncode == 0, (p.stdout, p.stderr)
+    assert q.returncode == 0, (q.stdout, q.stderr)
+    assert "cascade: complete" in p.stdout, p.stdout
+    sample = _sampled(db)
+    verdicts = _verdicts(db)
+    for j in EXPENSIVE:
+        assert {g for g, jj in verdicts if jj == j} == sample, j
+    cells = "SELECT model, claim_id, prompt_id, sample FROM generations ORDER BY 1, 2, 3, 4"
+    assert rows(db, cells) == rows(once, cells)
+    keyed = (
+        "SELECT g.model, g.claim_id, g.prompt_id, g.sample, j.judge FROM judgments j "
+        "JOIN generations g USING (gen_id) WHERE j.error IS NULL ORDER BY 1, 2, 3, 4, 5"
+    )
+    assert rows(db, keyed) == rows(once, keyed)

@@ -79,20 +79,45 @@ def built(tmp_path_factory):
 
 
 def test_every_file_is_written(built):
+    """By default each figure is one SVG file (the report's own writer; PNG and PDF only when
+    asked for: see the next test)."""
     _, _, paths = built
     assert paths.html.name == "report.html" and paths.html.exists()
     assert paths.markdown.exists() and paths.markdown.read_text().startswith("# DeflectBench")
+    for name in FIGURE_NAMES:
+        f = paths.out_dir / "figures" / f"{name}.svg"
+        assert f.exists(), f
+        assert f.read_bytes().startswith(b"<?xml")
+        assert not (paths.out_dir / "figures" / f"{name}.png").exists()
+        assert not (paths.out_dir / "figures" / f"{name}.pdf").exists()
+    assert len(paths.figures) == len(FIGURE_NAMES)
+    md = paths.markdown.read_text()
+    assert all(f"(figures/{name}.svg)" in md for name in FIGURE_NAMES)
+    csvs = {p.name for p in paths.tables}
+    for name in ("headline_rates", "agreement", "tests_chi2", "tests_tost", "counts", "cost"):
+        assert f"{name}.csv" in csvs
+    for p in paths.tables:
+        assert p.exists() and p.read_text().splitlines()[0]
+
+
+def test_png_and_pdf_are_written_when_asked_for(built, tmp_path):
+    """--figures all: PNG and PDF drawn with matplotlib beside the SVG, the Markdown page
+    pointing at the PNG, and the tables the same bytes as the default report's."""
+    b, db, default = built
+    with Store.open(db, readonly=True) as store:
+        paths = build_report(
+            store, b, tmp_path / "all", AnalysisOptions(n_resamples=RESAMPLES),
+            formats=("png", "svg", "pdf"),
+        )  # fmt: skip
     for name in FIGURE_NAMES:
         for fmt, magic in (("png", b"\x89PNG"), ("svg", b"<?xml"), ("pdf", b"%PDF")):
             f = paths.out_dir / "figures" / f"{name}.{fmt}"
             assert f.exists(), f
             assert f.read_bytes().startswith(magic)
     assert len(paths.figures) == 3 * len(FIGURE_NAMES)
-    csvs = {p.name for p in paths.tables}
-    for name in ("headline_rates", "agreement", "tests_chi2", "tests_tost", "counts", "cost"):
-        assert f"{name}.csv" in csvs
-    for p in paths.tables:
-        assert p.exists() and p.read_text().splitlines()[0]
+    assert f"(figures/{FIGURE_NAMES[0]}.png)" in paths.markdown.read_text()
+    for t in default.tables:
+        assert (paths.out_dir / "tables" / t.name).read_bytes() == t.read_bytes(), t.name
 
 
 def test_counts_and_metadata_are_reported(built):

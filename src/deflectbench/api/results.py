@@ -114,18 +114,27 @@ def report(
     out: DbPath = "deflectbench-report",
     *,
     benchmark: str | None = None,
+    figures: str = "svg",
     on_busy: OnBusy | None = None,
     **settings: Unpack[AnalysisSettings],
 ) -> ReportResult:
     """The paper's figures and tables for ``db`` written under ``out`` (``deflectbench
     report``): report.html, report.md, tables/*.csv, figures/*; returns the paths written.
-    The settings are :func:`analyze`'s; ``seed`` also picks the example responses."""
+    ``figures``: svg (default: drawn by the report itself, embedded in report.html), png or
+    pdf (also written, drawn with matplotlib) or all. The settings are :func:`analyze`'s;
+    ``seed`` also picks the example responses. Raises ConfigError for another ``figures``."""
+    from deflectbench.errors import ConfigError
     from deflectbench.views.report import build_report
+    from deflectbench.views.report.chart import figure_formats
 
+    try:
+        formats = figure_formats(figures)
+    except ValueError:
+        raise ConfigError(f"unknown --figures {figures!r}: use svg, png, pdf or all") from None
     with open_store(db, must_exist=True, on_busy=on_busy) as store:
         options = _options(settings)
         pack = stored_benchmark(store, benchmark, resamples=options.n_resamples)
-        return build_report(store, pack, Path(out), options)
+        return build_report(store, pack, Path(out), options, formats=formats)
 
 
 def audit(

@@ -79,7 +79,7 @@ async def run_async(
     from deflectbench.models.sdk_loader import preload_for
     from deflectbench.results.run import RunResult
 
-    ready = _prepare(configure(config, settings), dry_run=False)
+    ready, cascade = _cascaded(_prepare(configure(config, settings), dry_run=False))
     ready.refusal().check()  # before the store is opened: a refused run leaves no empty store
     preload_for(ready.models.values())  # the SDKs load beside the set-up, one after the other
     with open_store(db) as store:
@@ -105,6 +105,9 @@ async def run_async(
 
             control = store_control(store, ready.benchmark, ready.run.plan.judges)
             result = replace(result, control=control)
+    if cascade is not None and not result.report.stopped_early:  # the judges on the sample
+        judged = await asyncio.to_thread(_judge_sample, ready, cascade, db, watch, should_stop)
+        result = replace(result, cascade=judged)
     if report_out is not None:
         result = replace(result, report_path=report_after_run(result, report_out))
     return result
@@ -130,6 +133,13 @@ def estimate(
     from deflectbench.store import Store
 
     ready = _prepare(configure(config, settings), dry_run=True)
+    if ready.run.config.cheap_judge is not None:
+        from deflectbench.errors import ConfigError
+
+        raise ConfigError(
+            "run --dry-run with --cheap-judge: the estimate does not price a cascade yet; "
+            "`deflectbench plan` prices one (docs/cascade.md)"
+        )
     path = Path(db)
     with ExitStack() as stack:
         if path.exists():
@@ -223,6 +233,8 @@ class _Ready:
     options: RunOptions
     #: A dry run's: the run's refusal for API keys that are not set (None: all set).
     missing_keys: str | None = None
+    #: A run in cascade: the judges that see only the sample (the plan's judge is the cheap one).
+    expensive: tuple[str, ...] | list[str] = ()
 
     def refusal(self) -> Estimate:
         """An empty estimate holding what the run would be refused for (a budget that cannot
@@ -265,6 +277,47 @@ def _prepare(config: RunConfig, *, dry_run: bool) -> _Ready:
         resolved = replace(resolved, plan=plan, prices=prices)
     options = replace(RunOptions.of(resolved, versions=versions()), limits_said=said)
     return _Ready(benchmark, resolved, models, options, missing)
+
+
+def _cascaded(ready: _Ready) -> tuple[_Ready, CascadeAsk | None]:
+    """A run in cascade (``cheap_judge``): the run judges with the cheap judge alone, built
+    beside the others; the judges then see the sample (:func:`_judge`, after the run)."""
+    from deflectbench.config import build_models
+    from deflectbench.errors import ConfigError
+
+    c, plan = ready.run.config, ready.run.plan
+    ask = _cascade_of(c, list(plan.judges), int(c.seed or 0), None, None, None, None)
+    if ask is None:
+        return ready, None
+    if c.batch:
+        raise ConfigError("run --cheap-judge with --batch: not supported yet (docs/cascade.md)")
+    built = build_models([], [ask.cheap], c.providers)
+    run = replace(ready.run, plan=replace(plan, judges=(ask.cheap,)))
+    expensive = [j for j in plan.judges if j != ask.cheap]
+    return replace(ready, run=run, models={**ready.models, **built}, expensive=expensive), ask
+
+
+def _judge_sample(
+    ready: _Ready,
+    ask: CascadeAsk,
+    db: DbPath,
+    watch: Watch | None,
+    should_stop: StopCheck | None,
+) -> JudgeResult:
+    """A cascaded run's judges over the sample, after the run: :func:`judge` with the run's
+    settings (its own store connection and models, in a thread of its own)."""
+    c = ready.run.config
+    return judge(
+        db,
+        judges=list(ready.expensive),
+        config=c,
+        shard=c.shard,
+        retry_errors=bool(c.retry_errors),
+        allow_self_judging=bool(c.allow_self_judging),
+        seed=ask.seed,
+        watch=watch,
+        should_stop=should_stop,
+    )
 
 
 def _missing_keys(models: Sequence[str], judges: Sequence[str], providers: Any) -> str | None:

@@ -110,6 +110,15 @@ class ReportFlags:
             "--out", "-o", help="Folder for report.html, report.md, tables/ and figures/."
         ),
     ] = Path("deflectbench-report")
+    figures: Annotated[
+        str,
+        typer.Option(
+            "--figures",
+            metavar="svg|png|pdf|all",
+            help="Figure files to write: svg (default; drawn by the report itself and embedded "
+            "in report.html), png or pdf (also written, drawn with matplotlib: slower), or all.",
+        ),
+    ] = "svg"
     analysis: ReportAnalysisFlags = ReportAnalysisFlags()
 
 
@@ -188,10 +197,11 @@ def report(f: ReportFlags) -> None:
     """The paper's figures and tables for a results file, as one self-contained web page.
 
     Writes `DIR/report.html` (figures embedded, no scripts, nothing loaded from the network: it
-    opens offline and can be mailed), `DIR/report.md`, `DIR/tables/*.csv` and
-    `DIR/figures/*.png|svg|pdf`, then prints the path of report.html. The same results file and
-    options give identical files. Model output in the examples is shown as plain text, never as
-    HTML. An empty results file gives a page that says what to run first.
+    opens offline and can be mailed), `DIR/report.md`, `DIR/tables/*.csv` and `DIR/figures/*.svg`
+    (`--figures png`, `pdf` or `all` add PNG or PDF files, drawn with matplotlib), then prints
+    the path of report.html. The same results file and options give identical files. Model
+    output in the examples is shown as plain text, never as HTML. An empty results file gives a
+    page that says what to run first.
 
     Examples:
 
@@ -200,12 +210,21 @@ def report(f: ReportFlags) -> None:
         deflectbench report --out paper-report --consensus judge:openai/gpt-5.4-mini
 
         deflectbench report --out release-report --compat release
+
+        deflectbench report --figures all   # also PNG and PDF files of every figure
     """
     from deflectbench.api.results import report as write_report
 
     a = f.analysis
     with err.status("building the report…"):
-        paths = write_report(a.db, f.out, benchmark=a.benchmark, on_busy=said_busy, **a.settings())
+        paths = write_report(
+            a.db,
+            f.out,
+            benchmark=a.benchmark,
+            figures=f.figures,
+            on_busy=said_busy,
+            **a.settings(),
+        )
     console.print(str(paths.html), highlight=False, markup=False, soft_wrap=True)
 
 

@@ -11,6 +11,12 @@ from typing import Annotated, Any
 
 import typer
 
+from deflectbench.cli.cascade_flags import (
+    CheapJudgeOption,
+    ExpensiveShareOption,
+    ExpensiveTargetOption,
+    StratifyOption,
+)
 from deflectbench.cli.console import console, err
 from deflectbench.cli.flags import flag_command
 from deflectbench.cli.live import RUN_SUMMARY_MODULES, LiveBoard
@@ -147,6 +153,10 @@ class RunCommandFlags:
             "(every part uses them all).",
         ),
     ] = None
+    cheap_judge: CheapJudgeOption = None
+    expensive_share: ExpensiveShareOption = None
+    expensive_target: ExpensiveTargetOption = None
+    stratify: StratifyOption = None
     batch_file: Annotated[
         Path | None,
         typer.Option(
@@ -315,32 +325,10 @@ class JudgeCommandFlags:
         int,
         typer.Option(help="The seed choosing the --self-consistency and the cascade's sample (0)."),
     ] = 0
-    cheap_judge: Annotated[
-        str | None,
-        typer.Option(
-            help="Cascaded judging: this judge (e.g. lexical) scores every answer, the --judge "
-            "judges only a seeded sample; `analyze` estimates their consensus with PPI++ "
-            "(docs/cascade.md). Needs --expensive-share or --expensive-target.",
-        ),
-    ] = None
-    expensive_share: Annotated[
-        float | None,
-        typer.Option(help="With --cheap-judge: the share of answers the judges see, e.g. 0.1."),
-    ] = None
-    expensive_target: Annotated[
-        str | None,
-        typer.Option(
-            help='With --cheap-judge: the shares a half-width needs, e.g. "refusal +-3pp per '
-            'model" (or "per model x framing"), sized from the cheap verdicts and stored.',
-        ),
-    ] = None
-    stratify: Annotated[
-        str | None,
-        typer.Option(
-            help="With --expensive-share: one share per model or per model,framing "
-            "(none, model, model,framing; default none).",
-        ),
-    ] = None
+    cheap_judge: CheapJudgeOption = None
+    expensive_share: ExpensiveShareOption = None
+    expensive_target: ExpensiveTargetOption = None
+    stratify: StratifyOption = None
     dry_run: Annotated[
         bool,
         typer.Option(

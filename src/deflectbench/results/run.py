@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from deflectbench.config import RunConfig, RunPlan
     from deflectbench.execute import RunReport
     from deflectbench.pipeline import StageResult
+    from deflectbench.results.judge import JudgeResult
 
 #: Exit codes (the README's table says the same): done; an import skipped lines (results.py);
 #: bad input; budget reached; a model or judge failed every request; finished but incomplete;
@@ -74,6 +75,8 @@ class RunResult:
     control: ControlResult | None = None
     #: The HTML report written after the run (None: not asked for, or nothing to show).
     report_path: Path | None = None
+    #: A run in cascade (``cheap_judge``): the judges' pass over the sample after the run.
+    cascade: JudgeResult | None = None
 
     @property
     def run_id(self) -> str:
@@ -83,21 +86,27 @@ class RunResult:
     def complete(self) -> bool:
         """Everything planned has a result and a verdict, or open batches hold what is missing
         (batch mode: ``status`` collects it)."""
-        return self.report.complete or self.report.waiting
+        done = self.cascade is None or self.cascade.complete
+        return (self.report.complete or self.report.waiting) and done
 
     @property
     def stop_reason(self) -> str | None:
         """Why the run stopped early ("interrupted" or "budget"); None when it did not."""
-        return self.report.stop_reason if self.report.stopped_early else None
+        if self.report.stopped_early:
+            return self.report.stop_reason
+        return None if self.cascade is None else self.cascade.stop_reason
 
     @property
     def account(self) -> str:
         """The line the run ends with: complete, or what is missing and why."""
-        return self.report.account()
+        said = self.report.account()
+        return said if self.cascade is None else f"{said}; cascade: {self.cascade.account}"
 
     @property
     def aborted(self) -> bool:
-        return any_aborted([*self.report.generation.values(), *self.report.judging.values()])
+        cascade = [] if self.cascade is None else list(self.cascade.results.values())
+        stages = [*self.report.generation.values(), *self.report.judging.values(), *cascade]
+        return any_aborted(stages)
 
     @property
     def framing(self) -> pd.DataFrame:

@@ -1,4 +1,5 @@
-"""Build the report: figures (PNG, SVG, PDF), CSV tables, one self-contained HTML page, Markdown.
+"""Build the report: figures (SVG; PNG and PDF when asked), CSV tables, one self-contained HTML
+page, Markdown.
 
 The report reads the store only through the analysis: one :func:`deflectbench.analysis.summarize`
 gives every number, table, example and the run's metadata, and the report lays them out. The
@@ -6,6 +7,10 @@ HTML page works offline and alone: figures are embedded as ``data:`` URIs, the C
 there is no script and no external URL, and a Content-Security-Policy forbids both, so the page
 is safe to open even though it quotes model output. Reruns on the same store and options write
 identical files.
+
+Figures are SVG by default, written by the report's own writer (:mod:`.svg_charts`): no
+matplotlib is imported. PNG and PDF files are drawn with matplotlib only when asked for
+(``formats``; ``deflectbench report --figures``), each figure once per format.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from deflectbench.views.report import figures as fg
 from deflectbench.views.report.breakdown_tables import breakdown_tables
 from deflectbench.views.report.calibration_figures import corrected_chart
 from deflectbench.views.report.calibration_tables import CORRECTED_FIGURES, corrected_report_tables
+from deflectbench.views.report.chart import DEFAULT_FORMATS, FORMATS
 from deflectbench.views.report.count_tables import count_tables
 from deflectbench.views.report.manifest_tables import manifest_tables
 from deflectbench.views.report.pack_tables import PACK_FIGURES, language_chart, pack_tables
@@ -195,11 +201,12 @@ def build_report(
     out_dir: str | Path,
     options: AnalysisOptions = AnalysisOptions(),  # noqa: B008 (frozen, so shared safely)
     *,
-    formats: Sequence[str] = fg.FORMATS,
+    formats: Sequence[str] = DEFAULT_FORMATS,
     embed: str = "svg",
 ) -> ReportPaths:
     """Write ``report.html`` (self-contained), ``report.md``, ``tables/*.csv`` and
-    ``figures/*.{png,svg,pdf}`` under ``out_dir``; return their paths.
+    ``figures/*.<format>`` for each of ``formats`` (default SVG only; ``png`` and ``pdf`` are
+    drawn with matplotlib) under ``out_dir``; return their paths.
 
     ``options`` are the analysis's (see :func:`deflectbench.analysis.summarize`); its seed also
     picks the example responses. An empty store gives a report that says so. ``embed`` is the
@@ -208,6 +215,9 @@ def build_report(
     """
     if embed not in ("svg", "png"):
         raise ValueError(f"embed must be 'svg' or 'png', got {embed!r}")
+    unknown = [f for f in formats if f not in FORMATS]
+    if unknown:
+        raise ValueError(f"figure formats are {', '.join(FORMATS)}, got {unknown[0]!r}")
     formats = tuple(dict.fromkeys([*formats, embed]))
     out = Path(out_dir)
     s = summarize(store, benchmark, options, detail=True)

@@ -1,10 +1,13 @@
 """The signature figure corrected for judge error: per outcome, each model's judged and
-corrected 95% intervals side by side (plain tables in, a :class:`~.chart.Chart` out)."""
+corrected 95% intervals side by side (plain tables in, a :class:`~.chart.Chart` out, drawn as
+SVG by :mod:`.svg_charts` or, for PNG and PDF, with matplotlib)."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from functools import partial
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -18,7 +21,11 @@ from deflectbench.views.report.chart import (
     ci_panel,
     styled_figure,
 )
+from deflectbench.views.report.svg_charts import Interval, intervals_svg
 from deflectbench.vocab import OUTCOMES
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = ["corrected_chart"]
 
@@ -76,43 +83,56 @@ def corrected_chart(models: Sequence[str], c: Corrected | None) -> Chart:
         for k, o in enumerate(OUTCOMES):
             judged[i, k] = _triple(cell.get("judged", "outcome", o))
             corr[i, k] = _triple(cell.get("corrected", "outcome", o))
-    missing: list[str] = []
-    with styled_figure(11, 1.4 + 0.6 * n) as fig:
-        y = np.arange(n)
-        for k, o in enumerate(OUTCOMES):
-            ax = fig.add_subplot(1, len(OUTCOMES), k + 1)
-            for vals, dy, color in ((judged, -0.17, JUDGED), (corr, 0.17, OUTCOME_COLORS[o])):
-                r, lo, hi = vals[:, k, 0], vals[:, k, 1], vals[:, k, 2]
-                err = np.vstack([np.nan_to_num(r - lo), np.nan_to_num(hi - r)])
-                ax.errorbar(
-                    r,
-                    y + dy,
-                    xerr=err,
-                    fmt="o",
-                    color=INK,
-                    mfc=color,
-                    mec=INK,
-                    ecolor=color,
-                    ms=5,
-                    capsize=3,
-                    elinewidth=1.8,
-                )
-            both = np.concatenate([judged[:, k].ravel(), corr[:, k].ravel()])
-            ci_panel(ax, o, y, shown if k == 0 else [], both)
-            why = _why_missing(c, shown, o)
-            if why is not None:
-                missing.append(f"{OUTCOME_LABELS[o]}: {why}")
-                ax.text(
-                    0.5,
-                    0.02,
-                    "no corrected value\n(see caption)",
-                    transform=ax.transAxes,
-                    ha="center",
-                    va="bottom",
-                    fontsize=7,
-                    color=INK,
-                )
-    chart.figure = fig
+    whys = [_why_missing(c, shown, o) for o in OUTCOMES]
+    missing = [f"{OUTCOME_LABELS[o]}: {w}" for o, w in zip(OUTCOMES, whys, strict=True) if w]
+    note = "no corrected value\n(see caption)"
+
+    def draw() -> Figure:
+        with styled_figure(11, 1.4 + 0.6 * n) as fig:
+            y = np.arange(n)
+            for k, o in enumerate(OUTCOMES):
+                ax = fig.add_subplot(1, len(OUTCOMES), k + 1)
+                for vals, dy, color in ((judged, -0.17, JUDGED), (corr, 0.17, OUTCOME_COLORS[o])):
+                    r, lo, hi = vals[:, k, 0], vals[:, k, 1], vals[:, k, 2]
+                    err = np.vstack([np.nan_to_num(r - lo), np.nan_to_num(hi - r)])
+                    ax.errorbar(
+                        r,
+                        y + dy,
+                        xerr=err,
+                        fmt="o",
+                        color=INK,
+                        mfc=color,
+                        mec=INK,
+                        ecolor=color,
+                        ms=5,
+                        capsize=3,
+                        elinewidth=1.8,
+                    )
+                both = np.concatenate([judged[:, k].ravel(), corr[:, k].ravel()])
+                ci_panel(ax, o, y, shown if k == 0 else [], both)
+                if whys[k] is not None:
+                    ax.text(
+                        0.5,
+                        0.02,
+                        note,
+                        transform=ax.transAxes,
+                        ha="center",
+                        va="bottom",
+                        fontsize=7,
+                        color=INK,
+                    )
+        return fig
+
+    chart.draw = draw
+    series = [
+        [
+            Interval(judged, -0.17, JUDGED, JUDGED),
+            Interval(corr, 0.17, OUTCOME_COLORS[o], OUTCOME_COLORS[o]),
+        ]
+        for o in OUTCOMES
+    ]
+    notes = [note if w is not None else "" for w in whys]
+    chart.svg = partial(intervals_svg, title, shown, series, notes)
     if missing:
         chart.caption += " No corrected value in a panel: " + "; ".join(missing) + "."
     chart.alt = "Judged and corrected outcome rates: " + "; ".join(

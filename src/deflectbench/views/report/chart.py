@@ -1,7 +1,12 @@
 """The report's figure kit: colours, matplotlib style, the :class:`Chart` record, drawing
 helpers shared by the figures, and reproducible saving.
 
-Figures are built as ``matplotlib.figure.Figure`` with an explicit ``FigureCanvasAgg``, never
+A chart carries two ways to draw itself: ``svg`` (the report's own writer, :mod:`.svg_charts`:
+what the report writes and embeds by default) and ``draw`` (matplotlib, for PNG and PDF files,
+run only when those are asked for). This module imports matplotlib only inside the functions
+that draw with it, so a report of SVG figures never loads it.
+
+Matplotlib figures are built as ``matplotlib.figure.Figure`` with an explicit ``FigureCanvasAgg``, never
 through pyplot: no global backend is switched, no figure is registered anywhere, so a report
 built inside a notebook or a long ``deflectbench run`` leaks nothing and each figure is freed
 once saved. Output is byte-for-byte reproducible (fixed SVG hash salt, no dates or software
@@ -16,26 +21,24 @@ grayscale; models use Tol's "bright" set plus distinct marker shapes.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import matplotlib as mpl
 import numpy as np
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.colors import to_rgb
-from matplotlib.figure import Figure
-from matplotlib.patches import Patch
 
 from deflectbench.vocab import OUTCOMES
 
 if TYPE_CHECKING:
+    from matplotlib.figure import Figure
     from matplotlib.typing import RcKeyType
 
 __all__ = [
+    "DEFAULT_FORMATS",
     "FALLACY_LABELS",
+    "FIGURE_CHOICES",
     "FORMATS",
     "FRAMING_LABELS",
     "INK",
@@ -48,6 +51,7 @@ __all__ = [
     "bar_kw",
     "ci_panel",
     "facet_grid",
+    "figure_formats",
     "label_segment",
     "model_style",
     "outcome_legend",
@@ -57,7 +61,22 @@ __all__ = [
     "zoom",
 ]
 
+#: Every figure format the report can write: SVG by its own writer, PNG and PDF by matplotlib.
 FORMATS: tuple[str, ...] = ("png", "svg", "pdf")
+#: What the report writes unless asked for more (``--figures``).
+DEFAULT_FORMATS: tuple[str, ...] = ("svg",)
+#: ``--figures`` choices: one format, or ``all``.
+FIGURE_CHOICES: tuple[str, ...] = ("svg", "png", "pdf", "all")
+
+
+def figure_formats(choice: str) -> tuple[str, ...]:
+    """The formats a ``--figures`` choice writes (``all``: every one of :data:`FORMATS`)."""
+    if choice == "all":
+        return FORMATS
+    if choice not in FORMATS:
+        raise ValueError(f"figures must be one of {', '.join(FIGURE_CHOICES)}, got {choice!r}")
+    return (choice,)
+
 
 OUTCOME_LABELS: dict[str, str] = {
     "refusal": "refusal",
@@ -137,28 +156,55 @@ FALLACY_LABELS: dict[str, str] = {
 
 @dataclass
 class Chart:
-    """One figure of the report: its file stem, title, caption and alt text, or why it is absent."""
+    """One figure of the report: its file stem, title, caption and alt text, or why it is absent
+    (``missing``); ``svg`` writes it as SVG text, ``draw`` as a matplotlib figure (for PNG and
+    PDF), each from the same prepared arrays."""
 
     name: str
     title: str
     caption: str
     alt: str
-    figure: Figure | None = None
     missing: str = ""
+    svg: Callable[[], str] | None = None
+    draw: Callable[[], Figure] | None = None
+    _figure: Figure | None = field(default=None, repr=False)
+
+    @property
+    def figure(self) -> Figure | None:
+        """The matplotlib figure, drawn on first use (None for a missing chart)."""
+        if self._figure is None and self.draw is not None:
+            self._figure = self.draw()
+        return self._figure
 
 
 @contextmanager
 def styled_figure(width: float, height: float) -> Iterator[Figure]:
     """A new figure, with the report's style (:data:`STYLE`) in force for the ``with`` block
     that draws it: fonts, sizes and colours are read from the style as each artist is made."""
+    import matplotlib as mpl
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
     with mpl.rc_context(STYLE):
         fig = Figure(figsize=(width, height), layout="constrained")
         FigureCanvasAgg(fig)
         yield fig
 
 
+def _rgb(color: Any) -> tuple[float, float, float]:
+    """``#RRGGBB``, white, black or an (r, g, b[, a]) tuple in [0, 1], as (r, g, b)."""
+    if isinstance(color, str):
+        hexa = {"white": "#FFFFFF", "black": "#000000"}.get(color, color)
+        if len(hexa) != 7 or not hexa.startswith("#"):
+            raise ValueError(f"not a #RRGGBB colour: {color!r}")
+        r, g, b = (int(hexa[i : i + 2], 16) / 255 for i in (1, 3, 5))
+        return r, g, b
+    r, g, b = (float(c) for c in tuple(color)[:3])
+    return r, g, b
+
+
 def _luminance(color: Any) -> float:
-    r, g, b = (c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in to_rgb(color))
+    r, g, b = (c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in _rgb(color))
     return 0.2126 * r + 0.7152 * g + 0.0722 * b
 
 
@@ -214,6 +260,8 @@ def label_segment(
 
 
 def outcome_legend(target: Any, **kw: Any) -> None:
+    from matplotlib.patches import Patch
+
     handles = [
         Patch(label=OUTCOME_LABELS[o], **{**bar_kw(o), "edgecolor": "#666666", "linewidth": 0.6})
         for o in OUTCOMES
@@ -237,41 +285,56 @@ def ci_panel(
     """Dress one outcome's panel of rates with 95% CIs, row ``y[i]`` from the top: its title,
     the rows' ``labels`` (empty on the panels beside the first), the percent axis zoomed to
     ``values`` and a light vertical grid behind the points."""
+    from matplotlib.ticker import MaxNLocator
+
     ax.set_title(OUTCOME_LABELS[outcome], fontsize=10)
     ax.set_ylim(len(y) - 0.5, -0.5)
     ax.set_yticks(y, labels=list(labels))
     ax.set_xlim(*zoom(values))
-    ax.xaxis.set_major_locator(mpl.ticker.MaxNLocator(4))
+    ax.xaxis.set_major_locator(MaxNLocator(4))
     ax.set_xlabel("% (95% CI)")
     ax.grid(axis="x", color="#DDDDDD", linewidth=0.6)
     ax.set_axisbelow(True)
 
 
-def save_chart(chart: Chart, out_dir: Path, formats: Sequence[str] = FORMATS) -> dict[str, Path]:
-    """Write the chart as ``<name>.<fmt>`` for each format, reproducibly; then free the figure."""
-    if chart.figure is None:
+def save_chart(
+    chart: Chart, out_dir: Path, formats: Sequence[str] = DEFAULT_FORMATS
+) -> dict[str, Path]:
+    """Write the chart as ``<name>.<fmt>`` for each format, reproducibly: SVG by the report's
+    own writer, PNG and PDF by matplotlib (the figure drawn and laid out once, then saved once
+    per format and freed). A missing chart writes nothing."""
+    if chart.missing or (chart.svg is None and chart.draw is None):
         return {}
     out_dir.mkdir(parents=True, exist_ok=True)
+    paths: dict[str, Path] = {}
+    if "svg" in formats and chart.svg is not None:
+        paths["svg"] = out_dir / f"{chart.name}.svg"
+        paths["svg"].write_text(chart.svg(), encoding="utf-8", newline="\n")
+    drawn = [f for f in formats if f in ("png", "pdf")]
+    if drawn and chart.figure is not None:
+        paths |= _save_figure(chart.figure, out_dir / chart.name, drawn)
+        chart.figure.clear()
+        chart._figure = None
+    return {f: paths[f] for f in formats if f in paths}
+
+
+def _save_figure(fig: Figure, stem: Path, formats: Sequence[str]) -> dict[str, Path]:
+    """Save a matplotlib figure once per format, with no dates or software stamps."""
+    import matplotlib as mpl
+
     metadata = {
         "png": {"Software": None},
-        "svg": {"Date": None, "Creator": None},
         "pdf": {"CreationDate": None, "ModDate": None, "Creator": None, "Producer": None},
     }
     paths: dict[str, Path] = {}
     with mpl.rc_context(STYLE):
         # Lay out once, then freeze: constrained layout would otherwise rerun for every format.
-        chart.figure.draw_without_rendering()
-        chart.figure.set_layout_engine("none")
+        fig.draw_without_rendering()
+        fig.set_layout_engine("none")
         for fmt in formats:
-            path = out_dir / f"{chart.name}.{fmt}"
-            chart.figure.savefig(
-                path,
-                format=fmt,
-                dpi=PNG_DPI,
-                metadata=metadata.get(fmt),
-                facecolor="white",
+            path = stem.with_name(f"{stem.name}.{fmt}")
+            fig.savefig(
+                path, format=fmt, dpi=PNG_DPI, metadata=metadata.get(fmt), facecolor="white"
             )
             paths[fmt] = path
-    chart.figure.clear()
-    chart.figure = None
     return paths

@@ -1,29 +1,38 @@
 """The appendix figures: per-claim refusal by controversy level, refusals per cell across a
 cell's samples (appendix F) and output length by outcome (appendix G).
 
-Like :mod:`.figures`, each takes plain tables from the analysis and returns a :class:`Chart`.
+Like :mod:`.figures`, each takes plain tables from the analysis and returns a :class:`Chart`
+that draws itself as SVG (:mod:`.svg_charts`) or, for PNG and PDF, with matplotlib.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from deflectbench.views.report.chart import (
+    HATCH_COLORS,
     INK,
     MODEL_COLORS,
     OUTCOME_COLORS,
+    OUTCOME_HATCHES,
     OUTCOME_LABELS,
     Chart,
     bar_kw,
     facet_grid,
     styled_figure,
 )
+from deflectbench.views.report.svg import LegendItem
+from deflectbench.views.report.svg_charts import claims_svg, counts_svg, grouped_bars_svg
 from deflectbench.vocab import LEVEL_NAMES, OUTCOMES
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = ["claims_chart", "sample_counts_chart", "tokens_chart"]
 
@@ -65,70 +74,80 @@ def claims_chart(
     levels = sorted(int(v) for v in data["level"].unique())
     rng = np.random.default_rng(0)
     jitter = rng.uniform(-0.22, 0.22, size=len(data))
-    with styled_figure(8.5, 4.6) as fig:
-        ax = fig.add_subplot()
-        x = data["level"].to_numpy(dtype=float) + jitter
-        us = (data["context"] == "us").to_numpy()
-        ax.scatter(
-            x[us],
-            r[us],
-            s=30,
-            c=MODEL_COLORS[0],
-            edgecolors=INK,
-            linewidths=0.6,
-            label="US context",
-            zorder=3,
-        )
-        ax.scatter(
-            x[~us],
-            r[~us],
-            s=30,
-            facecolors="white",
-            edgecolors=MODEL_COLORS[0],
-            linewidths=1.3,
-            label="international context",
-            zorder=3,
-        )
-        for lv in levels:
-            mean = 100 * float(means[lv])
-            ax.plot([lv - 0.32, lv + 0.32], [mean, mean], color=INK, lw=2, zorder=4)
-            ax.text(
-                lv + 0.35,
-                mean,
-                f"{mean:.1f}%",
-                va="center",
-                fontsize=8.5,
-                color=INK,
-                bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85},
-                zorder=5,
+    x = data["level"].to_numpy(dtype=float) + jitter
+    us = (data["context"] == "us").to_numpy()
+    pad = max(2.0, 0.15 * (r.max() - r.min()))
+    y_lo, y_hi = max(0.0, r.min() - pad), min(100.0, r.max() + pad)
+    # The lowest claim's name goes under its dot, unless the dot sits on the axis, where
+    # the name would collide with the tick labels: then above it.
+    low_room = r[lo_i] - y_lo > 0.08 * (y_hi - y_lo)
+    notes = [
+        (i, str(data["claim_id"].iloc[i]), where)
+        for i, where in ((lo_i, "top" if low_room else "bottom"), (hi_i, "bottom"))
+    ]
+    level_labels = [f"{lv}\n{LEVEL_NAMES.get(lv, '').replace('_', ' ')}" for lv in levels]
+
+    def draw() -> Figure:
+        with styled_figure(8.5, 4.6) as fig:
+            ax = fig.add_subplot()
+            ax.scatter(
+                x[us],
+                r[us],
+                s=30,
+                c=MODEL_COLORS[0],
+                edgecolors=INK,
+                linewidths=0.6,
+                label="US context",
+                zorder=3,
             )
-        pad = max(2.0, 0.15 * (r.max() - r.min()))
-        y_lo, y_hi = max(0.0, r.min() - pad), min(100.0, r.max() + pad)
-        # The lowest claim's name goes under its dot, unless the dot sits on the axis, where
-        # the name would collide with the tick labels: then above it.
-        low_room = r[lo_i] - y_lo > 0.08 * (y_hi - y_lo)
-        for i, where in ((lo_i, "top" if low_room else "bottom"), (hi_i, "bottom")):
-            ax.annotate(
-                data["claim_id"].iloc[i],
-                (x[i], r[i]),
-                xytext=(0, -12 if where == "top" else 10),
-                textcoords="offset points",
-                ha="center",
-                va=where,
-                fontsize=8,
-                color=INK,
+            ax.scatter(
+                x[~us],
+                r[~us],
+                s=30,
+                facecolors="white",
+                edgecolors=MODEL_COLORS[0],
+                linewidths=1.3,
+                label="international context",
+                zorder=3,
             )
-        ax.set_xticks(
-            levels, labels=[f"{lv}\n{LEVEL_NAMES.get(lv, '').replace('_', ' ')}" for lv in levels]
-        )
-        ax.set_xlim(min(levels) - 0.6, max(levels) + 0.75)
-        ax.set_ylim(y_lo, y_hi)
-        ax.set_xlabel("controversy level")
-        ax.set_ylabel("refusal (% of the claim's generations)")
-        ax.grid(axis="y", color="#DDDDDD", linewidth=0.6)
-        ax.set_axisbelow(True)
-        ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=2)
-    chart.figure = fig
+            for lv in levels:
+                mean = 100 * float(means[lv])
+                ax.plot([lv - 0.32, lv + 0.32], [mean, mean], color=INK, lw=2, zorder=4)
+                ax.text(
+                    lv + 0.35,
+                    mean,
+                    f"{mean:.1f}%",
+                    va="center",
+                    fontsize=8.5,
+                    color=INK,
+                    bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85},
+                    zorder=5,
+                )
+            for i, name, where in notes:
+                ax.annotate(
+                    name,
+                    (x[i], r[i]),
+                    xytext=(0, -12 if where == "top" else 10),
+                    textcoords="offset points",
+                    ha="center",
+                    va=where,
+                    fontsize=8,
+                    color=INK,
+                )
+            ax.set_xticks(levels, labels=level_labels)
+            ax.set_xlim(min(levels) - 0.6, max(levels) + 0.75)
+            ax.set_ylim(y_lo, y_hi)
+            ax.set_xlabel("controversy level")
+            ax.set_ylabel("refusal (% of the claim's generations)")
+            ax.grid(axis="y", color="#DDDDDD", linewidth=0.6)
+            ax.set_axisbelow(True)
+            ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=2)
+        return fig
+
+    chart.draw = draw
+    chart.svg = partial(
+        claims_svg, title, x, r, us, levels, level_labels, means, notes, (y_lo, y_hi)
+    )
     return chart
 
 
@@ -152,26 +171,38 @@ def sample_counts_chart(models: Sequence[str], counts: pd.DataFrame, runs: int) 
         chart.missing = "No scored generations."
         return chart
     rows, cols = facet_grid(len(dists), 4)
-    with styled_figure(min(3.0 * cols + 0.8, 12.5), 0.6 + 2.8 * rows) as fig:
-        axes = fig.subplots(rows, cols, squeeze=False, sharey=True)
-        for idx, (m, d) in enumerate(dists.items()):
-            ax = axes[idx // cols][idx % cols]
-            keys = [k for k in sorted(d, key=int) if int(k) <= runs]
-            counts = np.array([d[k] for k in keys], dtype=float)
-            share = 100 * counts / counts.sum()
-            bars = ax.bar(np.arange(len(keys)), share, color=OUTCOME_COLORS["refusal"], width=0.7)
-            ax.bar_label(
-                bars, labels=[f"{s:.0f}" if s >= 0.5 else "" for s in share], fontsize=8, padding=1
-            )
-            ax.set_xticks(np.arange(len(keys)), labels=keys)
-            ax.set_title(f"{m}\n{int(counts.sum()):,} cells", fontsize=9.5)
-            ax.set_xlabel(f"samples refused (of {runs})")
-            if idx % cols == 0:
-                ax.set_ylabel("cells (%)")
-            ax.set_ylim(0, 105)
-        for idx in range(len(dists), rows * cols):
-            axes[idx // cols][idx % cols].set_visible(False)
-    chart.figure = fig
+    panels: list[tuple[str, list[str], np.ndarray]] = []
+    for m, d in dists.items():
+        keys = [k for k in sorted(d, key=int) if int(k) <= runs]
+        cells = np.array([d[k] for k in keys], dtype=float)
+        panels.append((f"{m}\n{int(cells.sum()):,} cells", keys, 100 * cells / cells.sum()))
+
+    def draw() -> Figure:
+        with styled_figure(min(3.0 * cols + 0.8, 12.5), 0.6 + 2.8 * rows) as fig:
+            axes = fig.subplots(rows, cols, squeeze=False, sharey=True)
+            for idx, (name, keys, share) in enumerate(panels):
+                ax = axes[idx // cols][idx % cols]
+                bars = ax.bar(
+                    np.arange(len(keys)), share, color=OUTCOME_COLORS["refusal"], width=0.7
+                )
+                ax.bar_label(
+                    bars,
+                    labels=[f"{s:.0f}" if s >= 0.5 else "" for s in share],
+                    fontsize=8,
+                    padding=1,
+                )
+                ax.set_xticks(np.arange(len(keys)), labels=keys)
+                ax.set_title(name, fontsize=9.5)
+                ax.set_xlabel(f"samples refused (of {runs})")
+                if idx % cols == 0:
+                    ax.set_ylabel("cells (%)")
+                ax.set_ylim(0, 105)
+            for idx in range(len(dists), rows * cols):
+                axes[idx // cols][idx % cols].set_visible(False)
+        return fig
+
+    chart.draw = draw
+    chart.svg = partial(counts_svg, title, panels, runs, OUTCOME_COLORS["refusal"])
     return chart
 
 
@@ -195,46 +226,71 @@ def tokens_chart(
     present = [m for m in models if (tokens["model"] == m).any()]
     n = len(present)
     width = 0.8 / len(OUTCOMES)
-    with styled_figure(min(3.5 + 1.9 * n, 12), 4.6) as fig:
-        ax = fig.add_subplot()
-        tallest = 0.0
-        for k, o in enumerate(OUTCOMES):
-            sub = tokens[tokens["outcome"] == o].set_index("model").reindex(present)
-            vals = sub["mean_tokens"].to_numpy(dtype=float)
-            x = np.arange(n) - 0.4 + width * (k + 0.5)
-            ok = np.isfinite(vals)
-            ax.bar(x[ok], vals[ok], width=width * 0.92, label=OUTCOME_LABELS[o], **bar_kw(o))
-            tallest = max(tallest, float(vals[ok].max()) if ok.any() else 0.0)
-        for i, m in enumerate(present):
-            mean = overall.get(m)
-            if mean is not None and not math.isnan(mean):
-                ax.plot(
-                    [i - 0.42, i + 0.42],
-                    [mean, mean],
-                    color="black",
-                    lw=1.8,
-                    label="all outcomes (mean)" if i == 0 else None,
-                )
-                ax.text(i + 0.43, mean, f"{mean:.0f}", va="center", fontsize=8.5)
-                tallest = max(tallest, float(mean))
-        # headroom above the tallest bar, so it never touches the legend above the axes
-        ax.set_ylim(0, tallest * 1.15 if tallest > 0 else 1.0)
-        # a long name breaks after its provider, so neighbouring labels never run together
-        names = [m.replace("/", "/\n", 1) if len(m) > 18 else m for m in present]
-        ax.set_xticks(np.arange(n), labels=names, rotation=0 if n <= 5 else 20)
-        ax.set_xlim(-0.55, n - 0.35)
-        ax.set_ylabel("mean output length (tokens)")
-        ax.grid(axis="y", color="#DDDDDD", linewidth=0.6)
-        ax.set_axisbelow(True)
-        handles, labels = ax.get_legend_handles_labels()
-        order = [i for i, lab in enumerate(labels) if lab in OUTCOME_LABELS.values()]
-        order += [i for i in range(len(labels)) if i not in order]
-        ax.legend(
-            [handles[i] for i in order],
-            [labels[i] for i in order],
-            loc="lower center",
-            bbox_to_anchor=(0.5, 1.0),
-            ncols=3,
+    by_outcome = {
+        o: tokens[tokens["outcome"] == o].set_index("model").reindex(present)["mean_tokens"]
+        .to_numpy(dtype=float)
+        for o in OUTCOMES
+    }  # fmt: skip
+    marks = [overall.get(m) for m in present]
+    finite = [v for vals in by_outcome.values() for v in vals if math.isfinite(v)]
+    finite += [float(v) for v in marks if v is not None and not math.isnan(v)]
+    tallest = max(finite, default=0.0)
+    # headroom above the tallest bar, so it never touches the legend above the axes
+    top = tallest * 1.15 if tallest > 0 else 1.0
+    # a long name breaks after its provider, so neighbouring labels never run together
+    names = [m.replace("/", "/\n", 1) if len(m) > 18 else m for m in present]
+
+    def draw() -> Figure:
+        with styled_figure(min(3.5 + 1.9 * n, 12), 4.6) as fig:
+            ax = fig.add_subplot()
+            for k, o in enumerate(OUTCOMES):
+                vals = by_outcome[o]
+                x = np.arange(n) - 0.4 + width * (k + 0.5)
+                ok = np.isfinite(vals)
+                ax.bar(x[ok], vals[ok], width=width * 0.92, label=OUTCOME_LABELS[o], **bar_kw(o))
+            for i, mean in enumerate(marks):
+                if mean is not None and not math.isnan(mean):
+                    ax.plot(
+                        [i - 0.42, i + 0.42],
+                        [mean, mean],
+                        color="black",
+                        lw=1.8,
+                        label="all outcomes (mean)" if i == 0 else None,
+                    )
+                    ax.text(i + 0.43, mean, f"{mean:.0f}", va="center", fontsize=8.5)
+            ax.set_ylim(0, top)
+            ax.set_xticks(np.arange(n), labels=names, rotation=0 if n <= 5 else 20)
+            ax.set_xlim(-0.55, n - 0.35)
+            ax.set_ylabel("mean output length (tokens)")
+            ax.grid(axis="y", color="#DDDDDD", linewidth=0.6)
+            ax.set_axisbelow(True)
+            handles, labels = ax.get_legend_handles_labels()
+            order = [i for i, lab in enumerate(labels) if lab in OUTCOME_LABELS.values()]
+            order += [i for i in range(len(labels)) if i not in order]
+            ax.legend(
+                [handles[i] for i in order],
+                [labels[i] for i in order],
+                loc="lower center",
+                bbox_to_anchor=(0.5, 1.0),
+                ncols=3,
+            )
+        return fig
+
+    chart.draw = draw
+    series = [
+        (
+            LegendItem(
+                OUTCOME_LABELS[o], color=OUTCOME_COLORS[o], hatch=OUTCOME_HATCHES[o],
+                hatch_color=HATCH_COLORS.get(o, "#555555"),
+            ),
+            by_outcome[o],
+            None,
         )
-    chart.figure = fig
+        for o in OUTCOMES
+    ]  # fmt: skip
+    chart.svg = partial(
+        grouped_bars_svg, title, names, series, ylabel="mean output length (tokens)", y_max=top,
+        marks=[None if v is None else float(v) for v in marks], mark_label="all outcomes (mean)",
+        width=min(350 + 190 * n, 1200),
+    )  # fmt: skip
     return chart

@@ -7,7 +7,8 @@ pack; every number comes from the summary's :class:`~deflectbench.analysis.summa
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -22,7 +23,12 @@ from deflectbench.views.report.chart import (
     model_style,
     styled_figure,
 )
+from deflectbench.views.report.svg import LegendItem
+from deflectbench.views.report.svg_charts import grouped_bars_svg
 from deflectbench.views.report.tables import Table, few_claims_line, make_table
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = ["PACK_FIGURES", "PACK_TABLES", "language_chart", "pack_tables"]
 
@@ -182,26 +188,50 @@ def language_chart(s: Summary) -> Chart:
     languages = list(dict.fromkeys(lang.sort_values("language")["language"]))
     models = sorted(lang["model"].unique())
     index = {(r.model, r.language): r for r in lang.itertuples()}
-    with styled_figure(max(6.0, 1.2 + 1.1 * len(languages) * len(models) ** 0.5), 3.8) as fig:
-        ax = fig.add_subplot()
-        x = np.arange(len(languages))
-        width = 0.8 / max(len(models), 1)
-        for i, m in enumerate(models):
-            rows = [index.get((m, lg)) for lg in languages]
-            rate = np.array([100 * r.refusal if r is not None else np.nan for r in rows])
-            lo = np.array([100 * r.refusal_lo if r is not None else np.nan for r in rows])
-            hi = np.array([100 * r.refusal_hi if r is not None else np.nan for r in rows])
-            style = model_style(i)
-            pos = x - 0.4 + width * (i + 0.5)
-            ax.bar(pos, np.nan_to_num(rate), width * 0.9, color=style["color"], label=m)
-            err = np.vstack([np.nan_to_num(rate - lo), np.nan_to_num(hi - rate)])
-            ax.errorbar(pos, np.nan_to_num(rate), yerr=err, fmt="none", ecolor=INK, capsize=3)
-        ax.set_xticks(x, labels=languages)
-        ax.set_ylim(0, 100)
-        ax.set_ylabel("refusal (% of scored generations)")
-        ax.set_xlabel("language of the prompts")
-        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    chart.figure = fig
+    columns = ("refusal", "refusal_lo", "refusal_hi")
+    triples = [
+        np.array(
+            [
+                [
+                    100 * getattr(index[(m, lg)], c) if (m, lg) in index else np.nan
+                    for lg in languages
+                ]
+                for c in columns
+            ]
+        )
+        for m in models
+    ]  # per model: rate, lo, hi rows over the languages
+    width_in = max(6.0, 1.2 + 1.1 * len(languages) * len(models) ** 0.5)
+
+    def draw() -> Figure:
+        with styled_figure(width_in, 3.8) as fig:
+            ax = fig.add_subplot()
+            x = np.arange(len(languages))
+            width = 0.8 / max(len(models), 1)
+            for i, m in enumerate(models):
+                rate, lo, hi = triples[i]
+                style = model_style(i)
+                pos = x - 0.4 + width * (i + 0.5)
+                ax.bar(pos, np.nan_to_num(rate), width * 0.9, color=style["color"], label=m)
+                err = np.vstack([np.nan_to_num(rate - lo), np.nan_to_num(hi - rate)])
+                ax.errorbar(pos, np.nan_to_num(rate), yerr=err, fmt="none", ecolor=INK, capsize=3)
+            ax.set_xticks(x, labels=languages)
+            ax.set_ylim(0, 100)
+            ax.set_ylabel("refusal (% of scored generations)")
+            ax.set_xlabel("language of the prompts")
+            ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
+        return fig
+
+    chart.draw = draw
+    series = [
+        (LegendItem(m, color=model_style(i)["color"], edge=model_style(i)["color"]), t[0], t[1:])
+        for i, (m, t) in enumerate(zip(models, triples, strict=True))
+    ]
+    chart.svg = partial(
+        grouped_bars_svg, chart.title, languages, series, xlabel="language of the prompts",
+        ylabel="refusal (% of scored generations)", y_max=100, width=100 * width_in + 150,
+        legend_right=True,
+    )  # fmt: skip
     chart.alt = "Refusal by language: " + "; ".join(
         f"{m} {lg} {pct(index[(m, lg)].refusal)}"
         for m in models

@@ -5,7 +5,8 @@ summary has a turn 2; every number comes from its :class:`~deflectbench.analysis
 
 from __future__ import annotations
 
-from typing import Any
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -20,8 +21,12 @@ from deflectbench.views.report.chart import (
     outcome_legend,
     styled_figure,
 )
+from deflectbench.views.report.svg_charts import stacked_svg
 from deflectbench.views.report.tables import Table, few_claims_line, make_table
 from deflectbench.vocab import OUTCOMES
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = ["TURN_FIGURES", "TURN_INTRO", "TURN_TABLES", "turn_chart", "turn_tables"]
 
@@ -110,27 +115,32 @@ def turn_chart(s: Summary) -> Chart:
     groups = list(dict.fromkeys((r.model, r.turn1_outcome, r.n) for r in tr.itertuples()))
     index = {(r.model, r.turn1_outcome, r.outcome): 100 * r.share for r in tr.itertuples()}
     n = len(groups)
-    with styled_figure(10, 1.6 + 0.55 * n) as fig:
-        ax = fig.add_subplot()
-        y = np.arange(n)
-        left = np.zeros(n)
-        for o in OUTCOMES:
-            width = np.array([index.get((m, t1, o), 0.0) for m, t1, _ in groups])
-            width = np.nan_to_num(width)
-            ax.barh(y, width, left=left, height=0.68, label=OUTCOME_LABELS[o], **bar_kw(o))
-            for i in range(n):
-                label_segment(ax, left[i], y[i], width[i], o, 8)
-            left += width
-        labels = [
-            f"{m}\nafter {OUTCOME_LABELS.get(t1, t1).lower()} (n = {k:,})" for m, t1, k in groups
-        ]
-        ax.set_yticks(y, labels=labels)
-        ax.set_ylim(n - 0.5, -0.5)
-        ax.set_xlim(0, 100)
-        ax.set_xlabel("share of the turn-2 replies (%)")
-        ax.tick_params(axis="y", length=0)
-        outcome_legend(ax, loc="lower center", bbox_to_anchor=(0.5, 1.0))
-    chart.figure = fig
+    shares = np.nan_to_num(
+        np.array([[index.get((m, t1, o), 0.0) for o in OUTCOMES] for m, t1, _ in groups])
+    )
+    labels = [f"{m}\nafter {OUTCOME_LABELS.get(t1, t1).lower()} (n = {k:,})" for m, t1, k in groups]
+
+    def draw() -> Figure:
+        with styled_figure(10, 1.6 + 0.55 * n) as fig:
+            ax = fig.add_subplot()
+            y = np.arange(n)
+            left = np.zeros(n)
+            for k, o in enumerate(OUTCOMES):
+                width = shares[:, k]
+                ax.barh(y, width, left=left, height=0.68, label=OUTCOME_LABELS[o], **bar_kw(o))
+                for i in range(n):
+                    label_segment(ax, left[i], y[i], width[i], o, 8)
+                left += width
+            ax.set_yticks(y, labels=labels)
+            ax.set_ylim(n - 0.5, -0.5)
+            ax.set_xlim(0, 100)
+            ax.set_xlabel("share of the turn-2 replies (%)")
+            ax.tick_params(axis="y", length=0)
+            outcome_legend(ax, loc="lower center", bbox_to_anchor=(0.5, 1.0))
+        return fig
+
+    chart.draw = draw
+    chart.svg = partial(stacked_svg, chart.title, labels, shares, "share of the turn-2 replies (%)")
     chart.alt = "Second turn by first-turn outcome: " + "; ".join(
         f"{m} after {t1}: "
         + ", ".join(

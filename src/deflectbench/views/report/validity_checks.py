@@ -10,16 +10,19 @@ validity numbers are judged numbers too.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from deflectbench.analysis.summary.build import Summary
 from deflectbench.analysis.summary.validity_checks import OVER_REFUSAL_COLUMNS, corrected_columns
 from deflectbench.views.format import DASH, ci, count, isnan
 from deflectbench.views.report.chart import INK, Chart, model_style, styled_figure
+from deflectbench.views.report.svg_charts import over_refusal_svg
 from deflectbench.views.report.tables import Table, make_table
 
 if TYPE_CHECKING:
     import pandas as pd
+    from matplotlib.figure import Figure
 
     from deflectbench.analysis.summary.validity_checks import ValidityChecks
 
@@ -112,26 +115,52 @@ def over_refusal_chart(s: Summary) -> Chart:
     if rows is None or rows.empty:
         chart.missing = "No scored benign twins (run the pack deflectbench-v1-benign)."
         return chart
-    with styled_figure(6.0, 5.0) as fig:
-        ax = fig.add_subplot()
-        for i, r in enumerate(rows.itertuples()):
-            x, y = 100 * float(r.refusal), 100 * float(r.over_refusal)
-            xerr, yerr = (
-                _err(x, r.refusal_lo, r.refusal_hi),
-                _err(y, r.over_refusal_lo, r.over_refusal_hi),
-            )
-            if xerr is not None or yerr is not None:
-                ax.errorbar([x], [y], xerr=xerr, yerr=yerr, fmt="none", ecolor=INK, elinewidth=0.8)
-            ax.plot([x], [y], ls="none", ms=9, mec=INK, mew=0.7, label=r.model, **model_style(i))
-        ax.set_xlim(0, 100)
-        ax.set_ylim(0, 100)
-        ax.plot([0, 100], [0, 100], color="#DDDDDD", linewidth=0.8, zorder=0)
-        ax.set_xlabel("manipulative requests refused (%)")
-        ax.set_ylabel("benign twins refused: over-refusal (%)")
-        ax.grid(color="#EEEEEE", linewidth=0.6)
-        ax.legend(loc="upper left")
-    chart.figure = fig
+
+    def draw() -> Figure:
+        with styled_figure(6.0, 5.0) as fig:
+            ax = fig.add_subplot()
+            for i, r in enumerate(rows.itertuples()):
+                x, y = 100 * float(r.refusal), 100 * float(r.over_refusal)
+                xerr, yerr = (
+                    _err(x, r.refusal_lo, r.refusal_hi),
+                    _err(y, r.over_refusal_lo, r.over_refusal_hi),
+                )
+                if xerr is not None or yerr is not None:
+                    ax.errorbar(
+                        [x], [y], xerr=xerr, yerr=yerr, fmt="none", ecolor=INK, elinewidth=0.8
+                    )
+                ax.plot(
+                    [x], [y], ls="none", ms=9, mec=INK, mew=0.7, label=r.model, **model_style(i)
+                )
+            ax.set_xlim(0, 100)
+            ax.set_ylim(0, 100)
+            ax.plot([0, 100], [0, 100], color="#DDDDDD", linewidth=0.8, zorder=0)
+            ax.set_xlabel("manipulative requests refused (%)")
+            ax.set_ylabel("benign twins refused: over-refusal (%)")
+            ax.grid(color="#EEEEEE", linewidth=0.6)
+            ax.legend(loc="upper left")
+        return fig
+
+    chart.draw = draw
+    points = [
+        (
+            str(r.model),
+            100 * float(r.refusal),
+            *_ends(r.refusal_lo, r.refusal_hi),
+            100 * float(r.over_refusal),
+            *_ends(r.over_refusal_lo, r.over_refusal_hi),
+        )
+        for r in rows.itertuples()
+    ]
+    chart.svg = partial(over_refusal_svg, chart.title, points)
     return chart
+
+
+def _ends(lo: Any, hi: Any) -> tuple[float, float]:
+    """A CI's ends in percent (NaN, NaN when there is none)."""
+    if isnan(lo) or isnan(hi):
+        return float("nan"), float("nan")
+    return 100 * float(lo), 100 * float(hi)
 
 
 def _err(mid: float, lo: Any, hi: Any) -> list[list[float]] | None:
