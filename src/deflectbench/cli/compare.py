@@ -17,6 +17,7 @@ from deflectbench.cli.options import (
     ConsensusOption,
     CorrectionOption,
     ResamplesOption,
+    said_busy,
 )
 
 AllowJudgeChangeOption = Annotated[
@@ -36,13 +37,20 @@ def out_option(flag: str, help: str, metavar: str = "FILE") -> Any:
     return typer.Option(flag, metavar=metavar, help=help, show_default=False)
 
 
+def rows_json_option(what: str) -> Any:
+    """``--json FILE``: the rows of a table of pairs or of the board, as ``{"rows": [...]}``."""
+    return out_option(
+        "--json", f'Write {what} as JSON ({{"rows": [...]}}); `-` prints only the JSON.'
+    )
+
+
+def rows_csv_option(what: str) -> Any:
+    """``--csv FILE``: the same rows as CSV."""
+    return out_option("--csv", f"Write {what} as CSV.")
+
+
 HtmlOption = Annotated[Path | None, out_option("--html", "Write a self-contained HTML page.")]
 SeedOption = Annotated[int, typer.Option(help="Seed of the shared claim draws.")]
-
-
-def on_busy(message: str) -> None:
-    """A wait for another process's write lock, said on stderr in yellow."""
-    err.print(f"[yellow]{message}[/]", highlight=False)
 
 
 def compare(
@@ -124,13 +132,8 @@ def compare(
             "one scope), all (every row), none (no adjustment).",
         ),
     ] = "measure",
-    json_out: Annotated[
-        Path | None,
-        out_option(
-            "--json", 'Write every row as JSON ({"rows": [...]}); `-` prints only the JSON.'
-        ),
-    ] = None,
-    csv_out: Annotated[Path | None, out_option("--csv", "Write every row as CSV.")] = None,
+    json_out: Annotated[Path | None, rows_json_option("every row")] = None,
+    csv_out: Annotated[Path | None, rows_csv_option("every row")] = None,
     html_out: HtmlOption = None,
     allow_judge_change: AllowJudgeChangeOption = False,
     consensus: ConsensusOption = "mean",
@@ -189,7 +192,7 @@ def compare(
         holm_family=holm_family, allow_judge_change=allow_judge_change,
         consensus=consensus, judges=judge, judge_values=judge_values, compat=compat,
         correction=correction, resamples=resamples, seed=seed, benchmark=benchmark,
-        benchmark_b=benchmark_b, on_busy=on_busy,
+        benchmark_b=benchmark_b, on_busy=said_busy,
     )  # fmt: skip
     for line in result.judge_notes:
         err.print(f"flagged: {line} (--allow-judge-change)", style="yellow", markup=False)

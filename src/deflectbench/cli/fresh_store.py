@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from deflectbench.api._common import store_or_nothing as _store_or_nothing
-from deflectbench.cli.console import err
+from deflectbench.cli.options import said_busy
 
 if TYPE_CHECKING:
     from deflectbench.store import Store
@@ -18,7 +18,5 @@ if TYPE_CHECKING:
 @contextmanager
 def store_or_nothing(db: Path) -> Iterator[Store]:
     """The results file, removed again if the block fails and created it; lock waits on stderr."""
-    with _store_or_nothing(
-        db, on_busy=lambda message: err.print(f"[yellow]{message}[/]", highlight=False)
-    ) as store:
+    with _store_or_nothing(db, on_busy=said_busy) as store:
         yield store

@@ -13,8 +13,9 @@ from deflectbench.cli.compare import (
     AllowJudgeChangeOption,
     HtmlOption,
     SeedOption,
-    on_busy,
     out_option,
+    rows_csv_option,
+    rows_json_option,
 )
 from deflectbench.cli.compare_page import write_csv_rows, write_json_rows, write_text
 from deflectbench.cli.console import console, err
@@ -23,6 +24,7 @@ from deflectbench.cli.options import (
     BenchmarkOption,
     ConsensusOption,
     ResamplesOption,
+    said_busy,
 )
 
 
@@ -45,13 +47,8 @@ def leaderboard(
     ascending: Annotated[
         bool, typer.Option("--ascending", help="Lowest rate first (default: highest first).")
     ] = False,
-    json_out: Annotated[
-        Path | None,
-        out_option(
-            "--json", 'Write the board as JSON ({"rows": [...]}); `-` prints only the JSON.'
-        ),
-    ] = None,
-    csv_out: Annotated[Path | None, out_option("--csv", "Write the board as CSV.")] = None,
+    json_out: Annotated[Path | None, rows_json_option("the board")] = None,
+    csv_out: Annotated[Path | None, rows_csv_option("the board")] = None,
     html_out: HtmlOption = None,
     hf_out: Annotated[
         Path | None,
@@ -91,7 +88,7 @@ def leaderboard(
     lb = board_of(
         stores, by=by, ascending=ascending, allow_judge_change=allow_judge_change,
         consensus=consensus, judges=judge, resamples=resamples, seed=seed, benchmark=benchmark,
-        on_busy=on_busy,
+        on_busy=said_busy,
     )  # fmt: skip
     for note in lb.notes:
         err.print(f"flagged: {note}", style="yellow", markup=False, highlight=False)

@@ -79,13 +79,8 @@ BenchmarkOption = Annotated[
 def open_store(db: Path, *, must_exist: bool = False) -> Store:
     """:func:`deflectbench.api._common.open_store`, a lock wait said on stderr in yellow."""
     from deflectbench.api._common import open_store as open_results
-    from deflectbench.cli.console import err
 
-    return open_results(
-        db,
-        must_exist=must_exist,
-        on_busy=lambda message: err.print(f"[yellow]{message}[/]", highlight=False),
-    )
+    return open_results(db, must_exist=must_exist, on_busy=said_busy)
 
 
 def write_json(data: Any, json_out: Path | None) -> bool:
