@@ -204,5 +204,8 @@ def test_numbers_and_text_are_written_safely():
     svg.text(1, 1, "a\nb</text><script>")
     root = _tree(svg.render())
     assert _texts(root) == ["ab</text><script>"]
+    svg.line(0, float("nan"), 5, 5, "black")  # a missing value: no element, never "nan"
+    svg.marker("s", float("inf"), 1, 4, "red")
+    assert "nan" not in svg.render() and len(svg.parts) == 1
     title = root.find(f"{NS}title")
     assert title is not None and title.text == "t<i>"

@@ -53,8 +53,17 @@ _SHAPES: dict[str, tuple[tuple[float, float], ...]] = {
 }  # fmt: skip
 
 
+#: The attributes that place an element (a NaN or infinite value there drops the element).
+_PLACES = frozenset(
+    {"x", "y", "x1", "y1", "x2", "y2", "cx", "cy", "r", "width", "height", "points"}
+)
+
+
 def fmt(v: float) -> str:
-    """A coordinate: at most two decimals, no trailing zeros, never ``-0``."""
+    """A coordinate: at most two decimals, no trailing zeros, never ``-0`` (``nan`` or
+    ``inf`` when it is not finite: :meth:`Svg._el` leaves such an element out)."""
+    if not math.isfinite(v):
+        return "nan"
     s = f"{v:.2f}".rstrip("0").rstrip(".")
     return "0" if s in ("-0", "") else s
 
@@ -113,6 +122,9 @@ class Svg:
         self.patterns: dict[tuple[str, str, str], tuple[str, str]] = {}
 
     def _el(self, tag: str, attrs: dict[str, object], body: str | None = None) -> None:
+        """Append one element; one placed at a missing (NaN) coordinate is left out."""
+        if any(k in _PLACES and "n" in str(v) for k, v in attrs.items()):
+            return
         a = "".join(
             f' {k.rstrip("_").replace("_", "-")}="{escape(v)}"'
             for k, v in attrs.items()
