@@ -171,3 +171,19 @@ def test_the_table_is_the_one_cut_by_cut_computation_gave():
         assert [None if pd.isna(x) else x for x in g[:3]] == list(w[:3])
         assert all(same(float(x), float(y)) for x, y in zip(g[3:], w[3:], strict=True)), g[:3]
     assert with_holm(table)["p_holm"].equals(table["p_holm"])
+
+
+def test_whole_number_sums_side_by_side_are_the_same_bits_as_alone():
+    """The cuts' per-claim sums of 0/1 values drawn in one product: each block's resample sums
+    are those of its own product, bit for bit; other values keep one product per block."""
+    from deflectbench.analysis.calibration.draws import claim_multiplicities
+    from deflectbench.analysis.compare.paired import _drawn
+
+    rng = np.random.default_rng(2)
+    weights = claim_multiplicities(80, 1000, 0)
+    blocks = [rng.integers(0, 40, size=(80, 13)).astype(float) for _ in range(12)]
+    for got, block in zip(_drawn(weights, blocks), blocks, strict=True):
+        assert np.array_equal(got, weights @ block)
+    thirds = [b / 3 for b in blocks]
+    for got, block in zip(_drawn(weights, thirds), thirds, strict=True):
+        assert np.array_equal(got, weights @ block)

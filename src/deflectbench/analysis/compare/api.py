@@ -293,7 +293,7 @@ def compare_sides(
             model_b=b.label,
             n_resamples=options.n_resamples,
             seed=options.seed,
-            holm_family=holm_family,
+            holm_family=None,  # adjusted below, over every pair's rows
         )
         extra = corrected_rows(a, b)
         if len(extra):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
+import numpy as np
 import pandas as pd
 
 from deflectbench.vocab import OUTCOMES
@@ -36,32 +37,43 @@ EXAMPLE_CHARS = 240
 
 
 def majority_outcomes(scored: pd.DataFrame) -> pd.DataFrame:
-    """Per (claim_id, prompt_id): framing, majority outcome, its share, n and one gen_id with
-    that outcome (the first by sample)."""
+    """Per (claim_id, prompt_id), in their sorted order: framing, majority outcome, its share,
+    n and one gen_id with that outcome (the first by sample). Counted on integer codes (each
+    column's distinct values once), not by grouping the rows' strings."""
     cols = ["claim_id", "prompt_id", "framing", "outcome", "share", "n", "gen_id"]
     if scored.empty:
         return pd.DataFrame(columns=cols)
-    rank = {o: i for i, o in enumerate(OUTCOMES)}
-    counts = (
-        scored.groupby(["claim_id", "prompt_id", "outcome"], sort=False)
-        .size()
-        .rename("count")
-        .reset_index()
+    outcome = pd.Categorical(scored["outcome"], categories=list(OUTCOMES)).codes.astype(np.int64)
+    if (outcome < 0).any():
+        unknown = sorted(set(scored["outcome"][outcome < 0].astype(str)))
+        raise ValueError(f"not an outcome of the ladder: {', '.join(unknown)}")
+    claim, claims = pd.factorize(scored["claim_id"], sort=True)
+    prompt, prompts = pd.factorize(scored["prompt_id"], sort=True)
+    cell = claim * len(prompts) + prompt  # cells in (claim, template) order
+    k = len(OUTCOMES)
+    counts = np.bincount(cell * k + outcome, minlength=len(claims) * len(prompts) * k)
+    counts = counts.reshape(-1, k)
+    held = np.flatnonzero(counts.sum(axis=1))
+    top = counts[held].argmax(axis=1)  # the first of the most frequent: up the ladder
+    n = counts[held].sum(axis=1)
+    # the first row by sample of each (cell, outcome): the example
+    order = np.argsort(scored["sample"].to_numpy(), kind="stable") if "sample" in scored else None
+    keys = (cell * k + outcome) if order is None else (cell * k + outcome)[order]
+    first_keys, first_at = np.unique(keys, return_index=True)
+    rows = first_at if order is None else order[first_at]
+    row = rows[np.searchsorted(first_keys, held * k + top)]
+    return pd.DataFrame(
+        {
+            "claim_id": np.asarray(claims, dtype=object)[held // len(prompts)],
+            "prompt_id": np.asarray(prompts, dtype=object)[held % len(prompts)],
+            "framing": scored["framing"].to_numpy(dtype=object)[row],
+            "outcome": np.asarray(OUTCOMES, dtype=object)[top],
+            "share": counts[held, top] / n,
+            "n": n,
+            "gen_id": scored["gen_id"].to_numpy()[row],
+        },
+        columns=cols,
     )
-    counts["rank"] = counts["outcome"].map(rank)
-    counts = counts.sort_values(
-        ["claim_id", "prompt_id", "count", "rank"], ascending=[True, True, False, True]
-    )
-    top = counts.drop_duplicates(["claim_id", "prompt_id"]).copy()
-    n = scored.groupby(["claim_id", "prompt_id"]).size().rename("n").reset_index()
-    top = top.merge(n, on=["claim_id", "prompt_id"])
-    top["share"] = top["count"] / top["n"]
-    order = scored.sort_values("sample") if "sample" in scored else scored
-    first = order.drop_duplicates(["claim_id", "prompt_id", "outcome"])[
-        ["claim_id", "prompt_id", "outcome", "gen_id", "framing"]
-    ]
-    top = top.merge(first, on=["claim_id", "prompt_id", "outcome"])
-    return top[cols].reset_index(drop=True)
 
 
 class Replies(Protocol):

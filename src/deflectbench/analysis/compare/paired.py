@@ -69,30 +69,36 @@ def _cut_sums(
     claims x columns), and how many rows (cuts x claims). Each of ``cuts`` gives every row's
     cut in one grouping (-1: none; a cut in one grouping only); a cut's sums are added up in
     row order, so they are those of the cut's rows alone, bit for bit."""
+    k = m.shape[1]
     observed = ~np.isnan(m)
     filled = np.where(observed, m, 0.0)
     size = n_cuts * n
-    sums = np.zeros((size, m.shape[1]))
-    counts = np.zeros((size, m.shape[1]))
-    rows = np.zeros(size)
+    sums, counts, rows = np.zeros(size * k), np.zeros(size * k), np.zeros(size)
     for cut in cuts:
         keep = cut >= 0
         key = cut[keep] * n + codes[keep]
         rows += np.bincount(key, minlength=size)
-        for j in range(m.shape[1]):
-            sums[:, j] += np.bincount(key, weights=filled[keep, j], minlength=size)
-            counts[:, j] += np.bincount(key, weights=observed[keep, j], minlength=size)
-    shape = (n_cuts, n, m.shape[1])
+        at = (key[:, None] * k + np.arange(k)).ravel()  # (cut, claim, column), rows in order
+        sums += np.bincount(at, weights=filled[keep].ravel(), minlength=size * k)
+        counts += np.bincount(at, weights=observed[keep].ravel(), minlength=size * k)
+    shape = (n_cuts, n, k)
     return sums.reshape(shape), counts.reshape(shape), rows.reshape(n_cuts, n)
 
 
+def _by_column(x: NDArray[np.float64], columns: NDArray[np.bool_]) -> NDArray[np.float64]:
+    """The chosen columns of ``x`` as rows, each contiguous (a reduction over each is then the
+    one a column alone gets: the same sums, bit for bit)."""
+    return np.ascontiguousarray((x if columns.all() else x[:, columns]).T)
+
+
 def _nanquantiles(x: NDArray[np.float64], qs: list[float]) -> NDArray[np.float64]:
-    """``np.nanquantile(x, qs, axis=0)``: the columns without a NaN at once (``np.quantile``,
-    the same values without ``nanquantile``'s column-by-column loop), the others by it."""
+    """``np.nanquantile(x, qs, axis=0)``: the columns without a NaN at once (``np.quantile``
+    of each column's values laid out contiguously: the same order statistics, without
+    ``nanquantile``'s column-by-column loop), the others by it."""
     out = np.empty((len(qs), x.shape[1]))
-    clean = ~np.isnan(x).any(axis=0)
+    clean = np.asarray(~np.isnan(x).any(axis=0))
     if clean.any():
-        out[:, clean] = np.quantile(x[:, clean], qs, axis=0)
+        out[:, clean] = np.quantile(_by_column(x, clean), qs, axis=1)
     if not clean.all():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN column -> NaN
@@ -108,9 +114,15 @@ def bootstrap_p(diff: NDArray[np.float64], boot: NDArray[np.float64]) -> NDArray
     than two: NaN); a zero SE gives 1 for no difference and 0 for any other."""
     valid = ~np.isnan(boot)
     r = valid.sum(axis=0)
+    sds = np.full(diff.shape, np.nan)
+    clean = r == boot.shape[0]
+    if clean.any() and boot.shape[0] >= 2:  # each column's SD over its contiguous resamples:
+        sds[clean] = np.std(_by_column(boot, clean), axis=1, ddof=1)  # the same bits as alone
+    for j in np.flatnonzero((r >= 2) & ~clean):
+        sds[j] = np.std(boot[valid[:, j], j], ddof=1)
     out = np.full(diff.shape, np.nan)
     for j in np.flatnonzero(r >= 2):
-        sd = float(np.std(boot[valid[:, j], j], ddof=1))
+        sd = float(sds[j])
         d = float(diff[j])
         if math.isnan(d):
             continue
@@ -119,6 +131,27 @@ def bootstrap_p(diff: NDArray[np.float64], boot: NDArray[np.float64]) -> NDArray
         else:
             out[j] = math.erfc(abs(d / sd) / math.sqrt(2.0))
     return out
+
+
+def _drawn(
+    weights: NDArray[np.float64], blocks: list[NDArray[np.float64]]
+) -> list[NDArray[np.float64]]:
+    """``weights @ block`` for each (claims x k) block: each resample's sums. When every value
+    is a whole number (0/1 values: counts and sums) each product is a sum of whole numbers
+    below 2**53, exact in any order, so the blocks side by side are one product (the same
+    bits); other values keep one product per block, as computed alone."""
+    both = np.concatenate(blocks, axis=1)
+    whole = np.isfinite(both).all() and np.array_equal(both, np.floor(both))
+    if not (whole and np.abs(both).sum() * weights.shape[1] < 2.0**53):
+        return [weights @ x for x in blocks]
+    product = weights @ both
+    edges = np.cumsum([x.shape[1] for x in blocks])[:-1]
+    return np.split(product, edges, axis=1)
+
+
+def _fours(items: list[NDArray[np.float64]]) -> list[list[NDArray[np.float64]]]:
+    """``items`` four at a time (a cut's A sums, A counts, B sums, B counts)."""
+    return [items[i : i + 4] for i in range(0, len(items), 4)]
 
 
 def paired_bootstrap(
@@ -198,22 +231,23 @@ def paired_bootstrap_cuts(
     boot_a = np.full((n_resamples, n_cuts, k), np.nan)
     boot = np.full((n_resamples, n_cuts, k), np.nan)
     shared = np.zeros((n_cuts, k), dtype=np.int64)
-    draws: dict[int, NDArray[np.float64]] = {}
+    by_claims: dict[int, list[tuple[int, list[NDArray[np.float64]]]]] = {}
     for i in range(n_cuts):
         held = (ra[i] > 0) | (rb[i] > 0)  # the cut's claims, on either side, sorted
-        m = int(held.sum())
-        if m == 0:
-            continue
-        if m not in draws:
-            draws[m] = claim_multiplicities(m, n_resamples, seed)
-        weights = draws[m]
-        xa, xna, xb, xnb = sa[i][held], na[i][held], sb[i][held], nb[i][held]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            rate_a[i] = xa.sum(axis=0) / xna.sum(axis=0)
-            rate_b[i] = xb.sum(axis=0) / xnb.sum(axis=0)
-            boot_a[:, i] = (weights @ xa) / (weights @ xna)
-            boot[:, i] = (weights @ xb) / (weights @ xnb) - boot_a[:, i]
-        shared[i] = ((xna > 0) & (xnb > 0)).sum(axis=0)
+        if held.any():
+            sides = [sa[i][held], na[i][held], sb[i][held], nb[i][held]]
+            by_claims.setdefault(int(held.sum()), []).append((i, sides))
+    for m, members in by_claims.items():  # the cuts of m claims share their draws
+        drawn = _drawn(
+            claim_multiplicities(m, n_resamples, seed), [x for _, xs in members for x in xs]
+        )
+        for (i, (xa, xna, xb, xnb)), (wa, wna, wb, wnb) in zip(members, _fours(drawn), strict=True):
+            with np.errstate(invalid="ignore", divide="ignore"):
+                rate_a[i] = xa.sum(axis=0) / xna.sum(axis=0)
+                rate_b[i] = xb.sum(axis=0) / xnb.sum(axis=0)
+                boot_a[:, i] = wa / wna
+                boot[:, i] = wb / wnb - boot_a[:, i]
+            shared[i] = ((xna > 0) & (xnb > 0)).sum(axis=0)
     flat, flat_a = boot.reshape(n_resamples, -1), boot_a.reshape(n_resamples, -1)
     q = _nanquantiles(flat, [tail, 1.0 - tail]).reshape(2, n_cuts, k)
     qa = _nanquantiles(flat_a, [tail, 1.0 - tail]).reshape(2, n_cuts, k)

@@ -127,13 +127,14 @@ def compare_scored(
     seed: int = 0,
     level: float = 0.95,
     scopes: Sequence[str] = ("overall", "framing", "template"),
-    holm_family: str = "measure",
+    holm_family: str | None = "measure",
 ) -> pd.DataFrame:
     """B minus A for every measure and cut (``scopes``), one paired bootstrap per cut shared by
     its 13 measures (every cut uses ``seed``: the same claim draws), all cuts in one pass over
     each side (:func:`~.paired.paired_bootstrap_cuts`). ``p_holm`` is adjusted within
-    ``holm_family``'s families of this table's rows; :func:`with_holm` re-adjusts over several
-    tables put together. ``a_lo``/``a_hi`` are A's own interval (the gate's reach)."""
+    ``holm_family``'s families of this table's rows (None: not yet, for a caller that adjusts
+    several tables put together with :func:`with_holm`). ``a_lo``/``a_hi`` are A's own interval
+    (the gate's reach)."""
     cuts = [c for c in _cuts(a, b) if c[0] in scopes]
     ma, mb = _matrix(a), _matrix(b)
     res = paired_bootstrap_cuts(
@@ -171,7 +172,8 @@ def compare_scored(
                     "a_hi": float(res.hi_a[i, j]),
                 }
             )
-    return with_holm(pd.DataFrame(rows, columns=list(COLUMNS)), holm_family)
+    table = pd.DataFrame(rows, columns=list(COLUMNS))
+    return table if holm_family is None else with_holm(table, holm_family)
 
 
 def _family(row: Any, family: str) -> tuple[tuple[Any, ...], str]:
