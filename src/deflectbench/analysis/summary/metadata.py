@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from deflectbench import __version__
+import deflectbench
 from deflectbench.benchmark import Benchmark
 from deflectbench.gate import served_line
 
@@ -115,7 +115,7 @@ def run_metadata(
     jtimes = on_bench["created_at"].dropna().astype(str) if len(on_bench) else pd.Series([])
     sources = sorted(attempted["source"].dropna().unique().tolist()) if len(attempted) else []
     meta = RunMetadata(
-        package_version=__version__,
+        package_version=deflectbench.__version__,  # read when shown (analyze never asks)
         benchmark_name=b.name,
         benchmark_version=b.version,
         benchmark_key=b.key,
