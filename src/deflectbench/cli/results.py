@@ -156,6 +156,7 @@ def analyze(f: AnalyzeFlags) -> None:
         deflectbench analyze --db paper.db --compat release  # the release script's numbers
     """
     from deflectbench.api.results import analyze as run_analysis
+    from deflectbench.views.terminal.cascade import cascade_terminal
     from deflectbench.views.terminal.labels import corrected_terminal, no_labels_line
     from deflectbench.views.terminal.packs import pack_comparison_tables, packs_note
     from deflectbench.views.terminal.tables import render_terminal
@@ -174,7 +175,7 @@ def analyze(f: AnalyzeFlags) -> None:
         )
     if write_json(s.to_json(), json_out):
         return
-    for part in [*render_terminal(s), *corrected_terminal(s)]:
+    for part in [*render_terminal(s), *corrected_terminal(s), *cascade_terminal(s)]:
         console.print(part)
     if s.corrected is None and a.correction != "none":
         _quiet(no_labels_line(a.db, s.benchmark.pack))
