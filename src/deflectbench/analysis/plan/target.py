@@ -25,11 +25,19 @@ _FORM = (
     f"MEASURE is one of {', '.join(MEASURES)}; H is a number of points above 0 and below 50; "
     f"SCOPE is one of {', '.join(repr(s) for s in SCOPES)}"
 )
+#: A scope as written after ``per`` (``model``, ``model x framing``); :func:`scope_key` reads it.
+SCOPE_WRITTEN = r"(?P<scope>[A-Za-z_]+(?:\s*[x×]\s*[A-Za-z_]+)?)"
 _GRAMMAR = re.compile(
     r"^\s*(?P<measure>[A-Za-z_]+)\s*(?:\+-|\+/-|±)\s*(?P<h>\d+(?:\.\d+)?)\s*(?:pp|points?)\s+"
-    r"per\s+(?P<scope>[A-Za-z_]+(?:\s*[x×]\s*[A-Za-z_]+)?)\s*$",
+    rf"per\s+{SCOPE_WRITTEN}\s*$",
     re.IGNORECASE,
 )
+
+
+def scope_key(written: str) -> str:
+    """A scope as written (``Model X framing``, ``model×framing``) as its key in :data:`SCOPES`
+    (``model x framing``; an unknown scope comes back in the same spelling, for the error)."""
+    return re.sub(r"\s*[x×]\s*", " x ", written.lower())
 
 
 @dataclass(frozen=True)
@@ -56,7 +64,7 @@ def parse_target(text: str) -> Target:
         raise ConfigError(f"cannot read the target {text!r}: {_FORM}")
     by_lower = {name.lower(): name for name in MEASURES}
     measure = by_lower.get(m["measure"].lower())
-    scope = re.sub(r"\s*[x×]\s*", " x ", m["scope"].lower())
+    scope = scope_key(m["scope"])
     h = float(m["h"])
     if measure is None:
         raise ConfigError(f"unknown measure {m['measure']!r} in the target: {_FORM}")

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from deflectbench.analysis.plan.target import SCOPES, parse_target
+from deflectbench.analysis.plan.target import SCOPE_WRITTEN, SCOPES, parse_target, scope_key
 from deflectbench.errors import ConfigError
 from deflectbench.vocab import OUTCOMES
 
@@ -56,7 +56,7 @@ _LOOKS = re.compile(
 )
 _HALFWIDTH = re.compile(
     r"^\s*half-?width\s*(?:<=|≤)\s*(?P<h>\d+(?:\.\d+)?)\s*(?P<pp>pp|points?)?"
-    r"(?:\s+per\s+(?P<scope>[A-Za-z_]+(?:\s*[x×]\s*[A-Za-z_]+)?))?\s*$",
+    rf"(?:\s+per\s+{SCOPE_WRITTEN})?\s*$",
     re.IGNORECASE,
 )
 
@@ -131,7 +131,7 @@ def parse_until(text: str) -> UntilRule:
     h = float(m["h"]) / (100.0 if m["pp"] else 1.0)
     if not 0.0 < h < 0.5:
         raise ConfigError(f"half-width {m['h']} is out of range (above 0, below 0.5): {_FORM}")
-    scope = re.sub(r"\s*[x×]\s*", " x ", (m["scope"] or "model").lower())
+    scope = scope_key(m["scope"] or "model")
     if scope not in SCOPES:
         raise ConfigError(f"unknown scope {m['scope']!r} in the stopping rule: {_FORM}")
     return UntilRule(OUTCOMES, h, scope, looks, first)
