@@ -40,7 +40,7 @@ from deflectbench.api.batches import Pause
 if TYPE_CHECKING:
     from deflectbench.api.cascade import CascadeAsk
     from deflectbench.benchmark import Benchmark
-    from deflectbench.config import ResolvedRun, RunConfig
+    from deflectbench.config import ResolvedRun, RunConfig, RunPlan
     from deflectbench.config.shard import Shard
     from deflectbench.dry_run import Estimate
     from deflectbench.execute import RunOptions
@@ -75,29 +75,25 @@ async def run_async(
     the HTML report to after the run. Refused before any request (ConfigError and the like):
     what ``run`` refuses. ``run_async`` awaits it in a running event loop (a notebook's, a
     server's); ``run`` is the same function run to its end in a new loop."""
-    from deflectbench.execute import execute
+    from deflectbench.api.until import Rounds, check_until, execute_run
     from deflectbench.models.sdk_loader import preload_for
     from deflectbench.results.run import RunResult
 
     ready, cascade = _cascaded(_prepare(configure(config, settings), dry_run=False))
     ready.refusal().check()  # before the store is opened: a refused run leaves no empty store
+    rule = check_until(ready.run.config)  # --until: refused before the store is opened
     preload_for(ready.models.values())  # the SDKs load beside the set-up, one after the other
     with open_store(db) as store:
-        report = await execute(
-            store,
-            ready.benchmark,
-            ready.run.plan,
-            ready.models,
-            ready.options,
-            watch=watch,
-            should_stop=should_stop,
+        report, plan, until = await execute_run(
+            store, rule, Rounds(_set_up(ready), lambda: _set_up(_again(ready)), watch, should_stop)
         )
         result = RunResult(
             config=ready.run.config,
-            plan=ready.run.plan,
+            plan=plan,
             report=report,
             scored=_scored(store, ready.benchmark, ready.run.plan.models, ready.run.plan.judges),
             db=Path(db),
+            until=until,
         )
         if ready.run.config.control:
             # here, not above: scipy and pandas (about 2 s of CPU) must not delay the first request
@@ -318,6 +314,17 @@ def _judge_sample(
         watch=watch,
         should_stop=should_stop,
     )
+
+
+def _set_up(ready: _Ready) -> tuple[Benchmark, RunPlan, dict[str, Model], RunOptions]:
+    """A run's set-up as ``run --until``'s rounds take it."""
+    return ready.benchmark, ready.run.plan, ready.models, ready.options
+
+
+def _again(ready: _Ready) -> _Ready:
+    """The run set up afresh from its resolved configuration: a later round of ``run
+    --until`` (each round closes its models)."""
+    return _cascaded(_prepare(ready.run.config, dry_run=False))[0]  # a cascade: the cheap judge
 
 
 def _missing_keys(models: Sequence[str], judges: Sequence[str], providers: Any) -> str | None:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from deflectbench.execute import RunReport
     from deflectbench.pipeline import StageResult
     from deflectbench.results.judge import JudgeResult
+    from deflectbench.results.until import UntilOutcome
 
 #: Exit codes (the README's table says the same): done; an import skipped lines (results.py);
 #: bad input; budget reached; a model or judge failed every request; finished but incomplete;
@@ -77,6 +78,8 @@ class RunResult:
     report_path: Path | None = None
     #: A run in cascade (``cheap_judge``): the judges' pass over the sample after the run.
     cascade: JudgeResult | None = None
+    #: ``run --until``: the rule, the looks made and why the rounds ended (None: no rule).
+    until: UntilOutcome | None = None
 
     @property
     def run_id(self) -> str:
@@ -100,6 +103,7 @@ class RunResult:
     def account(self) -> str:
         """The line the run ends with: complete, or what is missing and why."""
         said = self.report.account()
+        said = said if self.until is None else f"{said}; {self.until.line()}"
         return said if self.cascade is None else f"{said}; cascade: {self.cascade.account}"
 
     @property
@@ -141,4 +145,5 @@ class RunResult:
             "missing": dict(r.missing),
             "unjudged": dict(r.unjudged),
             "control": self.control.to_json() if self.control is not None else None,
+            **({"until": self.until.to_json()} if self.until is not None else {}),
         }

@@ -106,6 +106,8 @@ def summarize(
     summary = replace(summary, validity=checks)
     if changed is not None:
         summary = replace(summary, notes=(*summary.notes, changed), pack_change=changed)
+    if not summary.empty:  # answers gathered by run --until: intervals at the looks' levels
+        summary = _sequential(summary, store, benchmark, options)
     if not summary.empty:  # a pack judged in cascade: its estimates (docs/cascade.md)
         from deflectbench.analysis.cascade.section import cascade_section
 
@@ -125,6 +127,22 @@ def summarize(
     frame_pair = (frames.generations, frames.judgments)
     checks = with_labels(checks, store, frame_pair, benchmark, summary.scored, options, corrected)
     return replace(summary, corrected=corrected, validity=checks)
+
+
+def _sequential(
+    summary: Summary, store: StoreReader, benchmark: Benchmark, options: AnalysisOptions
+) -> Summary:
+    """The summary with the signature's intervals at the looks' levels, when ``run --until``
+    gathered this pack's answers (docs/until.md); else as it is."""
+    from deflectbench.analysis.sequential.record import adjusted_rates, sequential_record
+
+    record = sequential_record(store.runs(), benchmark.key)
+    if record is None:
+        return summary
+    rates = adjusted_rates(
+        summary.scored, record, n_resamples=options.n_resamples, seed=options.seed
+    )
+    return replace(summary, rates=rates, sequential=record)
 
 
 def analyze(

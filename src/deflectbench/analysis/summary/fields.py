@@ -28,6 +28,7 @@ from deflectbench.benchmark import Benchmark
 
 if TYPE_CHECKING:
     from deflectbench.analysis.cascade.section import Cascaded
+    from deflectbench.analysis.sequential.record import SequentialRecord
 
 __all__ = ["SummaryFields"]
 
@@ -127,6 +128,9 @@ class SummaryFields:
     #: A pack judged in cascade: the expensive judges' consensus estimated over every answer
     #: (None: no cascade design; :mod:`..cascade.section`).
     cascade: Cascaded | None = None
+    #: Answers gathered by ``run --until``: its looks, and the signature's intervals (``rates``)
+    #: at their adjusted levels (None: no run of this pack looked; :mod:`..sequential`).
+    sequential: SequentialRecord | None = None
 
     @property
     def empty(self) -> bool:

@@ -232,4 +232,6 @@ def summary_json(s: SummaryFields) -> dict[str, Any]:
         out["calibration"] = s.corrected.settings_json()
     if s.cascade is not None:  # appended, and only for a pack judged in cascade
         out["cascade"] = s.cascade.to_json()
+    if s.sequential is not None:  # appended, and only for answers gathered by run --until
+        out["sequential"] = {**s.sequential.to_json(), "note": s.sequential.note()}
     return jsonable(out)

@@ -135,6 +135,7 @@ def headline_tables(s: Summary) -> list[Table]:
             f"95% block-bootstrap percentile intervals, {o.n_resamples:,} resamples of claims "
             f"(seed {o.seed}); consensus rule: {o.consensus}. The CSV also holds the 8 field rates."
             + (f" {small}" if (small := small_sample_note(s.small_sample, MIN_CI_CLAIMS)) else "")
+            + (f" {s.sequential.note()}" if s.sequential is not None else "")
         ),
     )
     fields = make_table(

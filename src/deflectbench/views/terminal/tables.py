@@ -166,6 +166,8 @@ def _signature(s: SummaryFields) -> Table:
     )
     if note := s.small_sample_note:
         caption += f"\n[yellow]{escape(note)}[/]"
+    if s.sequential is not None:  # gathered by run --until: the looks' levels, said
+        caption += f"\n[yellow]{escape(s.sequential.note())}[/]"
     t = _by_model(
         "Signature: outcome rates per model, 95% CI below", ("n", *OUTCOME_LABELS), caption
     )
