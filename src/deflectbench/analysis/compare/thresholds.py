@@ -111,15 +111,19 @@ class Threshold:
         """The rule as the user gave it: ``--fail-if 'refusal < -5pp'``."""
         return f"{self.flag} {self.text!r}"
 
+    @property
+    def where(self) -> str:
+        """``overall``, or ``@`` and the framing or template."""
+        return "overall" if self.scope is None else f"@{self.scope}"
+
     def meaning(self) -> str:
         """What fails, in words: ``fails when refusal's change lies wholly below -5 pp``."""
-        where = "overall" if self.scope is None else f"@{self.scope}"
         sides = {
             "below": f"below -{self.points:g} pp",
             "above": f"above +{self.points:g} pp",
             "either": f"below -{self.points:g} pp or above +{self.points:g} pp",
         }[self.fails]
-        return f"fails when {self.measure} {where} changes wholly {sides}"
+        return f"fails when {self.measure} {self.where} changes wholly {sides}"
 
 
 def _ambiguous(text: str, flag: str, why: str) -> ThresholdError:
@@ -207,44 +211,47 @@ def parse_threshold(text: str, flag: str = FAIL_IF) -> Threshold:
 
 
 @dataclass(frozen=True)
-class Failure:
-    """A rule a difference's CI lies wholly beyond (on its fail side)."""
+class RuleOnPair:
+    """A rule's outcome on one pair (``model_b`` against the baseline ``model_a``)."""
 
     threshold: Threshold
     model_a: str
     model_b: str
+
+    @property
+    def subject(self) -> str:
+        """``refusal @coach, NEW vs baseline OLD``: the rule's rate, where, on which pair."""
+        t = self.threshold
+        return f"{t.measure} {t.where}, {self.model_b} vs baseline {self.model_a}"
+
+
+@dataclass(frozen=True)
+class Failure(RuleOnPair):
+    """A rule a difference's CI lies wholly beyond (on its fail side)."""
+
     diff: float
     ci_lo: float
     ci_hi: float
 
     def line(self) -> str:
         t = self.threshold
-        where = f"@{t.scope}" if t.scope else "overall"
         below = self.ci_hi < -t.limit if t.fails == "either" else t.fails == "below"
         bound = f"{-t.points if below else t.points:+g}"
         return (
-            f"fail: {t.measure} {where}, {self.model_b} vs baseline {self.model_a}: "
+            f"fail: {self.subject}: "
             f"{self.diff * 100:+.1f} pp (95% CI {self.ci_lo * 100:+.1f} to {self.ci_hi * 100:+.1f})"
             f" lies wholly {'below' if below else 'above'} {bound} pp ({t.given})"
         )
 
 
 @dataclass(frozen=True)
-class NotTested:
+class NotTested(RuleOnPair):
     """A rule that could not be tested on a pair, and why: never a pass."""
 
-    threshold: Threshold
-    model_a: str
-    model_b: str
     why: str
 
     def line(self) -> str:
-        t = self.threshold
-        where = f"@{t.scope}" if t.scope else "overall"
-        return (
-            f"not tested: {t.measure} {where}, {self.model_b} vs baseline {self.model_a}: "
-            f"{self.why} ({t.given})"
-        )
+        return f"not tested: {self.subject}: {self.why} ({self.threshold.given})"
 
 
 def _rows(table: pd.DataFrame, t: Threshold) -> pd.DataFrame:
