@@ -15,6 +15,14 @@ bootstrap CIs, the rest) are timed separately once, and so are ``--compat releas
 audit (five scored tables: the paper's, each quirk alone, all three).
 
 Run: ``.venv/bin/python bench/analyze_speed.py [--db PATH] [--repeat 5] [--direct]``.
+
+``--split --db PATH`` instead splits the CPU of ``deflectbench analyze --json`` (child processes,
+best of ``--repeat``, interleaved) into Python's start, the CLI's libraries, numpy, pandas,
+scipy.special, analyze's own modules and reading its columns (the SQL alone), each step doing
+the one before and one thing more, beside the command and its floor (bench/command_floors.py):
+what is left for the command's own work, and how far the imports alone are from twice the floor.
+``--pycache DIR`` runs the children with compiled bytecode (as installed) instead of as the shell
+does (``PYTHONDONTWRITEBYTECODE=1`` recompiles every module changed since its .pyc).
 Pin to 2 cores to match the target: ``taskset -c 0,1 .venv/bin/python bench/analyze_speed.py``.
 """
 
@@ -74,6 +82,117 @@ def phases(path: Path, b: Benchmark) -> dict[str, float]:
     return t
 
 
+# ---- --split: where ``deflectbench analyze``'s CPU goes, beside its floor ------------------
+
+#: What ``deflectbench analyze`` imports before it reads a row: the CLI, the analysis, the views.
+ANALYZE_MODULES = (
+    "deflectbench.cli.app",
+    "deflectbench.api.results",
+    "deflectbench.analysis.summary.build",
+    *(f"deflectbench.views.terminal.{m}" for m in ("labels", "packs", "tables", "turns")),
+    "deflectbench.views.terminal.validity_checks",
+)
+#: The columns analyze reads (generations and judgments, as ``analysis.frames.load``).
+READ_SQL = (
+    "SELECT gen_id, benchmark, model, claim_id, prompt_id, sample, error, input_tokens, "
+    "output_tokens, condition, finish_reason FROM generations ORDER BY gen_id",
+    "SELECT gen_id, judge, parse_error, error, consistency_flag, input_tokens, output_tokens, "
+    "said_json FROM judgments ORDER BY judgment_id",
+)
+
+
+def split_steps(db: Path, out: Path) -> list[tuple[str, list[str]]]:
+    """(name, argv): each step a child process that does the one before it and one thing more,
+    so the differences say what each thing costs; then the command and its floor."""
+    py = sys.executable
+    libs = "import deflectbench.cli.app"
+    uri = f"file:{db}?mode=ro"
+    read = f"import sqlite3; c = sqlite3.connect({uri!r}, uri=True); " + "; ".join(
+        f"c.execute({q!r}).fetchall()" for q in READ_SQL
+    )
+    every = "import " + ", ".join(ANALYZE_MODULES)
+    return [
+        ("python -c pass", [py, "-c", "pass"]),
+        ("+ the CLI (typer, rich, pydantic)", [py, "-c", libs]),
+        ("+ numpy", [py, "-c", f"{libs}, numpy"]),
+        ("+ pandas", [py, "-c", f"{libs}, numpy, pandas"]),
+        ("+ scipy.special", [py, "-c", f"{libs}, numpy, pandas, scipy.special"]),
+        ("+ analyze's own modules", [py, "-c", f"import scipy.special; {every}"]),
+        ("+ reading its columns (SQL only)", [py, "-c", f"import scipy.special; {every}; {read}"]),
+        (
+            "deflectbench analyze --json",
+            [
+                str(Path(py).with_name("deflectbench")),
+                "analyze",
+                "--db",
+                str(db),
+                "--json",
+                str(out),
+            ],
+        ),
+        (
+            "its floor (bench/command_floors.py)",
+            [py, str(ROOT / "bench" / "command_floors.py"), "--floor", "analyze", str(db)],
+        ),
+    ]
+
+
+def child_cpu(argv: list[str], env: dict[str, str]) -> float:
+    """User + system CPU seconds of one child process."""
+    import resource
+    import subprocess
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, check=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def split(db: Path, repeat: int, pycache: Path | None) -> None:
+    """Print the CPU of each step (best of ``repeat``, the steps interleaved) and what it adds.
+
+    ``pycache``: children write and reuse compiled bytecode there (as an installed package
+    does); else they run as this shell does (with PYTHONDONTWRITEBYTECODE set, every module
+    changed since its .pyc was written is compiled from source on every run)."""
+    env = dict(os.environ)
+    if pycache is not None:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(pycache)
+    with tempfile.TemporaryDirectory() as tmp:
+        steps = split_steps(db, Path(tmp) / "analyze.json")
+        if pycache is not None:  # compile once, not timed
+            for _, argv in steps:
+                child_cpu(argv, env)
+        print(
+            f"load average before: {os.getloadavg()[0]:.1f}; bytecode: "
+            + (
+                f"compiled in {pycache}"
+                if pycache
+                else f"PYTHONDONTWRITEBYTECODE={env.get('PYTHONDONTWRITEBYTECODE', '')!r}"
+            )
+        )
+        best = {name: float("inf") for name, _ in steps}
+        for _ in range(repeat):
+            for name, argv in steps:
+                best[name] = min(best[name], child_cpu(argv, env))
+    floor = best[steps[-1][0]]
+    previous = 0.0
+    for i, (name, _) in enumerate(steps):
+        cpu = best[name]
+        if i < len(steps) - 2:
+            print(f"  {name:<38} {cpu:6.2f} s CPU  (+{cpu - previous:5.2f})")
+            previous = cpu
+        else:
+            print(f"  {name:<38} {cpu:6.2f} s CPU  (x{cpu / floor:.2f} the floor)")
+    unavoidable = best[steps[-3][0]]
+    print(
+        f"the imports and the read alone: {unavoidable:.2f} s = x{unavoidable / floor:.2f} the "
+        f"floor (target x2 = {2 * floor:.2f} s); the command's own work: "
+        f"{best[steps[-2][0]] - unavoidable:.2f} s"
+    )
+    print(f"load average after: {os.getloadavg()[0]:.1f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -82,7 +201,21 @@ def main() -> None:
         "--db", type=Path, help="reuse (or create) this store instead of a temporary one"
     )
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument(
+        "--split",
+        action="store_true",
+        help="the CLI's CPU split into start-up, imports, reading and work, beside its floor "
+        "(needs --db of an existing store at the current schema; nothing is written to it)",
+    )
+    ap.add_argument(
+        "--pycache", type=Path, help="with --split: children use compiled bytecode here"
+    )
     args = ap.parse_args()
+    if args.split:
+        if args.db is None or not args.db.exists():
+            ap.error("--split needs --db PATH of an existing store")
+        split(args.db, args.repeat, args.pycache)
+        return
     b = default_benchmark()
     with tempfile.TemporaryDirectory() as tmp:
         path = args.db or Path(tmp) / "paper.db"
