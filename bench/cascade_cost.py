@@ -63,6 +63,7 @@ from deflectbench.analysis.calibration.moments import (  # noqa: E402
     target_terms,
 )
 from deflectbench.analysis.calibration.ppi import ppi_mean_moments  # noqa: E402
+from deflectbench.analysis.options import MIN_CI_CLAIMS  # noqa: E402
 from deflectbench.analysis.plan.components import (  # noqa: E402
     anova_components,
     design_variance,
@@ -83,7 +84,7 @@ CHEAP_ERROR = np.array([0.08, 0.25, 0.15, 0.12, 0.30])
 #: Each expensive judge's error rate (whatever the truth).
 EXPENSIVE_ERROR = 0.02
 SIGMA_CLAIM, SIGMA_CLAIM_TEMPLATE, SIGMA_TEMPLATE, SIGMA_FRAMING = 0.12, 0.35, 0.3, 1.2
-MIN_CLAIMS_TO_STOP = 10
+MIN_CLAIMS_TO_STOP = MIN_CI_CLAIMS
 #: Claims come in multiples of the 4 controversy levels (balanced rounds).
 LEVELS = 4
 #: The first look is placed where the planner predicts the worst cell at this share of the
@@ -264,6 +265,8 @@ def plan_shares(
     target: float,
     gen: Array,
     judge: Array,
+    min_claims: int,
+    margin: float,
 ) -> Planned:
     """The planner's shares from a pilot replication (full judging): per cell column the
     nested components of the consensus and the cheap judge's correlation with it."""
@@ -298,8 +301,8 @@ def plan_shares(
     share_b = next((float(r) for r in SHARES if worst(n_claims, r, z95) <= target), 1.0)
     best = (np.inf, 1.0, n_claims)
     for r in SHARES:
-        for n in range(LEVELS * -(-MIN_CLAIMS_TO_STOP // LEVELS), n_claims + 1, LEVELS):
-            if worst(n, r, zk) <= MARGIN * target:
+        for n in range(LEVELS * -(-min_claims // LEVELS), n_claims + 1, LEVELS):
+            if worst(n, r, zk) <= margin * target:
                 cost = n * t * samples * (price_gen + r * price_judge)
                 best = min(best, (cost, float(r), n))
                 break
@@ -316,6 +319,18 @@ def main() -> None:
     ap.add_argument("--samples", type=int, default=5)
     ap.add_argument("--scope", default="model", choices=["model", "model x framing"])
     ap.add_argument("--seed", type=int, default=2026)
+    ap.add_argument(
+        "--min-claims",
+        type=int,
+        default=MIN_CLAIMS_TO_STOP,
+        help="claims a look needs before a model may stop (the run's: 10)",
+    )
+    ap.add_argument(
+        "--margin",
+        type=float,
+        default=MARGIN,
+        help="the first look where the predicted worst half-width is this share of the target",
+    )
     args = ap.parse_args()
     t0 = time.perf_counter()
 
@@ -337,7 +352,16 @@ def main() -> None:
                 labels.append((model, g, OUTCOMES5[o]))
     truth = true_rates(world, columns)
     planned = plan_shares(
-        world, columns, args.claims, args.samples, args.looks, args.target, gen, judge
+        world,
+        columns,
+        args.claims,
+        args.samples,
+        args.looks,
+        args.target,
+        gen,
+        judge,
+        args.min_claims,
+        args.margin,
     )
     rule = parse_until(
         f"halfwidth<={args.target} in {args.looks} looks from {planned.first_c} claims"
@@ -406,7 +430,7 @@ def main() -> None:
                 met = (hi - lo) / 2.0 <= args.target
                 for mi in np.flatnonzero(open_).tolist():
                     cols = col_model == mi
-                    if k == len(sizes) or (n >= MIN_CLAIMS_TO_STOP and met[cols].all()):
+                    if k == len(sizes) or (n >= args.min_claims and met[cols].all()):
                         lo_c[cols], hi_c[cols] = lo[cols], hi[cols]
                         open_[mi], at[mi] = False, n
                         stopped[k] += 1
@@ -432,7 +456,9 @@ def main() -> None:
         f"planner (pilot replication): (b) share {planned.share_b:.2f}; (c) share "
         f"{planned.share_c:.2f}, {args.looks} looks from {planned.first_c} claims (looks at "
         f"{', '.join(map(str, sizes))} claims, at levels "
-        f"{', '.join(f'{100 * v:.4g}%' for v in rule.levels)})"
+        f"{', '.join(f'{100 * v:.4g}%' for v in rule.levels)}; a model stops from "
+        f"{args.min_claims} claims; first look where the predicted worst is {args.margin:g} "
+        "of the target)"
     )
     print()
     head = f"{'design':<44}{'cost $':>10}{'/(a)':>8}{'reached':>9}{'max hw':>9}{'worst':>8}"
