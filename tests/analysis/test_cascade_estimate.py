@@ -164,3 +164,59 @@ def test_coverage_of_the_full_judging_consensus_at_the_planners_share():
     )
     assert share < 0.5  # a real saving: the expensive judges see under half the answers
     assert hits / reps >= 0.90, (hits, reps, share, width)
+
+
+def _three_layers(rng, claims: int, per_claim: int, share: float, labelled: float):
+    """Truth h clustered by claim; the consensus c errs on h (10% either way), the cheap judge
+    f on c (misses 25% of positives, 8% false positives); S a Bernoulli(share) sample, L a
+    Bernoulli(labelled) part of S."""
+    p = rng.beta(0.3 * 8, 0.7 * 8, claims)
+    claim = np.repeat(np.arange(claims), per_claim)
+    h = (rng.random(claim.size) < p[claim]).astype(float)
+    c = np.where(rng.random(claim.size) < 0.10, 1 - h, h)
+    u = rng.random(claim.size)
+    f = np.where(c == 1, (u >= 0.25).astype(float), (u < 0.08).astype(float))
+    in_s = rng.random(claim.size) < share
+    in_l = in_s & (rng.random(claim.size) < labelled)
+    return claim, h, c, f, in_s, in_l
+
+
+def test_two_layers_equal_two_ppi_py_steps():
+    """Both layers on an iid sample: theta_T = theta2 + lam2 (theta_C - mean_S c), each step
+    ppi_py's estimate and lambda."""
+    from deflectbench.analysis.cascade.layers import truth_rates
+
+    rng = np.random.default_rng(11)
+    n = 3000
+    claim, h, c, f, in_s, in_l = _three_layers(rng, n, 1, 0.3, 0.4)
+    (e,) = truth_rates(
+        f, np.where(in_s, c, np.nan), np.where(in_l, h, np.nan), np.arange(n), resamples=20
+    )
+    theta_c = float(ppi_py.ppi_mean_pointestimate(c[in_s], f[in_s], f, lam=None)[0])
+    lam1 = _ppi_py_lam(c[in_s], f[in_s], f)
+    theta2 = float(ppi_py.ppi_mean_pointestimate(h[in_l], c[in_l], c[in_s], lam=None)[0])
+    lam2 = _ppi_py_lam(h[in_l], c[in_l], c[in_s])
+    assert e.details["lam_cheap"] == pytest.approx(lam1, abs=1e-9)
+    assert e.details["lam_consensus"] == pytest.approx(lam2, abs=1e-9)
+    assert e.rate == pytest.approx(theta2 + lam2 * (theta_c - c[in_s].mean()), abs=1e-9)
+
+
+def test_two_layers_cover_the_peoples_rate():
+    """100 replications: the interval covers the people's rate over every answer in >= 90."""
+    from deflectbench.analysis.cascade.layers import truth_rates
+
+    rng = np.random.default_rng(5)
+    hits = 0
+    for r in range(100):
+        claim, h, c, f, in_s, in_l = _three_layers(rng, 60, 50, 0.2, 0.3)
+        (e,) = truth_rates(
+            f,
+            np.where(in_s, c, np.nan),
+            np.where(in_l, h, np.nan),
+            claim,
+            resamples=300,
+            seed=r,
+        )
+        assert e.ci95 is not None
+        hits += e.ci95[0] <= h.mean() <= e.ci95[1]
+    assert hits >= 90, hits

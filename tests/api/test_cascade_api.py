@@ -189,3 +189,32 @@ def _conditions(db: Path) -> set[str]:
         return {r[0] for r in conn.execute("SELECT DISTINCT condition FROM generations")}
     finally:
         conn.close()
+
+
+def test_with_peoples_labels_the_truth_layer_is_reported(answers, tmp_path: Path) -> None:
+    """People label every sampled answer: each model gets the truth (both layers) beside the
+    consensus, and the estimand says so; the labels stay in human_labels."""
+    from deflectbench.records import HumanLabel
+    from deflectbench.vocab import FIELDS
+
+    db, providers = answers
+    cfg = dfb.RunConfig.of(providers=providers)
+    dfb.judge(db, judges=[JUDGE], config=cfg, cheap_judge="lexical", expensive_share=0.6, seed=2)
+    sample = sorted(_judged(db, JUDGE))
+    with Store.open(db) as store:
+        for i, g in enumerate(sample):  # people disagree with the judge on every third answer
+            values = {f: int(VERDICT.get(f, 0) or 0) for f in FIELDS}
+            if i % 3 == 0:
+                values = {**values, "refusal": 1, "compliance_clean": 0}
+            store.save_label(HumanLabel(g, "alice", values))
+    out = tmp_path / "a.json"
+    p = run_cli("analyze", "--db", db, "--json", out, env=_env())
+    assert p.returncode == 0, p.stderr
+    cascade = json.loads(out.read_text())["cascade"]
+    assert "truth is the people's rate" in cascade["estimand"]
+    for g in cascade["by_model"]:
+        truth = g["measures"]["outcome:refusal"]["truth"]
+        assert truth["labels"] == g["with_consensus"]
+        assert truth["rate"] is not None and 0.2 < truth["rate"] < 0.5
+    with Store.open(db) as store:
+        assert {lab.annotator for lab in store.labels()} == {"alice"}

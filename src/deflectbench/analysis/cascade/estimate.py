@@ -28,7 +28,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from deflectbench.analysis.calibration.estimate import Estimate, estimate_rates
 
-__all__ = ["METHODS", "GroupEstimate", "cascade_rates"]
+__all__ = ["METHODS", "GroupEstimate", "cascade_rates", "stratum_weights"]
 
 #: The cheap judge's rate on every answer, the expensive judges' on the sample alone, PPI++.
 METHODS = ("judged", "labels", "ppi++")
@@ -47,7 +47,9 @@ class GroupEstimate:
     notes: tuple[str, ...] = field(default=())
 
 
-def _weights(strata: NDArray[np.object_], labelled: NDArray[np.bool_]) -> NDArray[np.float64]:
+def stratum_weights(
+    strata: NDArray[np.object_], labelled: NDArray[np.bool_]
+) -> NDArray[np.float64]:
     """N_h / n_h for each labelled answer (h its stratum)."""
     names, codes = np.unique(strata.astype(str), return_inverse=True)
     big = np.bincount(codes, minlength=names.size).astype(np.float64)
@@ -97,7 +99,7 @@ def cascade_rates(
                 f"{missing} sampled answers have no verdict of every expensive judge yet: "
                 "the estimate rests on the others (judge them to keep the sample whole)"
             )
-        weights = _weights(h[rows], lab[rows])
+        weights = stratum_weights(h[rows], lab[rows])
         empty = sorted(set(h[rows & ~lab].astype(str)) - set(h[lab].astype(str)))
         if empty:
             notes.append(

@@ -9,8 +9,9 @@ the **expensive judges' consensus rate** over every answer: PPI++ with the cheap
 prediction in the claim bootstrap (:mod:`.estimate`), beside the cheap judge's own rate and the
 expensive judges' rate on the sample alone, and how many calls each judge made.
 
-When people's labels exist too, the corrected section (``calibration``) goes on estimating the
-truth from them as before; docs/cascade.md says how the two layers combine.
+When people's labels exist too (on sampled answers), each model also gets the **truth** (the
+people's rate): the consensus corrected by the labels in turn (:mod:`.layers`); the corrected
+section (``calibration``) goes on as before. docs/cascade.md says how the layers combine.
 """
 
 from __future__ import annotations
@@ -23,8 +24,19 @@ import numpy as np
 import pandas as pd
 
 from deflectbench.analysis.calibration.estimate import Estimate
-from deflectbench.analysis.calibration.load import MEASURES, judged_matrix
-from deflectbench.analysis.cascade.estimate import METHODS, GroupEstimate, cascade_rates
+from deflectbench.analysis.calibration.load import (
+    MEASURES,
+    has_labels,
+    judged_matrix,
+    read_calibration_inputs,
+)
+from deflectbench.analysis.cascade.estimate import (
+    METHODS,
+    GroupEstimate,
+    cascade_rates,
+    stratum_weights,
+)
+from deflectbench.analysis.cascade.layers import truth_rates
 from deflectbench.analysis.frames.scored import in_benchmark, scored_as
 from deflectbench.analysis.options import AnalysisOptions
 from deflectbench.benchmark import Benchmark
@@ -50,6 +62,8 @@ class Cascaded:
     by_model: tuple[GroupEstimate, ...]
     by_framing: tuple[GroupEstimate, ...]
     notes: tuple[str, ...] = ()
+    #: With people's labels: per model (as ``by_model``), the truth through both layers.
+    truth: tuple[list[Estimate], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -58,7 +72,10 @@ class Cascaded:
             "calls": dict(sorted(self.calls.items())),
             "answers": self.answers,
             "sampled": self.sampled,
-            "by_model": [_group_json(g) for g in self.by_model],
+            "by_model": [
+                _group_json(g, self.truth[i] if self.truth else None)
+                for i, g in enumerate(self.by_model)
+            ],
             "by_model_framing": [_group_json(g) for g in self.by_framing],
             "notes": list(self.notes),
         }
@@ -78,10 +95,16 @@ def _estimate_json(e: Estimate) -> dict[str, Any]:
     return out
 
 
-def _group_json(g: GroupEstimate) -> dict[str, Any]:
+def _group_json(g: GroupEstimate, truth: list[Estimate] | None = None) -> dict[str, Any]:
     measures = {}
     for k, (kind, name) in enumerate(MEASURES):
         measures[f"{kind}:{name}"] = {ROLES[m]: _estimate_json(g.estimates[m][k]) for m in METHODS}
+        if truth is not None:
+            measures[f"{kind}:{name}"]["truth"] = {
+                **_estimate_json(truth[k]),
+                "lambda_consensus": truth[k].details.get("lam_consensus"),
+                "labels": truth[k].n_labels,
+            }
     return {
         "group": list(g.group),
         "answers": g.answers,
@@ -163,6 +186,17 @@ def cascade_section(
         "with a cascade, that is the expensive judges' sample; this section estimates the "
         "expensive judges' consensus over every answer",
     )
+    truth: tuple[list[Estimate], ...] = ()
+    human = _human(store, benchmark, options, pack, judg, gen_ids, f.shape)
+    if human is not None:
+        estimand += (
+            "; with people's labels on sampled answers, truth is the people's rate: the "
+            "consensus corrected by them in turn (two PPI++ layers)"
+        )
+        truth = tuple(
+            _truth(f, y, human, claims, strata, sampled, [x == g.group[0] for x in models], common)
+            for g in by_model
+        )
     return Cascaded(
         design,
         estimand,
@@ -172,6 +206,59 @@ def cascade_section(
         tuple(by_model),
         tuple(by_framing),
         notes,
+        truth,
+    )
+
+
+def _human(
+    store: Any,
+    benchmark: Benchmark,
+    options: AnalysisOptions,
+    gens: pd.DataFrame,
+    judg: pd.DataFrame,
+    gen_ids: Sequence[int],
+    shape: tuple[int, ...],
+) -> np.ndarray | None:
+    """People's reference per answer (rows of ``gen_ids``, NaN where unlabelled), or None when
+    the pack has no label."""
+    if not has_labels(store):
+        return None
+    inputs = read_calibration_inputs(store, benchmark, options, frames=(gens, judg))
+    if not inputs.has_labels:
+        return None
+    out = np.full(shape, np.nan)
+    where = {g: i for i, g in enumerate(gen_ids)}
+    cols = [f"human_{kind}_{name}" for kind, name in MEASURES]
+    values = inputs.labelled[cols].to_numpy(dtype=np.float64)
+    for row, g in zip(values, inputs.labelled["gen_id"], strict=True):
+        if int(g) in where:
+            out[where[int(g)]] = row
+    return out
+
+
+def _truth(
+    f: np.ndarray,
+    y: np.ndarray,
+    human: np.ndarray,
+    claims: np.ndarray,
+    strata: Sequence[str],
+    sampled: np.ndarray,
+    mine: Sequence[bool],
+    common: Mapping[str, int],
+) -> list[Estimate]:
+    """One model's truth through both layers (its sample weighed N_h / n_h)."""
+    rows = np.asarray(mine, dtype=bool)
+    lab = sampled[rows] & ~np.isnan(y[rows]).all(axis=1)
+    weight = np.ones(int(rows.sum()))
+    weight[lab] = stratum_weights(np.asarray(strata, dtype=object)[rows], lab)
+    return truth_rates(
+        f[rows],
+        y[rows],
+        human[rows],
+        claims[rows],
+        weight,
+        resamples=common["resamples"],
+        seed=common["seed"],
     )
 
 

@@ -52,13 +52,15 @@ def cascade_terminal(summary: Summary) -> list[Table | Text]:
         show_edge=False,
         title_justify="left",
     )
-    for col in ("model", "outcome", "cascaded", "lambda", "cheap (all)", "sample only", "n"):
+    columns = ["model", "outcome", "cascaded", "lambda", "cheap (all)", "sample only", "n"]
+    for col in [*columns, *(["truth (people)"] if c.truth else [])]:
         t.add_column(col, overflow="fold")
     flagged = False
-    for g in c.by_model:
+    for i, g in enumerate(c.by_model):
         for k, outcome in enumerate(OUTCOMES):
             cascaded = g.estimates["ppi++"][k]
             flagged |= bool(cascaded.flag)
+            truth = [_shown(c.truth[i][k])] if c.truth else []
             t.add_row(
                 escape(" x ".join(g.group)),
                 outcome,
@@ -67,6 +69,7 @@ def cascade_terminal(summary: Summary) -> list[Table | Text]:
                 _shown(g.estimates["judged"][k]),
                 _shown(g.estimates["labels"][k]),
                 f"{count(g.labelled)}/{count(g.answers)}",
+                *truth,
             )
     out.append(t)
     if flagged:
