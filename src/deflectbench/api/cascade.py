@@ -47,10 +47,6 @@ def cascade_ask(
     expensive: Sequence[str],
 ) -> CascadeAsk | None:
     """The checked cascade settings, None when none is given; ConfigError naming the flag."""
-    from deflectbench.analysis.cascade.target import STRATA_OF_SCOPE
-    from deflectbench.analysis.plan.target import parse_target
-    from deflectbench.store.cascade import STRATIFY
-
     if cheap is None:
         given = [n for n, v in (("share", share), ("target", target), ("stratify", stratify)) if v]
         if given:
@@ -59,6 +55,11 @@ def cascade_ask(
                 "judging's: give --cheap-judge too (the judge that scores every answer)"
             )
         return None
+    # only now: the analysis (pandas, scipy) must not load before a plain run's first request
+    from deflectbench.analysis.cascade.target import STRATA_OF_SCOPE
+    from deflectbench.analysis.plan.target import parse_target
+    from deflectbench.store.cascade import STRATIFY
+
     if (share is None) == (target is None):
         raise ConfigError(
             "--cheap-judge needs --expensive-share (e.g. 0.1) or --expensive-target "
