@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from deflectbench.analysis.compat.quirks import ReleaseQuirks
@@ -29,7 +30,7 @@ from deflectbench.analysis.summary.packs import pack_of_store, stored_packs
 from deflectbench.benchmark import Benchmark
 from deflectbench.benchmark.packs import pack_by_key
 from deflectbench.errors import ConfigError, did_you_mean
-from deflectbench.vocab import Consensus
+from deflectbench.vocab import FIELDS, Consensus
 
 __all__ = [
     "CompareError",
@@ -97,9 +98,6 @@ class Side:
 
     #: Name the pack in the label (a comparison of two packs).
     show_pack: bool = False
-    #: The scored table's step counts (:func:`~deflectbench.analysis.frames.scored.take_counts`:
-    #: attempted, scored, judges, per model and judge), kept here rather than in its attrs.
-    counts: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
     @property
     def label(self) -> str:
@@ -139,14 +137,21 @@ def packs_of(read: StoreRead) -> list[Benchmark]:
     return [b for b in found if b is not None]
 
 
-def _side(
-    read: StoreRead, gens: pd.DataFrame, pack: Benchmark, name: str, options: AnalysisOptions
-) -> Side:
-    """The side of one model (``name``) of the pack's generations ``gens``."""
-    mine = gens[gens["model"] == name]
+def _scored_each(
+    read: StoreRead, gens: pd.DataFrame, pack: Benchmark, names: list[str], options: AnalysisOptions
+) -> dict[str, tuple[pd.DataFrame, tuple[str, ...]]]:
+    """Each named model's scored table and the judges it was scored with. When every model
+    is scored with the same judges (the usual store: given ones, one judge's word, or every
+    model judged by the same judges), one scoring of all their generations, split by model:
+    each row is scored on its own verdicts alike, and the table is sorted by model first, so
+    a model's rows are its own table (its fields made integers again where it has no
+    missing value, as its own scoring does). Otherwise each model is scored alone."""
+    mine = gens[gens["model"].isin(names).to_numpy()]
     judg = read.judg
     if Consensus.parse(options.consensus).kind != "judge":  # only judge:NAME reads them all
-        judg = judg[judg["gen_id"].isin(mine["gen_id"])]  # this model's: the same rows scored
+        judg = judg[judg["gen_id"].isin(mine["gen_id"]).to_numpy()]  # the same rows scored
+    if len(names) > 1 and not options.judges and not _same_judges(mine, judg, names):
+        return {n: _scored_each(read, gens, pack, [n], options)[n] for n in names}
     scored = scored_from_frames(
         mine,
         judg,
@@ -155,7 +160,41 @@ def _side(
         judges=options.judges,
         quirks=ReleaseQuirks.of(options.compat),
     )
-    counts = take_counts(scored)  # not in attrs: pandas deep-copies those on every operation
+    judges = tuple(take_counts(scored).get("judges", ()))  # not in attrs: deep-copied by pandas
+    if len(names) == 1:
+        return {names[0]: (scored, judges)}
+    out = {}
+    for name in names:
+        part = scored[(scored["model"] == name).to_numpy()].reset_index(drop=True)
+        for f in FIELDS:
+            if part[f].dtype.kind == "f" and not part[f].isna().any():
+                part[f] = part[f].astype(np.int64)
+        out[name] = (part, judges)
+    return out
+
+
+def _same_judges(gens: pd.DataFrame, judg: pd.DataFrame, names: list[str]) -> bool:
+    """Every model of ``names`` has verdicts of the same judges (in ``judg``)."""
+    model_of = pd.Series(gens["model"].to_numpy(), index=gens["gen_id"].to_numpy())
+    pairs = pd.DataFrame(
+        {"model": judg["gen_id"].map(model_of).to_numpy(), "judge": judg["judge"].to_numpy()}
+    )
+    pairs = pairs.dropna().drop_duplicates()
+    sets = {n: frozenset() for n in names} | {
+        str(m): frozenset(g["judge"].tolist()) for m, g in pairs.groupby("model", sort=False)
+    }
+    return len(set(sets.values())) == 1
+
+
+def _side(
+    read: StoreRead,
+    gens: pd.DataFrame,
+    pack: Benchmark,
+    name: str,
+    scored: tuple[pd.DataFrame, tuple[str, ...]],
+) -> Side:
+    """The side of one model (``name``) of the pack's generations ``gens``, scored."""
+    mine = gens[gens["model"] == name]
     conditions = mine["condition"].dropna().unique().tolist() if "condition" in mine else []
     condition = str(conditions[0]) if len(conditions) == 1 else None
     model = name
@@ -167,9 +206,8 @@ def _side(
         pack=pack.key,
         model=model,
         condition=condition,
-        scored=scored,
-        judges=tuple(counts.get("judges", ())),
-        counts=counts,
+        scored=scored[0],
+        judges=scored[1],
         claims=frozenset(c.claim_id for c in pack.claims),
     )
 
@@ -252,7 +290,8 @@ def sides_of(
             raise CompareError(f"{selector.text}: no generations of {pack.key} in that store")
     else:
         chosen = [_resolve(selector.model, names, selector.text)]
-    return [_side(read, gens, pack, name, options) for name in chosen]
+    scored = _scored_each(read, gens, pack, chosen, options)
+    return [_side(read, gens, pack, name, scored[name]) for name in chosen]
 
 
 def read_sides(
