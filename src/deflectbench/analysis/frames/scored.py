@@ -257,17 +257,15 @@ def _judge_counts(valid_ids: pd.Index, judg: pd.DataFrame, judges: Sequence[str]
     parse_err = ~failed & (on_valid["parse_error"].fillna(1).to_numpy() != 0)
     parsed = ~failed & ~parse_err
     flags = np.where(parsed, on_valid["consistency_flag"].fillna(0).to_numpy(), 0)
-    per_judge = pd.DataFrame(
-        {
-            "judge": on_valid["judge"].to_numpy(),
-            "parsed": parsed,
-            "parse_errors": parse_err,
-            "errors": failed,
-            "judged": 1,
-            "consistency_flags": flags,
-        }
-    ).groupby("judge", sort=False)
-    sums = per_judge.sum().to_dict(orient="index") if len(on_valid) else {}
+    codes, names = pd.factorize(on_valid["judge"])  # a missing judge (-1) is no judge's
+    kept = codes >= 0
+    columns = {"parsed": parsed, "parse_errors": parse_err, "errors": failed, "judged": None}
+    columns["consistency_flags"] = flags
+    per_judge = {  # each judge's sums, by counting: whole numbers, exact
+        c: np.bincount(codes[kept], weights=None if v is None else v[kept], minlength=len(names))
+        for c, v in columns.items()
+    }
+    sums = {str(name): {c: per_judge[c][i] for c in columns} for i, name in enumerate(names)}
     out: dict[str, Any] = {}
     for name in judges:
         mine = sums.get(name, {})
@@ -367,12 +365,13 @@ def scored_from_frames(
     table["outcome"] = pd.Series(quirks.outcomes(table), index=table.index, dtype=object)
     table = table.sort_values(["model", "claim_id", "prompt_id", "sample"], kind="stable")
     table = table.reset_index(drop=True)
+    n_of = [f["model"].value_counts().to_dict() for f in (attempted, valid, no_answer, table)]
     per_model = {
         str(m): {
-            "attempted": int((attempted["model"] == m).sum()),
-            "valid_generations": int((valid["model"] == m).sum()),
-            **({"non_answers": int((no_answer["model"] == m).sum())} if len(no_answer) else {}),
-            "scored": int((table["model"] == m).sum()),
+            "attempted": int(n_of[0].get(m, 0)),
+            "valid_generations": int(n_of[1].get(m, 0)),
+            **({"non_answers": int(n_of[2].get(m, 0))} if len(no_answer) else {}),
+            "scored": int(n_of[3].get(m, 0)),
         }
         for m in sorted(attempted["model"].unique().tolist())
     }
