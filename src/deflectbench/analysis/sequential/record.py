@@ -51,7 +51,7 @@ class SequentialRecord:
         one) the strictest of the looks'."""
         if claims in self.sizes:
             return self.levels[self.sizes.index(claims)]
-        return min(self.levels)
+        return max(self.levels)
 
     def note(self) -> str:
         k, claims, met = self.stopped_at
