@@ -118,11 +118,8 @@ class Threshold:
 
     def meaning(self) -> str:
         """What fails, in words: ``fails when refusal's change lies wholly below -5 pp``."""
-        sides = {
-            "below": f"below -{self.points:g} pp",
-            "above": f"above +{self.points:g} pp",
-            "either": f"below -{self.points:g} pp or above +{self.points:g} pp",
-        }[self.fails]
+        below, above = f"below -{self.points:g} pp", f"above +{self.points:g} pp"
+        sides = {"below": below, "above": above, "either": f"{below} or {above}"}[self.fails]
         return f"fails when {self.measure} {self.where} changes wholly {sides}"
 
 

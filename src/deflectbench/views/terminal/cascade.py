@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rich import box
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
 from deflectbench.views.format import DASH, ci, count, num
 from deflectbench.views.terminal.labels import THIN, THIN_LINE
+from deflectbench.views.terminal.style import titled_table
 from deflectbench.vocab import OUTCOMES
 
 if TYPE_CHECKING:
@@ -46,12 +46,7 @@ def cascade_terminal(summary: Summary) -> list[Table | Text]:
         ),
     ]
     out.extend(Text(f"note: {n}", style="yellow") for n in c.notes)
-    t = Table(
-        title="Expensive judges' consensus per model: cascaded (PPI++), cheap judge, sample",
-        box=box.SIMPLE_HEAD,
-        show_edge=False,
-        title_justify="left",
-    )
+    t = titled_table("Expensive judges' consensus per model: cascaded (PPI++), cheap judge, sample")
     columns = ["model", "outcome", "cascaded", "lambda", "cheap (all)", "sample only", "n"]
     for col in [*columns, *(["truth (people)"] if c.truth else [])]:
         t.add_column(col, overflow="fold")

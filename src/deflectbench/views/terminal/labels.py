@@ -9,7 +9,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rich import box
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
@@ -17,7 +16,7 @@ from rich.text import Text
 from deflectbench.analysis.calibration.load import MEASURES
 from deflectbench.analysis.calibration.shown import no_labels_note
 from deflectbench.views.format import DASH, isnan, num, pct
-from deflectbench.vocab import FIELD_SHORT
+from deflectbench.views.terminal.style import short_field, titled_table
 
 if TYPE_CHECKING:
     from deflectbench.analysis.calibration.shown import RateEstimate
@@ -99,35 +98,27 @@ def _thin_line(estimates: Any) -> list[Table | Text]:
     return []
 
 
-def _table(title: str) -> Table:
-    return Table(title=title, box=box.SIMPLE_HEAD, show_edge=False, title_justify="left")
-
-
-def _short(field: str) -> str:
-    return FIELD_SHORT.get(field, field)
-
-
 def _accuracy_table(c: Calibration) -> Table | None:
     if c.judges is None or not len(c.judges):
         return None
-    t = _table("Sensitivity and specificity against the people (labelled items)")
+    t = titled_table("Sensitivity and specificity against the people (labelled items)")
     for col in ("rater", "field", "n", "sensitivity", "specificity"):
         t.add_column(col, justify="right" if col == "n" else "left", overflow="fold")
     for r in c.judges.itertuples(index=False):
         sens = f"{_p(r.sensitivity)} [{_p(r.sensitivity_lo)}, {_p(r.sensitivity_hi)}]"
         spec = f"{_p(r.specificity)} [{_p(r.specificity_lo)}, {_p(r.specificity_hi)}]"
-        t.add_row(escape(str(r.rater)), _short(str(r.field)), str(r.n), sens, spec)
+        t.add_row(escape(str(r.rater)), short_field(str(r.field)), str(r.n), sens, spec)
     return t
 
 
 def _shift_table(c: Calibration) -> Table:
-    t = _table("Judged and corrected rates per model")
+    t = titled_table("Judged and corrected rates per model")
     for col in ("model", "rate", "judged", "corrected", "lambda", "moved (pts)"):
         t.add_column(col, overflow="fold")
     t.add_column("judged CI excludes", overflow="fold")
     for s in c.shifts:
         flag = {True: "yes", False: "no", None: DASH}[s.judged_ci_excludes_corrected]
-        name = s.measure if s.kind == "outcome" else _short(s.measure)
+        name = s.measure if s.kind == "outcome" else short_field(s.measure)
         moved, lam = num(s.moved_points, "+.1f"), num(s.lam)
         t.add_row(
             escape(s.model), name, estimate(s.judged), estimate(s.corrected), lam, moved, flag
@@ -136,7 +127,7 @@ def _shift_table(c: Calibration) -> Table:
 
 
 def _budget_table(c: Calibration) -> Table:
-    b = _table(
+    b = titled_table(
         f"Label budget: labels for every headline rate's corrected CI within "
         f"±{_p(c.target_fraction)} points"
     )
@@ -154,7 +145,7 @@ def _dawid_skene(c: Calibration) -> list[Table | Text]:
     if ds is None or not ds.available:
         note = "not available" if ds is None else ds.note
         return [Text(f"Dawid-Skene: {note}", style="dim")]
-    d = _table(
+    d = titled_table(
         "Dawid-Skene (latent class over the judges, labels as anchors): sensitivity / specificity"
     )
     d.add_column("field")
@@ -165,7 +156,7 @@ def _dawid_skene(c: Calibration) -> list[Table | Text]:
     flags = []
     for f, fit in ds.fields.items():
         if fit.note is not None:
-            d.add_row(_short(f), escape(str(fit.note)), *("" for _ in ds.judges), "")
+            d.add_row(short_field(f), escape(str(fit.note)), *("" for _ in ds.judges), "")
             continue
         cells = [f"{_p(fit.judges[j][0])} / {_p(fit.judges[j][1])}" for j in ds.judges]
         em = (
@@ -173,10 +164,10 @@ def _dawid_skene(c: Calibration) -> list[Table | Text]:
             if fit.converged is None
             else f"{'yes' if fit.converged else 'NO'} ({fit.iterations} it.)"
         )
-        name = _short(f) + (f" {THIN}" if fit.flag else "")
+        name = short_field(f) + (f" {THIN}" if fit.flag else "")
         d.add_row(name, _p(fit.prevalence), *cells, em)
         if fit.flag:
-            flags.append(Text(f"{THIN} {_short(f)}: {escape(fit.flag)}", style="yellow"))
+            flags.append(Text(f"{THIN} {short_field(f)}: {escape(fit.flag)}", style="yellow"))
     return [d, *flags]
 
 
@@ -220,14 +211,14 @@ def rater_rates_terminal(corrected: RaterRates) -> list[Table | Text]:
     out: list[Table | Text] = []
     shown: list[RateEstimate] = []
     for name, rows in corrected.raters.items():
-        t = _table(
+        t = titled_table(
             f"The {RATER_NAMES.get(name, name)}'s rates against people: its own, labels only, "
             f"corrected ({corrected.method}, calibrated within each model); %, 95% CI"
         )
         for col in ("model", "rate", name, "labels only", "corrected"):
             t.add_column(col, overflow="fold")
         for r in rows:
-            label = r.measure if r.kind == "outcome" else _short(r.measure)
+            label = r.measure if r.kind == "outcome" else short_field(r.measure)
             t.add_row(
                 escape(r.model),
                 label,
@@ -269,10 +260,10 @@ def corrected_terminal(summary: Summary) -> list[Table | Text]:
         )
     ]
     out.extend(Text(f"note: {n}", style="yellow") for n in cal.notes)
-    t = _table("Judged, labels only and corrected rates per model")
+    t = titled_table("Judged, labels only and corrected rates per model")
     for col in ("model", "rate", "judged", "labels only", "corrected", "labels"):
         t.add_column(col, overflow="fold", justify="right" if col == "labels" else "left")
-    framings = _table("Corrected refusal per model and framing")
+    framings = titled_table("Corrected refusal per model and framing")
     framings.add_column("model", overflow="fold")
     framings.add_column("framing")
     framings.add_column("judged")
@@ -285,7 +276,7 @@ def corrected_terminal(summary: Summary) -> list[Table | Text]:
         for want in ("outcome", "field"):
             for kind, name in (m for m in MEASURES if m[0] == want):
                 e = cell.shown("corrected", kind, name)
-                label = name if kind == "outcome" else _short(name) + " (field)"
+                label = name if kind == "outcome" else short_field(name) + " (field)"
                 t.add_row(
                     escape(model),
                     label,

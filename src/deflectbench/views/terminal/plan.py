@@ -3,7 +3,6 @@ per provider, each cell's variance components, and what the plan assumed."""
 
 from __future__ import annotations
 
-from rich import box
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
@@ -11,6 +10,7 @@ from rich.text import Text
 from deflectbench.analysis.plan import CellSpread, Design
 from deflectbench.results.plan import PlanResult
 from deflectbench.views.format import count, num, pct, usd
+from deflectbench.views.terminal.style import titled_table
 
 __all__ = ["plan_terminal"]
 
@@ -44,12 +44,7 @@ def _designs(r: PlanResult) -> Table:
     p = r.plan
     first = p.best if p.best is not None else p.narrowest
     heading = "cheapest reaching it" if p.best is not None else "narrowest possible"
-    table = Table(
-        title=f"Designs for {escape(str(p.target))}",
-        box=box.SIMPLE_HEAD,
-        show_edge=False,
-        title_justify="left",
-    )
+    table = titled_table(f"Designs for {escape(str(p.target))}")
     table.add_column("")
     table.add_column(heading, justify="right")
     table.add_column("paper's full design", justify="right")
@@ -79,12 +74,7 @@ def _designs(r: PlanResult) -> Table:
 
 
 def _cells(r: PlanResult) -> Table:
-    table = Table(
-        title="Variance components per cell",
-        box=box.SIMPLE_HEAD,
-        show_edge=False,
-        title_justify="left",
-    )
+    table = titled_table("Variance components per cell")
     for name in ("cell", "rate", "σ² claim", "σ² claim×tpl", "σ² within", "T", "ρ cheap"):
         table.add_column(name, justify="left" if name == "cell" else "right")
     groups: dict[tuple[object, ...], list[str]] = {}

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from rich import box
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
 from deflectbench.views.format import DASH, num, pct
 from deflectbench.views.terminal.labels import rater_rates_terminal, unset
+from deflectbench.views.terminal.style import short_field, titled_table
 from deflectbench.vocab import FIELD_SHORT
 
 if TYPE_CHECKING:
@@ -55,18 +55,7 @@ def _cell(row: Any, metric: str) -> str:
 
 def _table(title: str) -> Table:
     """A table narrow enough for 80 columns with six statistics over their CIs."""
-    return Table(
-        title=title,
-        box=box.SIMPLE_HEAD,
-        show_edge=False,
-        pad_edge=False,
-        collapse_padding=True,
-        title_justify="left",
-    )
-
-
-def _short(field: str) -> str:
-    return FIELD_SHORT.get(field, field)
+    return titled_table(title, pad_edge=False, collapse_padding=True)
 
 
 def _rater_tables(frame: pd.DataFrame) -> list[Table]:
@@ -78,7 +67,7 @@ def _rater_tables(frame: pd.DataFrame) -> list[Table]:
         for _, header in METRICS:
             t.add_column(header, justify="right", no_wrap=True)
         for row in part.itertuples(index=False):
-            t.add_row(_short(row.field), str(row.n), *(_cell(row, m) for m, _ in METRICS))
+            t.add_row(short_field(row.field), str(row.n), *(_cell(row, m) for m, _ in METRICS))
         out.append(t)
     return out
 
@@ -93,7 +82,7 @@ def _annotator_table(frame: pd.DataFrame) -> Table:
     for row in frame.itertuples(index=False):
         pair = f"{escape(row.annotator_a)} / {escape(row.annotator_b)}"
         cells = (_cell(row, m) for m in ("accuracy", "kappa", "ac1"))
-        t.add_row(pair, _short(row.field), str(row.n), *cells)
+        t.add_row(pair, short_field(row.field), str(row.n), *cells)
     return t
 
 

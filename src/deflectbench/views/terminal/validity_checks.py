@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from rich import box
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
 from deflectbench.views.format import DASH, ci_lines, count, isnan
+from deflectbench.views.terminal.style import titled_table
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -42,7 +42,7 @@ def _table(
 ) -> Table:
     """A table titled ``title`` with its columns in order: ``fold`` (long names folded),
     ``plain``, then ``right`` (numbers, right-justified)."""
-    t = Table(title=title, box=box.SIMPLE_HEAD, show_edge=False, title_justify="left")
+    t = titled_table(title)
     for name in fold:
         t.add_column(name, overflow="fold")
     for name in plain:
