@@ -9,7 +9,11 @@ import ppi_py  # the reference implementation (dev dependency)
 import pytest
 
 from deflectbench.analysis.cascade import cascade_rates, share_for_halfwidth
-from deflectbench.analysis.cascade.size import MIN_EXPECTED, clustered_variance
+from deflectbench.analysis.cascade.size import (
+    MIN_EXPECTED,
+    clustered_variance,
+    consensus_variance,
+)
 from deflectbench.analysis.plan.components import Z95, judged_share_variance
 
 
@@ -119,9 +123,11 @@ def test_clustered_variance_is_the_claim_means_spread():
 
 
 def _clustered_world(rng, claims: int, per_claim: int, rate: float):
-    """Answers clustered by claim (claim rates ~ Beta around ``rate``); a cheap judge that
-    misses 25% of positives and calls 8% of negatives positive."""
-    p = rng.beta(rate * 8, (1 - rate) * 8, claims)
+    """Answers clustered by claim (claim rates ~ Beta around ``rate`` with the paper's spread,
+    sd 2.75 pp); a cheap judge that misses 25% of positives and calls 8% of negatives
+    positive."""
+    k = rate * (1 - rate) / 0.0275**2 - 1.0
+    p = rng.beta(rate * k, (1 - rate) * k, claims)
     claim = np.repeat(np.arange(claims), per_claim)
     y = (rng.random(claim.size) < p[claim]).astype(float)
     u = rng.random(claim.size)
@@ -136,7 +142,8 @@ def coverage(reps: int, *, claims: int, per_claim: int, rate: float, halfwidth: 
     hits, shares, widths = 0, [], []
     for r in range(reps):
         claim, y, f = _clustered_world(rng, claims, per_claim, rate)
-        share = share_for_halfwidth(halfwidth, y.size, clustered_variance(f, claim))
+        v = consensus_variance(clustered_variance(f, claim))
+        share = share_for_halfwidth(halfwidth, y.size, v)
         sampled = rng.random(y.size) < share
         (g,) = cascade_rates(
             f,
@@ -188,7 +195,7 @@ def test_two_layers_equal_two_ppi_py_steps():
 
     rng = np.random.default_rng(11)
     n = 3000
-    claim, h, c, f, in_s, in_l = _three_layers(rng, n, 1, 0.3, 0.4)
+    _, h, c, f, in_s, in_l = _three_layers(rng, n, 1, 0.3, 0.4)
     (e,) = truth_rates(
         f, np.where(in_s, c, np.nan), np.where(in_l, h, np.nan), np.arange(n), resamples=20
     )

@@ -9,9 +9,11 @@ allows, the smallest share is
     r = 1 / (1 + (L - V) N / ((1 - rho^2) sigma^2)),
 
 1 when V >= L already (judging every answer is the best the answers allow). V is the cell's
-claim-clustered variance of its mean (the spread of its claims' means over the claims; the
-cheap judge's verdicts stand in for the consensus'), sigma^2 the worst Bernoulli variance 0.25
-and rho the planner's assumed correlation unless given, so the share errs on the large side.
+claim-clustered variance of its mean (the spread of its claims' means over the claims), read
+from the cheap judge's verdicts before the expensive judges have said anything; a judge that
+errs shrinks its claims' means towards its average, so that spread is divided by rho^2
+(:func:`consensus_variance`). sigma^2 is the worst Bernoulli variance 0.25 and rho the
+planner's assumed correlation unless given, so the share errs on the large side.
 At least :data:`MIN_EXPECTED` answers per cell are asked for (PPI++ needs labels to fit lambda).
 """
 
@@ -23,7 +25,13 @@ from numpy.typing import ArrayLike
 from deflectbench.analysis.plan.components import Z95
 from deflectbench.analysis.plan.spreads import ASSUMED_RHO
 
-__all__ = ["MIN_EXPECTED", "WORST_VARIANCE", "clustered_variance", "share_for_halfwidth"]
+__all__ = [
+    "MIN_EXPECTED",
+    "WORST_VARIANCE",
+    "clustered_variance",
+    "consensus_variance",
+    "share_for_halfwidth",
+]
 
 #: The fewest answers per cell the expensive judges are asked to see (in expectation).
 MIN_EXPECTED = 30
@@ -44,6 +52,13 @@ def clustered_variance(values: ArrayLike, claims: ArrayLike) -> float:
         return 0.0
     means = np.bincount(codes, weights=y, minlength=k) / np.bincount(codes, minlength=k)
     return float(np.var(means, ddof=1) / k)
+
+
+def consensus_variance(cheap_variance: float, rho: float = ASSUMED_RHO) -> float:
+    """The consensus' claim-clustered variance guessed from the cheap judge's: divided by
+    rho^2 (a judge correlated rho with the consensus varies less across claims; the guess is
+    on the large side for a rho as assumed or better)."""
+    return cheap_variance / max(abs(rho), 1e-3) ** 2
 
 
 def share_for_halfwidth(

@@ -14,7 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from deflectbench.analysis.cascade.size import clustered_variance, share_for_halfwidth
+from deflectbench.analysis.cascade.size import (
+    clustered_variance,
+    consensus_variance,
+    share_for_halfwidth,
+)
 from deflectbench.analysis.frames.scored import (
     generation_frame,
     in_benchmark,
@@ -45,6 +49,6 @@ def target_shares(
     out = {h: 1.0 for h in set(strata.values())}
     for h in set(keys.tolist()):
         rows = keys == h
-        v = clustered_variance(values[rows], claims[rows])
+        v = consensus_variance(clustered_variance(values[rows], claims[rows]))
         out[h] = share_for_halfwidth(target.halfwidth, int(rows.sum()), v)
     return out
