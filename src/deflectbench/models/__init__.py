@@ -1,13 +1,2 @@
-"""Talking to models: one small async interface, one module per wire protocol, a registry."""
-
-from deflectbench.models.base import (
-    Completion,
-    GenerationParams,
-    Limits,
-    Message,
-    Model,
-    ModelError,
-    Usage,
-)
-
-__all__ = ["Completion", "GenerationParams", "Limits", "Message", "Model", "ModelError", "Usage"]
+"""Talking to models: one small async interface (:mod:`deflectbench.models.base`, where every
+module and plugin imports it from), one module per wire protocol, a registry."""
