@@ -122,6 +122,12 @@ def test_judge_in_cascade_from_python(answers, tmp_path: Path) -> None:
     assert "Cascaded judging: estimand the consensus (mean)" in shown.stdout
     assert f"Calls per judge: lexical 96, {JUDGE} {len(_judged(db, JUDGE))}." in shown.stdout
     print(shown.stdout[shown.stdout.index("Cascaded judging") :])
+    page = run_cli("report", "--db", db, "--out", tmp_path / "rep", env=_env())
+    assert page.returncode == 0, page.stderr
+    html = (tmp_path / "rep" / "report.html").read_text()
+    assert "Cascaded judging" in html and "Estimand: the consensus (mean)" in html
+    calls = (tmp_path / "rep" / "tables" / "cascade_calls.csv").read_text()
+    assert f"{JUDGE},{len(_judged(db, JUDGE))}" in calls and "lexical,96" in calls
 
 
 def test_the_stored_design_is_kept(answers) -> None:

@@ -33,6 +33,7 @@ from deflectbench.views.report import figures as fg
 from deflectbench.views.report.breakdown_tables import breakdown_tables
 from deflectbench.views.report.calibration_figures import corrected_chart
 from deflectbench.views.report.calibration_tables import CORRECTED_FIGURES, corrected_report_tables
+from deflectbench.views.report.cascade_tables import cascade_tables
 from deflectbench.views.report.chart import DEFAULT_FORMATS, FORMATS
 from deflectbench.views.report.count_tables import count_tables
 from deflectbench.views.report.manifest_tables import manifest_tables
@@ -92,6 +93,7 @@ TABLES: tuple[Callable[[Summary], list[Table]], ...] = (
     turn_tables,
     corrected_report_tables,
     validity_check_tables,
+    cascade_tables,
 )
 
 

@@ -23,6 +23,7 @@ from deflectbench.views.report.calibration_tables import (
     CORRECTED_TABLES,
     corrected_intro_of,
 )
+from deflectbench.views.report.cascade_tables import CASCADE_TABLES, cascade_intro
 from deflectbench.views.report.chart import OUTCOME_LABELS
 from deflectbench.views.report.manifest_tables import MANIFEST_INTRO, MANIFEST_TABLES
 from deflectbench.views.report.tables import FIELD_SHORT, Table
@@ -238,6 +239,10 @@ def _sections(
                 VALIDITY_CHECK_FIGURES,
                 VALIDITY_CHECK_TABLES,
             )
+        )
+    if "cascade" in tables:  # a pack judged in cascade (docs/cascade.md)
+        sections.append(
+            section("cascade", "Cascaded judging", cascade_intro(s), [], CASCADE_TABLES)
         )
     if "manifest" in tables:  # what each run really ran (report.manifest_tables)
         sections.append(section("manifest", "Manifest", MANIFEST_INTRO, [], MANIFEST_TABLES))
