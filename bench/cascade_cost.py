@@ -26,7 +26,8 @@ for the four headline outcomes (``--scope "model x framing"``: per model, framin
   random share r of them; PPI++ (``analysis.calibration.ppi``: lambda fitted, re-fitted in
   every replicate) inside the claim-block bootstrap. r is the planner's: the least share
   whose predicted half-width (``analysis.plan``: nested components and rho measured on a pilot
-  replication of the planted world, full judging) reaches the target in every cell;
+  replication of the planted world, full judging) is ``--margin`` (0.9) of the target in every
+  cell (the worst of many noisy half-widths runs above its prediction);
 - (c) (b) with early stopping (``run --until``, ``analysis.sequential``): claims in a seeded
   order balanced over levels, K = ``--looks`` pre-declared looks, each look's interval at
   level 1 - 0.05/K (Bonferroni), stop at the first look where every cell reaches the target
@@ -298,7 +299,7 @@ def plan_shares(
             hw = max(hw, z * float(np.sqrt(var)))
         return hw
 
-    share_b = next((float(r) for r in SHARES if worst(n_claims, r, z95) <= target), 1.0)
+    share_b = next((float(r) for r in SHARES if worst(n_claims, r, z95) <= margin * target), 1.0)
     best = (np.inf, 1.0, n_claims)
     for r in SHARES:
         for n in range(LEVELS * -(-min_claims // LEVELS), n_claims + 1, LEVELS):
