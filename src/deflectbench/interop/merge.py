@@ -37,6 +37,7 @@ from deflectbench.interop.importer import stored_contents
 from deflectbench.interop.release import InteropError
 from deflectbench.records import GenerationRecord, JudgmentRecord
 from deflectbench.store import Store
+from deflectbench.store.cascade import copy_cascades
 from deflectbench.store.chunked import generation_ids_of, generation_rows_of, judgment_rows_of
 from deflectbench.store.manifests import copy_manifests
 from deflectbench.store.merging import (
@@ -207,6 +208,7 @@ def _merge_one(out: Store, src: Store, report: MergeReport) -> StoreReport:
             add_condition_row(out, row)
         sr.runs = sum(add_run_row(out, run) for run in src.runs())
         copy_manifests(out, src)  # what each of those runs really ran
+        report.notes.extend(copy_cascades(out, src))  # each pack's cascade design
         add_planned_rows(out, planned_rows(src))
         start_id_map(out)
         _generations(out, src, sr, report)

@@ -24,12 +24,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from deflectbench.records import now_iso
+from deflectbench.store.files import StoreError
 
 __all__ = [
     "STRATIFY",
     "CascadeDesign",
     "answer_key",
     "cascade_sample",
+    "copy_cascades",
     "load_cascade",
     "save_cascade",
     "stratum_key",
@@ -127,28 +129,32 @@ def cascade_sample(
 
 def save_cascade(store: Any, benchmark: str, design: CascadeDesign) -> None:
     """Store (replace) the pack's cascade design."""
+    with store.transaction():
+        _put(store, benchmark, design)
+
+
+def _put(store: Any, benchmark: str, design: CascadeDesign) -> None:
     shares = {"default": design.default, "strata": dict(sorted(design.shares.items()))}
     now = now_iso()
-    with store.transaction():
-        store.conn.execute(
-            "INSERT INTO cascades (benchmark, cheap_judge, expensive_json, seed, stratify, "
-            "target, shares_json, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT (benchmark) DO UPDATE SET cheap_judge = excluded.cheap_judge, "
-            "expensive_json = excluded.expensive_json, seed = excluded.seed, "
-            "stratify = excluded.stratify, target = excluded.target, "
-            "shares_json = excluded.shares_json, updated_at = excluded.updated_at",
-            (
-                benchmark,
-                design.cheap,
-                json.dumps(list(design.expensive)),
-                int(design.seed),
-                design.stratify,
-                design.target,
-                json.dumps(shares, sort_keys=True, allow_nan=False),
-                now,
-                now,
-            ),
-        )
+    store.conn.execute(
+        "INSERT INTO cascades (benchmark, cheap_judge, expensive_json, seed, stratify, "
+        "target, shares_json, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (benchmark) DO UPDATE SET cheap_judge = excluded.cheap_judge, "
+        "expensive_json = excluded.expensive_json, seed = excluded.seed, "
+        "stratify = excluded.stratify, target = excluded.target, "
+        "shares_json = excluded.shares_json, updated_at = excluded.updated_at",
+        (
+            benchmark,
+            design.cheap,
+            json.dumps(list(design.expensive)),
+            int(design.seed),
+            design.stratify,
+            design.target,
+            json.dumps(shares, sort_keys=True, allow_nan=False),
+            now,
+            now,
+        ),
+    )
 
 
 def load_cascade(store: Any, benchmark: str) -> CascadeDesign | None:
@@ -163,13 +169,47 @@ def load_cascade(store: Any, benchmark: str) -> CascadeDesign | None:
         return None
     if row is None:
         return None
-    shares = json.loads(row[5])
-    return CascadeDesign(
-        cheap=str(row[0]),
-        expensive=tuple(str(x) for x in json.loads(row[1])),
-        seed=int(row[2]),
-        stratify=str(row[3]),
-        default=float(shares.get("default", 1.0)),
-        shares={str(k): float(v) for k, v in shares.get("strata", {}).items()},
-        target=None if row[4] is None else str(row[4]),
-    )
+    try:  # a store is hostile input: the row is checked, not trusted
+        shares = json.loads(row[5])
+        design = CascadeDesign(
+            cheap=str(row[0]),
+            expensive=tuple(str(x) for x in json.loads(row[1])),
+            seed=int(row[2]),
+            stratify=str(row[3]),
+            default=float(shares.get("default", 1.0)),
+            shares={str(k): float(v) for k, v in shares.get("strata", {}).items()},
+            target=None if row[4] is None else str(row[4]),
+        )
+        shares_ok = all(0.0 < x <= 1.0 for x in (design.default, *design.shares.values()))
+        if design.stratify not in STRATIFY or not shares_ok or not design.expensive:
+            raise ValueError("a share outside (0, 1], unknown strata or no expensive judge")
+    except (ValueError, TypeError, AttributeError, OverflowError) as exc:
+        raise StoreError(
+            f"the store's cascade design of {benchmark} cannot be read ({exc}); judge again "
+            "with the cascade's settings to rewrite it"
+        ) from None
+    return design
+
+
+def copy_cascades(out: Any, src: Any) -> list[str]:
+    """Another store's cascade designs copied into ``out`` (a merge of parts), inside the
+    caller's transaction: a pack ``out`` has none for gets ``src``'s; the same design is kept;
+    another one is kept as it was and said (one line per pack, returned)."""
+    try:
+        packs = [str(r[0]) for r in src.conn.execute("SELECT benchmark FROM cascades")]
+    except sqlite3.OperationalError:  # a store from before m011
+        return []
+    said = []
+    for pack in packs:
+        theirs = load_cascade(src, pack)
+        mine = load_cascade(out, pack)
+        if theirs is None or mine == theirs:
+            continue
+        if mine is None:
+            _put(out, pack, theirs)
+        else:
+            said.append(
+                f"{pack}: another cascade design than the merged one's (kept the first); "
+                "analyze estimates with the first's sample"
+            )
+    return said
