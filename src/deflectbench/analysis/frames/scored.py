@@ -109,18 +109,29 @@ REPEATED_COLUMNS = frozenset(
 )
 
 
-def _read(store: RowReader, table: str, columns: list[str]) -> pd.DataFrame:
+def _read(store: RowReader, table: str, columns: list[str], *, said: bool = False) -> pd.DataFrame:
     """``columns`` of every row of ``table`` as a frame. From a store's column lists when it
     has them (one list per column, each made a column and dropped in turn: a list of row dicts
-    costs ten times the frame), else from its rows; the same frame either way."""
+    costs ten times the frame), else from its rows; the same frame either way. ``said``: the
+    ``said_json`` column becomes the 8 fields (:func:`use_said_values`); from column lists its
+    texts are never a column: each distinct one (read once) is parsed once."""
     column_lists = getattr(store, "column_lists", None)
-    if column_lists is None:
+    data = None if column_lists is None else column_lists(table, columns, repeated=REPEATED_COLUMNS)
+    if data is None or not data[columns[0]]:
         rows = store.generation_rows if table == "generations" else store.judgment_rows
-        return _frame(rows(columns=columns), columns)
-    data = column_lists(table, columns, repeated=REPEATED_COLUMNS)
-    if not data[columns[0]]:
-        return _frame([], columns)
-    return pd.DataFrame({c: pd.Series(data.pop(c), dtype=None) for c in columns}, copy=False)
+        frame = _frame(rows(columns=columns) if data is None else [], columns)
+        return use_said_values(frame) if said else frame
+    texts = data.pop("said_json") if said else None
+    frame = pd.DataFrame({c: pd.Series(data.pop(c), dtype=None) for c in list(data)}, copy=False)
+    if texts is None:
+        return frame
+    index: dict[Any, int] = {}
+    codes = np.fromiter(
+        (-1 if t is None else index.setdefault(t, len(index)) for t in texts),
+        dtype=np.intp,
+        count=len(texts),
+    )
+    return _with_said(frame, codes, list(index))
 
 
 def generation_frame(
@@ -184,8 +195,7 @@ def judgment_frame(
     columns += [c for c in extra if c not in columns]
     if values == "said":
         columns.append("said_json")
-    frame = _read(store, "judgments", columns)
-    return use_said_values(frame) if values == "said" else frame
+    return _read(store, "judgments", columns, said=values == "said")
 
 
 def use_said_values(judg: pd.DataFrame) -> pd.DataFrame:
@@ -201,6 +211,11 @@ def use_said_values(judg: pd.DataFrame) -> pd.DataFrame:
     out = judg.drop(columns=["said_json"], errors="ignore")
     raw = judg["said_json"] if "said_json" in judg else pd.Series([None] * len(judg), dtype=object)
     codes, uniq = pd.factorize(raw, use_na_sentinel=True)
+    return _with_said(out, codes, uniq)
+
+
+def _with_said(out: pd.DataFrame, codes: np.ndarray, uniq: Sequence[Any]) -> pd.DataFrame:
+    """``out`` with the 8 fields of each row's verdict: ``uniq[codes[i]]``, -1 for none."""
     table = np.full((len(uniq) + 1, len(FIELDS)), np.nan)  # the last row: no verdict
     for i, text in enumerate(uniq):
         said = json.loads(text) if isinstance(text, str) else {}
