@@ -11,7 +11,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import chdtrc, ndtr, ndtri
 
 from deflectbench.analysis.stats.arrays import factorize
 
@@ -54,6 +53,8 @@ def chi2_independence(table: ArrayLike) -> Chi2Result:
     expected = np.outer(t.sum(axis=1), t.sum(axis=0)) / n
     stat = float(((t - expected) ** 2 / expected).sum())
     dof = (r - 1) * (c - 1)
+    from scipy.special import chdtrc  # here: scipy costs every command 0.2 s to import
+
     p = float(chdtrc(dof, stat))  # scipy.stats.chi2.sf, without importing scipy.stats
     v = math.sqrt(stat / (n * (min(r, c) - 1)))
     return Chi2Result(statistic=stat, dof=dof, p_value=p, n=round(n), cramers_v=v)
@@ -75,6 +76,8 @@ class TostResult:
 
 def _tost(diff: float, se: float, margin: float, alpha: float) -> TostResult:
     """TOST from a difference and its SE, with normal (z) reference distribution."""
+    from scipy.special import ndtr, ndtri  # here: scipy costs every command 0.2 s to import
+
     if se > 0:
         p_lower = float(ndtr(-(diff + margin) / se))  # H0: diff <= -margin (norm.sf)
         p_upper = float(ndtr((diff - margin) / se))  # H0: diff >= +margin (norm.cdf)
