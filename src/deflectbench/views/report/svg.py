@@ -326,14 +326,9 @@ class Axes:
         grid: str | None = None,
         mark: bool = True,
     ) -> None:
-        for i, v in enumerate(values):
-            x = self.px(v)
-            if grid:
-                self.svg.line(x, self.top, x, self.bottom, grid, 0.6)
-            if mark:
-                self.svg.line(x, self.bottom, x, self.bottom + 3.5, TICK, 0.8)
-            label = tick_label(v) if labels is None else labels[i]
-            self.svg.text(x, self.bottom + 5, label, size=size, anchor="middle", valign="top")
+        """Ticks under the box at ``values`` (labels: the values, or ``labels``), an optional
+        ``grid`` line across the box at each."""
+        self._ticks("x", values, labels, size, grid, mark)
 
     def yticks(
         self,
@@ -344,14 +339,37 @@ class Axes:
         grid: str | None = None,
         mark: bool = True,
     ) -> None:
+        """Ticks left of the box at ``values``, as :meth:`xticks`."""
+        self._ticks("y", values, labels, size, grid, mark)
+
+    def _ticks(
+        self,
+        axis: str,
+        values: Sequence[float],
+        labels: Sequence[str] | None,
+        size: float,
+        grid: str | None,
+        mark: bool,
+    ) -> None:
+        right, svg = self.left + self.width, self.svg
         for i, v in enumerate(values):
-            y = self.py(v)
-            if grid:
-                self.svg.line(self.left, y, self.left + self.width, y, grid, 0.6)
-            if mark:
-                self.svg.line(self.left - 3.5, y, self.left, y, TICK, 0.8)
             label = tick_label(v) if labels is None else labels[i]
-            self.svg.text(self.left - 6, y, label, size=size, anchor="end")
+            if axis == "x":
+                at = self.px(v)
+                grid_line = (at, self.top, at, self.bottom)
+                tick = (at, self.bottom, at, self.bottom + 3.5)
+            else:
+                at = self.py(v)
+                grid_line = (self.left, at, right, at)
+                tick = (self.left - 3.5, at, self.left, at)
+            if grid:
+                svg.line(*grid_line, grid, 0.6)
+            if mark:
+                svg.line(*tick, TICK, 0.8)
+            if axis == "x":
+                svg.text(at, self.bottom + 5, label, size=size, anchor="middle", valign="top")
+            else:
+                svg.text(self.left - 6, at, label, size=size, anchor="end")
 
     def spines(self, left: bool = True, bottom: bool = True) -> None:
         if left:
