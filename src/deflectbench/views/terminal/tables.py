@@ -157,11 +157,13 @@ def breakdown_tables(s: SummaryFields) -> list[Table]:
 
 
 def _signature(s: SummaryFields) -> Table:
-    """Outcome rates per model with their 95% CIs, the counts and the definition below."""
+    """Outcome rates per model with their 95% CIs (at the looks' levels for answers gathered
+    by ``run --until``), the counts and the definition below."""
+    level = "95%" if s.sequential is None else "adjusted (see the note)"
     caption = (
         f"{s.n_attempted:,} attempted, {s.n_valid:,} valid, {s.n_scored:,} scored "
         f"by {escape(', '.join(s.judges)) or 'no judge'} (consensus: "
-        f"{escape(str(s.options.consensus))}); 95% CIs from {s.options.n_resamples:,} "
+        f"{escape(str(s.options.consensus))}); {level} CIs from {s.options.n_resamples:,} "
         "block-bootstrap resamples of claims; " + _definition(s)
     )
     if note := s.small_sample_note:
@@ -169,7 +171,7 @@ def _signature(s: SummaryFields) -> Table:
     if s.sequential is not None:  # gathered by run --until: the looks' levels, said
         caption += f"\n[yellow]{escape(s.sequential.note())}[/]"
     t = _by_model(
-        "Signature: outcome rates per model, 95% CI below", ("n", *OUTCOME_LABELS), caption
+        f"Signature: outcome rates per model, {level} CI below", ("n", *OUTCOME_LABELS), caption
     )
     outcomes = {(r.model, r.measure): r for r in _rows(s.rates) if r.kind == "outcome"}
     for model in s.models:
