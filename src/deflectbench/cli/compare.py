@@ -183,7 +183,6 @@ def compare(
     """
     from deflectbench.analysis.compare.rows import DIFF_JSON_COLUMNS
     from deflectbench.api.compare import compare as compare_results
-    from deflectbench.views.pages.compare import compare_page
     from deflectbench.views.terminal.compare import comparison_view
 
     result = compare_results(
@@ -207,6 +206,8 @@ def compare(
     if csv_out is not None:
         write_csv_rows(csv_out, [r.to_json() for r in result.rows], DIFF_JSON_COLUMNS)
     if html_out is not None:
+        from deflectbench.views.pages.compare import compare_page  # jinja2: only for a page
+
         write_text(html_out, compare_page(result), "--html")
     if str(json_out) != "-":
         for part in comparison_view(result):

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from deflectbench.analysis.compare.select import CompareError, Side
@@ -152,17 +153,42 @@ def common_cells(
 ) -> tuple[pd.DataFrame, pd.DataFrame, Coverage]:
     """Both scored tables restricted to the cells both hold (row order kept; a table holding
     only common cells is returned as it is), and the pair's :class:`Coverage`."""
-    ka, kb = _keys(a), _keys(b)
-    common = ka.unique().intersection(kb.unique())
-    in_a = ka.isin(common) if len(ka) else pd.Series([], dtype=bool).to_numpy()
-    in_b = kb.isin(common) if len(kb) else pd.Series([], dtype=bool).to_numpy()
+    if a.empty or b.empty:
+        nothing = Held(0, 0, 0, 0)
+        return (
+            a if a.empty else a.iloc[:0],
+            b if b.empty else b.iloc[:0],
+            Coverage(label_a, label_b, held(a), held(b), nothing, {}, {}),
+        )
+    ids_a, ids_b = _cell_ids(a, b)
+    in_a, in_b = np.isin(ids_a[-1], ids_b[-1]), np.isin(ids_b[-1], ids_a[-1])
     ra = a if bool(in_a.all()) else a[in_a]
     rb = b if bool(in_b.all()) else b[in_b]
     names = {"claims": "claim_id", "templates": "prompt_id", "samples": "sample"}
-    only_a = {k: _only(a[c], b[c]) for k, c in names.items()} if len(a) and len(b) else {}
-    only_b = {k: _only(b[c], a[c]) for k, c in names.items()} if len(a) and len(b) else {}
-    coverage = Coverage(label_a, label_b, held(a), held(b), held(ra), only_a, only_b)
+    only_a = {k: _only(a[c], b[c]) for k, c in names.items()}
+    only_b = {k: _only(b[c], a[c]) for k, c in names.items()}
+    common = _held([x[in_a] for x in ids_a])
+    coverage = Coverage(label_a, label_b, _held(ids_a), _held(ids_b), common, only_a, only_b)
     return ra, rb, coverage
+
+
+def _cell_ids(a: pd.DataFrame, b: pd.DataFrame) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Each row's claim, template and sample as integer codes shared by both tables, and its
+    cell (the three as one integer), for A's rows and B's."""
+    codes, key = [], np.zeros(len(a) + len(b), dtype=np.int64)
+    for column in CELL:
+        values = pd.concat([a[column], b[column]], ignore_index=True)
+        found, distinct = pd.factorize(values.astype("int64") if column == "sample" else values)
+        codes.append(found.astype(np.int64))
+        key = key * (len(distinct) + 1) + found + 1
+    codes.append(key)
+    return [x[: len(a)] for x in codes], [x[len(a) :] for x in codes]
+
+
+def _held(ids: list[np.ndarray]) -> Held:
+    """:func:`held` from :func:`_cell_ids`' codes of one table's rows."""
+    claims, templates, samples, cells = (int(np.unique(x).size) for x in ids)
+    return Held(claims, templates, samples, cells)
 
 
 def on_common_cells(
