@@ -18,6 +18,13 @@ __all__ = ["jsonable"]
 
 def jsonable(value: Any) -> Any:
     """Plain JSON data: numpy scalars to Python, NaN/inf to None, tuples to lists, keys to str."""
+    kind = type(value)  # the common exact types first (a summary holds ~10,000 values)
+    if kind is str or kind is int or kind is bool or value is None:
+        return value
+    if kind is float:
+        return value if math.isfinite(value) else None
+    if kind is dict:
+        return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, Mapping):
         return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple | np.ndarray):
