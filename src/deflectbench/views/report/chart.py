@@ -54,6 +54,7 @@ __all__ = [
     "figure_formats",
     "label_segment",
     "model_style",
+    "outcome_bars",
     "outcome_legend",
     "save_chart",
     "styled_figure",
@@ -257,6 +258,23 @@ def label_segment(
             else None
         ),
     )
+
+
+def outcome_bars(ax: Any, shares: np.ndarray, labels: Sequence[str], size: float) -> None:
+    """One stacked bar of outcome shares (percent; a row of ``shares`` per label, a column per
+    outcome) per label, top to bottom, each segment's percentage written in at ``size``; x 0-100."""
+    n = len(labels)
+    y = np.arange(n)
+    left = np.zeros(n)
+    for k, o in enumerate(OUTCOMES):
+        width = shares[:, k]
+        ax.barh(y, width, left=left, height=0.68, label=OUTCOME_LABELS[o], **bar_kw(o))
+        for i in range(n):
+            label_segment(ax, left[i], y[i], width[i], o, size)
+        left += width
+    ax.set_yticks(y, labels=labels)
+    ax.set_ylim(n - 0.5, -0.5)
+    ax.set_xlim(0, 100)
 
 
 def outcome_legend(target: Any, **kw: Any) -> None:

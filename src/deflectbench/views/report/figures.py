@@ -28,11 +28,10 @@ from deflectbench.views.report.chart import (
     OUTCOME_COLORS,
     OUTCOME_LABELS,
     Chart,
-    bar_kw,
     ci_panel,
     facet_grid,
-    label_segment,
     model_style,
+    outcome_bars,
     outcome_legend,
     save_chart,
     styled_figure,
@@ -110,17 +109,8 @@ def signature_chart(
         with styled_figure(11, 1.6 + 0.62 * n + 1.3 + 0.42 * n) as fig:
             gs = fig.add_gridspec(2, len(OUTCOMES), height_ratios=[0.62 * n + 0.9, 0.42 * n + 0.9])
             ax = fig.add_subplot(gs[0, :])
+            outcome_bars(ax, np.nan_to_num(rates), labels, 9)
             y = np.arange(n)
-            left = np.zeros(n)
-            for k, o in enumerate(OUTCOMES):
-                width = np.nan_to_num(rates[:, k])
-                ax.barh(y, width, left=left, height=0.68, label=OUTCOME_LABELS[o], **bar_kw(o))
-                for i in range(n):
-                    label_segment(ax, left[i], y[i], width[i], o, 9)
-                left += width
-            ax.set_yticks(y, labels=labels)
-            ax.set_ylim(n - 0.5, -0.5)
-            ax.set_xlim(0, 100)
             ax.set_xticks(np.arange(0, 101, 10))
             ax.set_xlabel("share of the model's scored generations (%)")
             ax.spines["left"].set_visible(False)

@@ -16,8 +16,7 @@ from deflectbench.views.format import ci, count, pct
 from deflectbench.views.report.chart import (
     OUTCOME_LABELS,
     Chart,
-    bar_kw,
-    label_segment,
+    outcome_bars,
     outcome_legend,
     styled_figure,
 )
@@ -123,17 +122,7 @@ def turn_chart(s: Summary) -> Chart:
     def draw() -> Figure:
         with styled_figure(10, 1.6 + 0.55 * n) as fig:
             ax = fig.add_subplot()
-            y = np.arange(n)
-            left = np.zeros(n)
-            for k, o in enumerate(OUTCOMES):
-                width = shares[:, k]
-                ax.barh(y, width, left=left, height=0.68, label=OUTCOME_LABELS[o], **bar_kw(o))
-                for i in range(n):
-                    label_segment(ax, left[i], y[i], width[i], o, 8)
-                left += width
-            ax.set_yticks(y, labels=labels)
-            ax.set_ylim(n - 0.5, -0.5)
-            ax.set_xlim(0, 100)
+            outcome_bars(ax, shares, labels, 8)
             ax.set_xlabel("share of the turn-2 replies (%)")
             ax.tick_params(axis="y", length=0)
             outcome_legend(ax, loc="lower center", bbox_to_anchor=(0.5, 1.0))
