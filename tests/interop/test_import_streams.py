@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from deflectbench.interop import import_paths, importer
+from deflectbench.interop.bulk import BulkRows
 from deflectbench.interop.release import InteropError
 from deflectbench.store import Store
 from support.fixtures import copy_of_release_fixture
@@ -38,7 +39,8 @@ def release(root: Path, benchmark, runs: int) -> tuple[Path, list[Path]]:
 
 
 class Held:
-    """Records decoded and not yet handed to the store: the most the importer ever held."""
+    """Records decoded and not yet handed to the store: the most the importer ever held (a
+    record the careful way, or a chunk's rows in bulk)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.now = self.most = self.written = 0
@@ -48,6 +50,26 @@ class Held:
         for name in ("add_generation", "add_judgment"):
             add = getattr(Store, name)
             monkeypatch.setattr(Store, name, self._writing(add))
+        for name in ("generations", "evals"):
+            monkeypatch.setattr(BulkRows, name, self._rows(getattr(BulkRows, name)))
+        monkeypatch.setattr(importer, "_write_rows", self._bulk(importer._write_rows))
+
+    def _rows(self, rows_of):
+        def counted(*args, **kwargs):
+            found = rows_of(*args, **kwargs)
+            if found is not None:  # a chunk's rows, held until written together
+                self.most = max(self.most, self.now + len(found[0]))
+            return found
+
+        return counted
+
+    def _bulk(self, write):
+        def written(store, kind, rows):
+            done = write(store, kind, rows)
+            self.written += len(rows) if done else 0
+            return done
+
+        return written
 
     def _counting(self, decode):
         def counted(*args, **kwargs):
@@ -67,9 +89,16 @@ class Held:
         return written
 
 
+@pytest.fixture(params=[True, False], ids=["bulk", "careful"])
+def bulk(request, monkeypatch) -> bool:
+    """Each test both ways: common chunks written in bulk, and every chunk the careful way."""
+    monkeypatch.setattr(importer, "BULK", request.param)
+    return request.param
+
+
 @pytest.mark.parametrize("runs", [4, 20])
 def test_the_importer_never_holds_more_than_one_chunk_of_records(
-    tmp_path, benchmark, monkeypatch, runs
+    tmp_path, benchmark, monkeypatch, runs, bulk
 ):
     gens, evals = release(tmp_path / "rel", benchmark, runs)
     n_gens = len(gens.read_text().splitlines())
@@ -114,7 +143,7 @@ def _cut_gzip(path: Path, out: Path) -> int:
 
 
 def test_a_file_refused_in_its_last_chunk_leaves_nothing_of_itself(
-    tmp_path, benchmark, monkeypatch
+    tmp_path, benchmark, monkeypatch, bulk
 ):
     gens, _ = release(tmp_path / "rel", benchmark, 4)
     n = len(gens.read_text().splitlines())
@@ -133,7 +162,7 @@ def test_a_file_refused_in_its_last_chunk_leaves_nothing_of_itself(
 
 
 def test_a_process_stopped_in_the_last_chunk_leaves_nothing_of_the_file(
-    tmp_path, benchmark, monkeypatch
+    tmp_path, benchmark, monkeypatch, bulk
 ):
     gens, evals = release(tmp_path / "rel", benchmark, 4)
     n = len(gens.read_text().splitlines())
@@ -141,7 +170,7 @@ def test_a_process_stopped_in_the_last_chunk_leaves_nothing_of_the_file(
         import_paths(store, [gens, evals[0]], chunk_records=CHUNK)  # one judge's file, stored
         before = store.judgment_rows()
         assert len(before) == n
-        add = Store.add_judgment
+        add, write = Store.add_judgment, importer._write_rows
         calls = 0
 
         def stop_near_the_end(self, rec):
@@ -151,7 +180,15 @@ def test_a_process_stopped_in_the_last_chunk_leaves_nothing_of_the_file(
                 raise KeyboardInterrupt  # as a Ctrl-C in the last chunk
             add(self, rec)
 
+        def stop_in_the_last_chunk(store, kind, rows):
+            nonlocal calls
+            calls += len(rows)
+            if calls == n:
+                raise KeyboardInterrupt  # as a Ctrl-C while the last chunk is written
+            return write(store, kind, rows)
+
         monkeypatch.setattr(Store, "add_judgment", stop_near_the_end)
+        monkeypatch.setattr(importer, "_write_rows", stop_in_the_last_chunk)
         with pytest.raises(KeyboardInterrupt):
             import_paths(store, [evals[1]], chunk_records=CHUNK)
         assert store.judgment_rows() == before
@@ -170,7 +207,7 @@ def _edited(gens: Path, out: Path) -> list[str]:
 
 
 @pytest.mark.parametrize("chunk", [1, 7, CHUNK, 100_000])
-def test_any_chunk_size_imports_and_reports_as_one_pass(tmp_path, benchmark, chunk):
+def test_any_chunk_size_imports_and_reports_as_one_pass(tmp_path, benchmark, chunk, bulk):
     gens, _ = release(tmp_path / "rel", benchmark, 4)
     path = tmp_path / "generations_edited.jsonl"
     lines = _edited(gens, path)
@@ -204,7 +241,7 @@ def test_a_gzip_read_block_by_block_gives_every_line(tmp_path, benchmark, monkey
 
 
 def test_an_archive_failing_its_check_after_chunks_were_written_stores_nothing(
-    tmp_path, benchmark, monkeypatch
+    tmp_path, benchmark, monkeypatch, bulk
 ):
     """A wrong CRC is found at the archive's end, after its chunks were written: what was read
     is not trusted, the file is rolled back and reported as one problem (line 1)."""

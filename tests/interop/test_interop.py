@@ -20,6 +20,7 @@ from deflectbench.interop import (
     export,
     gen_id,
     import_paths,
+    importer,
     iter_release_records,
     model_slug,
 )
@@ -303,12 +304,14 @@ def test_eval_for_an_unknown_generation_is_reported_and_skipped(tmp_path, benchm
         assert len(report.problems) == len(e)
 
 
-def test_a_crash_mid_file_leaves_nothing_half_written(tmp_path, benchmark, monkeypatch):
+@pytest.mark.parametrize("bulk", [True, False], ids=["bulk", "careful"])
+def test_a_crash_mid_file_leaves_nothing_half_written(tmp_path, benchmark, monkeypatch, bulk):
     small_release(tmp_path / "rel", benchmark)
+    monkeypatch.setattr(importer, "BULK", bulk)
     with Store.open(tmp_path / "x.db") as store:
         import_paths(store, [tmp_path / "rel/data/generations"])
         calls = {"n": 0}
-        original = Store.add_judgment
+        original, write = Store.add_judgment, importer._write_rows
 
         def flaky(self, rec):
             calls["n"] += 1
@@ -316,11 +319,20 @@ def test_a_crash_mid_file_leaves_nothing_half_written(tmp_path, benchmark, monke
                 raise OSError("disk full")
             original(self, rec)
 
+        def flaky_rows(store, kind, rows):  # a chunk of 20 at a time, in bulk
+            calls["n"] += len(rows)
+            if calls["n"] >= 50:
+                raise OSError("disk full")
+            return write(store, kind, rows)
+
         monkeypatch.setattr(Store, "add_judgment", flaky)
+        monkeypatch.setattr(importer, "_write_rows", flaky_rows)
         with pytest.raises(OSError):
-            import_paths(store, [tmp_path / "rel/data/evals"])
+            import_paths(store, [tmp_path / "rel/data/evals"], chunk_records=20)
+        assert calls["n"] >= 50  # two chunks were written before it
         assert store.counts()["judgments"] == 0
         monkeypatch.setattr(Store, "add_judgment", original)
+        monkeypatch.setattr(importer, "_write_rows", write)
         report = import_paths(store, [tmp_path / "rel/data/evals"])
         assert report.ok and store.counts()["judgments"] == report.total("evals", "imported") > 0
 

@@ -24,8 +24,9 @@ from deflectbench import gate
 from deflectbench.benchmark import Benchmark, default_benchmark
 from deflectbench.conditions import RELEASE
 from deflectbench.gate import GateError
+from deflectbench.interop.bulk import BulkRows
 from deflectbench.interop.decode import decode_eval, decode_generation, decode_line
-from deflectbench.interop.release import Catalog, InteropError, RecordError
+from deflectbench.interop.release import EVAL_KEYS, Catalog, InteropError, RecordError
 from deflectbench.store import Store
 from deflectbench.store.chunked import (
     FirstLines,
@@ -33,6 +34,13 @@ from deflectbench.store.chunked import (
     generation_ids_of,
     generation_rows_of,
     judgment_rows_of,
+)
+from deflectbench.store.upsert import (
+    GENERATION_COLUMNS,
+    GENERATION_KEYS,
+    JUDGMENT_COLUMNS,
+    JUDGMENT_KEYS,
+    keep_good_upsert,
 )
 
 Kind = Literal["generations", "evals"]
@@ -319,6 +327,9 @@ def iter_release_records(path: Path) -> Iterator[dict[str, Any]]:
 #: Records read, checked and written at a time: an import holds this many records (and the
 #: store's rows for them), however long its files and however large the store.
 CHUNK_RECORDS = 2_000
+#: Whether a chunk of common records is written in bulk (:mod:`.bulk`); off, every chunk is
+#: read the careful way (the tests compare both).
+BULK = True
 
 
 def import_paths(
@@ -347,9 +358,10 @@ def import_paths(
             )
             continue
         queued[kind].append(path)
+    bulk = BulkRows(catalog) if BULK else None
     for queued_kind, files in queued.items():  # generations first, then evals
         for path in files:
-            _import_file(store, path, queued_kind, catalog, report, max(1, chunk_records))
+            _import_file(store, path, queued_kind, catalog, report, max(1, chunk_records), bulk)
     return report
 
 
@@ -368,11 +380,18 @@ def _identity(kind: Kind, rec: Any) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
 
 
 def _import_file(
-    store: Store, path: Path, kind: Kind, catalog: Catalog, report: ImportReport, chunk: int
+    store: Store,
+    path: Path,
+    kind: Kind,
+    catalog: Catalog,
+    report: ImportReport,
+    chunk: int,
+    bulk: BulkRows | None = None,
 ) -> None:
     """One file in one transaction, ``chunk`` records at a time: whatever stops it midway
     (an unreadable block, an archive that expands too far, a killed process) leaves nothing of
-    it stored."""
+    it stored. A chunk of common records new to the store is written in bulk; any other is
+    read the careful way."""
     fr = FileReport(path=path, kind=kind)
     report.files.append(fr)
     counter = "generations" if kind == "generations" else "judgments"
@@ -384,6 +403,10 @@ def _import_file(
         with store.transaction():
             first_lines = FirstLines(store.conn)
             for lines in _batched(_lines(path), chunk):
+                if bulk is not None and (n := _in_bulk(store, kind, bulk, lines, first_lines)):
+                    fr.read += n
+                    kept += n
+                    continue
                 decoded = _decoded(store, path, kind, catalog, lines, fr, bad)
                 if not decoded:
                     continue
@@ -402,6 +425,53 @@ def _import_file(
     report.problems += bad.problems + conflicts.problems + refusals.problems
     fr.imported = store.counts()[counter] - before
     fr.already_present = kept - refused - fr.imported
+
+
+def _in_bulk(
+    store: Store, kind: Kind, bulk: BulkRows, lines: Sequence[Line], first_lines: FirstLines
+) -> int:
+    """The chunk written in one statement when every record in it is common (:mod:`.bulk`),
+    new to the store and to the rest of the chunk: how many; else 0, nothing written (a record
+    the store refuses undoes the chunk), and the careful way reads it."""
+    conn = store.conn
+    found: tuple[list[Any], list[Any]] | None = None
+    if kind == "generations":
+        found = bulk.generations(lines)
+    elif (objects := bulk.objects(lines, EVAL_KEYS)) is not None and (
+        named := bulk.generation_keys(objects)
+    ) is not None:
+        found = bulk.evals(objects, generation_ids_of(conn, bulk.benchmark, RELEASE, named))
+    if found is None:
+        return 0
+    rows, keys = found
+    if len(set(keys)) != len(keys):
+        return 0
+    if kind == "generations":
+        stored: dict[Any, Any] = generation_rows_of(conn, bulk.benchmark, RELEASE, keys)
+    else:
+        stored = judgment_rows_of(conn, keys)
+    if stored or not _write_rows(store, kind, rows):
+        return 0
+    first_lines.remember({key: line[0] for key, line in zip(keys, lines, strict=True)})
+    return len(rows)
+
+
+def _write_rows(store: Store, kind: Kind, rows: list[Any]) -> bool:
+    """Rows as ``Store.add_generation`` / ``add_judgment`` write them, in one statement:
+    all or (the store refusing one) none."""
+    if kind == "generations":
+        sql = keep_good_upsert("generations", GENERATION_KEYS, GENERATION_COLUMNS)
+    else:
+        sql = keep_good_upsert("judgments", JUDGMENT_KEYS, JUDGMENT_COLUMNS)
+    store.conn.execute("SAVEPOINT bulk")
+    try:
+        store.conn.executemany(sql, rows)
+    except (ValueError, OverflowError, sqlite3.IntegrityError):  # as _write: one line's own
+        store.conn.execute("ROLLBACK TO bulk")
+        store.conn.execute("RELEASE bulk")
+        return False
+    store.conn.execute("RELEASE bulk")
+    return True
 
 
 def _decoded(
@@ -450,13 +520,15 @@ def _decoded(
 
 
 def _generation_keys(objects: Sequence[tuple[int, str, dict[str, Any]]]) -> list[GenKey]:
-    """The (model, claim_id, prompt_id, run) each judge record names, where well typed (a
-    record naming it otherwise is refused by the decoder before it looks)."""
+    """The (model, claim_id, prompt_id, run) each judge record names, where well typed and the
+    run in range (a record naming it otherwise is refused by the decoder before it looks; a
+    run too large for SQLite once ended the import with a traceback)."""
     keys = []
     for _, _, obj in objects:
         model, claim, prompt, run = map(obj.get, ("gen_model", "claim_id", "prompt_id", "run"))
         if type(model) is str and type(claim) is str and type(prompt) is str and type(run) is int:
-            keys.append((model, claim, prompt, run))
+            if 0 <= run <= gate.MAX_SAMPLE:
+                keys.append((model, claim, prompt, run))
     return keys
 
 

@@ -1,0 +1,324 @@
+"""The import's fast lane (interop/bulk.py) changes nothing but the time: hostile release files
+imported with common chunks written in bulk and with every chunk read the careful way give the
+same problems, line for line, the same counts per file and the same stored rows, column for
+column, at several chunk sizes, and again on a re-import into the same stores. A hypothesis
+property does the same for one field of one record set to any JSON value."""
+
+from __future__ import annotations
+
+import json
+import random
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from deflectbench.interop import decode, import_paths, importer
+from deflectbench.interop.release import EVAL_KEYS, GEN_KEYS
+from deflectbench.store import Store
+from support.fixtures import copy_of_release_fixture
+
+MODELS = ("gpt-5.5", "grok-4.3")
+JUDGES = ("claude-haiku-4-5-20251001", "gpt-5.4-mini")
+
+
+def release(root: Path, benchmark) -> tuple[list[Path], list[Path]]:
+    """Two models' generations (failed requests among them) and two judges' files (parse
+    errors among them)."""
+    copy_of_release_fixture(
+        root,
+        models=MODELS,
+        judges=JUDGES,
+        claims=[c.claim_id for c in benchmark.claims[::10]],
+        runs=3,
+        seed=11,
+        error_rate=0.05,
+        parse_error_rate=0.05,
+    )
+    return sorted(root.rglob("generations_*.jsonl")), sorted(root.rglob("evals_*.jsonl"))
+
+
+def dump(db: Path) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of every table (ids included), in one order."""
+    con = sqlite3.connect(db)
+    try:
+        tables = [t for (t,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        return {t: sorted(con.execute(f'SELECT * FROM "{t}"'), key=repr) for t in tables}
+    finally:
+        con.close()
+
+
+def import_both_ways(
+    paths: list[Path], work: Path, monkeypatch: pytest.MonkeyPatch, chunk: int, again: bool = True
+) -> int:
+    """Import ``paths`` in bulk and the careful way into two new stores (twice, with
+    ``again``) and assert the same reports and rows; returns the chunks written in bulk."""
+    written = {"chunks": 0}
+    write = importer._write_rows
+
+    def counted(store, kind, rows):
+        done = write(store, kind, rows)
+        written["chunks"] += done
+        return done
+
+    monkeypatch.setattr(importer, "_write_rows", counted)
+    # a record without a timestamp is stored at the time of its import: one time for both
+    monkeypatch.setattr(decode, "now_iso", lambda: "2026-12-04T00:00:00+00:00")
+    seen = []
+    for bulk in (True, False):
+        monkeypatch.setattr(importer, "BULK", bulk)
+        db = work / f"{'bulk' if bulk else 'careful'}-{chunk}.db"
+        reports = []
+        with Store.open(db) as store:
+            for _ in range(2 if again else 1):
+                r = import_paths(store, paths, chunk_records=chunk)
+                counts = [(f.path, f.kind, f.read, f.imported, f.already_present, f.skipped)
+                          for f in r.files]  # fmt: skip
+                reports.append((r.problems, counts, r.notes))
+        seen.append((reports, dump(db)))
+    (bulk_reports, bulk_rows), (careful_reports, careful_rows) = seen
+    assert bulk_reports == careful_reports
+    for table, rows in careful_rows.items():
+        assert [r for r in bulk_rows[table] if r not in rows] == [], table
+    assert bulk_rows == careful_rows
+    return written["chunks"]
+
+
+# -- hostile files ------------------------------------------------------------------------------
+
+
+def _set(key: str, value: Any):
+    def edit(obj: dict[str, Any]) -> dict[str, Any] | str:
+        obj[key] = value
+        return obj
+
+    return edit
+
+
+def _drop(key: str):
+    def edit(obj: dict[str, Any]) -> dict[str, Any] | str:
+        obj.pop(key, None)
+        return obj
+
+    return edit
+
+
+def _reordered(obj: dict[str, Any]) -> dict[str, Any] | str:
+    return dict(reversed(list(obj.items())))
+
+
+def _raw(text: str):
+    return lambda obj: text
+
+
+#: What a damaged, edited or hostile file may hold, each applied to some random line.
+EDITS_ANY = [
+    _raw("{not json"),
+    _raw("[1, 2, 3]"),
+    _raw('{"a": NaN}'),
+    _raw(" "),
+    _set("controversy_level", 2),
+    _set("controversy_level", "1"),
+    _set("controversy_level", 1.0),
+    _set("controversy_level", True),
+    _set("claim_text", "An edited claim text."),
+    _set("claim_id", "NO_SUCH_CLAIM"),
+    _set("claim_id", ["L1"]),
+    _set("prompt_id", 7),
+    _set("run", 1.0),
+    _set("run", "2"),
+    _set("run", -1),
+    _set("run", 10**30),
+    _set("run", True),
+    _set("timestamp", ""),
+    _set("timestamp", None),
+    _set("timestamp", 5),
+    _set("unknown_field", {"b": 1, "a": [2, {"c": None}]}),
+    _set("_private", 1),
+    _drop("timestamp"),
+    _drop("gen_id"),
+    _reordered,
+]
+EDITS_GENERATION = [
+    _set("model", "gpt\u200b-5.5"),
+    _set("model", ""),
+    _set("model", "m" * 300),
+    _set("model", ["x"]),
+    _set("model", "another-model"),
+    _set("response", "ERROR: looks like an error, flagged as an answer"),
+    _set("response", "said with a lone surrogate \ud800 inside"),
+    _set("response", None),
+    _set("is_error", 1),
+    _set("is_error", 2),
+    _set("is_error", True),
+    _set("is_answer", 1),
+    _set("input_tokens", -5),
+    _set("input_tokens", 3.5),
+    _set("output_tokens", 10**12),
+    _set("prompt_text", "Another prompt."),
+    _drop("prompt_text"),
+    _set("gen_id", "not__the__right__id"),
+    _set("fallacy", "ad_hominem"),
+]
+EDITS_EVAL = [
+    _set("judge_model", "judge\u00ad"),
+    _set("judge_model", 3),
+    _set("gen_model", "nobody"),
+    _set("gen_model", None),
+    _set("parse_error", 1),
+    _set("parse_error", 2),
+    _set("parse_error", True),
+    _set("refusal", 2),
+    _set("refusal", "1"),
+    _set("refusal", True),
+    _set("refusal", None),
+    _set("WA_present", -1),
+    _set("compliance_clean", 1),
+    _set("detected_fallacies", ["red_herring"]),
+    _set("detected_fallacies", [{"x": 1}]),
+    _set("detected_fallacies", "whataboutism"),
+    _set("consistency_flag", True),
+    _set("consistency_flag", 2),
+    _set("raw_judge_response", 12),
+    _set("raw_judge_response", None),
+    _set("reasoning", ["a"]),
+    _set("eval_id", "x"),
+    _set("fallacy_requested", "red_herring"),
+]
+
+
+def _styled(line: str, rng: random.Random) -> str:
+    """The same record in another JSON style, now and then: compact, ASCII-escaped, CRLF."""
+    obj = json.loads(line)
+    pick = rng.random()
+    if pick < 0.05:
+        return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+    if pick < 0.10:
+        return json.dumps(obj, ensure_ascii=True)
+    if pick < 0.12:
+        return line + "\r"
+    return line
+
+
+def _dumps(obj: Any) -> str:
+    """As the release writes a line; a lone surrogate (not UTF-8) as an escape."""
+    line = json.dumps(obj, ensure_ascii=False)
+    try:
+        line.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(obj)
+    return line
+
+
+def mangle(path: Path, edits: list[Any], rng: random.Random, every: int) -> None:
+    """About one line in ``every`` edited; repeats and conflicting twins added far apart; a
+    BOM, blank lines and other styles here and there."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    out = []
+    for i, line in enumerate(lines):
+        if rng.randrange(every) == 0:
+            edited = rng.choice(edits)(json.loads(line))
+            line = edited if isinstance(edited, str) else _dumps(edited)
+        else:
+            line = _styled(line, rng)
+        out.append(line)
+        if rng.randrange(every * 4) == 0:
+            out.append("")
+        if i == 0:
+            out[0] = "\ufeff" + out[0]
+    twin = json.loads(lines[3])
+    twin["response" if "response" in twin else "reasoning"] = "Other content, same key."
+    out += [lines[1], json.dumps(twin, ensure_ascii=False), lines[2]]
+    path.write_text("\n".join(out) + "\n", encoding="utf-8")
+
+
+@pytest.mark.parametrize("chunk", [7, 60, 2_000])
+def test_hostile_files_import_the_same_in_bulk_and_the_careful_way(
+    tmp_path, benchmark, monkeypatch, chunk
+):
+    gens, evals = release(tmp_path / "rel", benchmark)
+    rng = random.Random(chunk)
+    for path in gens:
+        mangle(path, EDITS_ANY + EDITS_GENERATION, rng, every=25)
+    for path in evals:
+        mangle(path, EDITS_ANY + EDITS_EVAL, rng, every=25)
+    # a whole file of another JSON style, and one of a model the fixture never wrote
+    compact = gens[0].with_name("generations_compact.jsonl")
+    compact.write_text(
+        "".join(
+            json.dumps(json.loads(line), separators=(",", ":"), ensure_ascii=True) + "\n"
+            for line in gens[1].read_text(encoding="utf-8").splitlines()
+            if line.strip().startswith("{") and '"model": "grok' in line
+        ),
+        encoding="utf-8",
+    )
+    bulk_chunks = import_both_ways([tmp_path / "rel"], tmp_path, monkeypatch, chunk)
+    if chunk < 2_000:
+        assert bulk_chunks > 0  # the fast lane was taken, and left where it must be
+
+
+def test_a_clean_release_is_written_in_bulk_alone(tmp_path, benchmark, monkeypatch):
+    gens, evals = release(tmp_path / "rel", benchmark)
+    lines = sum(len(p.read_text().splitlines()) for p in [*gens, *evals])
+    decoded = {"n": 0}
+    for name in ("decode_generation", "decode_eval"):
+        decode = getattr(importer, name)
+
+        def counted(*args, decode=decode, **kwargs):
+            decoded["n"] += 1
+            return decode(*args, **kwargs)
+
+        monkeypatch.setattr(importer, name, counted)
+    chunks = import_both_ways([tmp_path / "rel"], tmp_path, monkeypatch, 100, again=False)
+    assert decoded["n"] == lines  # the careful way decoded every line; in bulk, none
+    assert chunks == sum(-(-len(p.read_text().splitlines()) // 100) for p in [*gens, *evals])
+
+
+# -- any value in any field ---------------------------------------------------------------------
+
+JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False)
+    | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    kind=st.sampled_from(["generations", "evals"]),
+    line=st.integers(min_value=0, max_value=40),
+    key=st.sampled_from(sorted({*GEN_KEYS, *EVAL_KEYS, "is_answer", "extra_key"})),
+    value=JSON,
+)
+def test_any_value_in_any_field_imports_the_same_both_ways(
+    tmp_path_factory, benchmark, monkeypatch, kind, line, key, value
+):
+    work = tmp_path_factory.mktemp("any")
+    gens, evals = release(work / "rel", benchmark)
+    kept = gens[0].read_text(encoding="utf-8").splitlines()[:45]
+    ids = {json.loads(g)["gen_id"] for g in kept}
+    judged = [
+        e
+        for e in evals[0].read_text(encoding="utf-8").splitlines()
+        if json.loads(e)["gen_id"] in ids
+    ]
+    for path, lines in ((gens[0], kept), (evals[0], judged[:45])):  # judge records of these
+        if path.name.startswith(kind):
+            obj = json.loads(lines[line])
+            obj[key] = value
+            lines[line] = _dumps(obj)
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert import_both_ways([gens[0], evals[0]], work, monkeypatch, 20, again=False) >= 4
