@@ -52,3 +52,27 @@ def test_each_side_is_its_model_scored_alone(tmp_path: Path, consensus, other_ju
         assert side.judges == judged
     assert sides[0].scored["RH_present"].dtype.kind == "f"
     assert sides[1].scored["RH_present"].dtype.kind == "i"
+
+
+def test_served_ids_read_with_the_frames_are_the_stores(tmp_path: Path):
+    """The served model ids of each side, from the column read with the frames, are those the
+    store counts for its model and condition (a model in two conditions: two sides)."""
+    from deflectbench.analysis.compare.manifest import with_manifests
+
+    db = refusal_store(tmp_path / "s.db", {"m1": 0.3}, n_claims=3, served="m1-0401")
+    refusal_store(db, {"m1": 0.3}, n_claims=2, condition="hot", served="m1-0502", seed=1)
+    refusal_store(db, {"m2": 0.4}, n_claims=3)
+    options = AnalysisOptions()
+    with Store.open(db) as store:
+        read = read_store_frames(store, options)
+        sides = sides_of(read, Selector(str(db), db), options)
+        read_once = with_manifests(store, sides, read.runs, read.served)
+        asked = with_manifests(store, sides)
+        expected = {
+            s.name: store.served_models(s.pack, s.model, s.condition or "default") for s in sides
+        }
+    assert [s.name for s in sides] == ["m1 [default]", "m1 [hot]", "m2"]
+    assert expected["m1 [hot]"] == {"m1-0502": 2 * 15 * 2}
+    for once, side in zip(read_once, asked, strict=True):
+        assert once.manifest == side.manifest
+        assert once.manifest["served_models"] == expected[side.name]

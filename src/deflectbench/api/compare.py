@@ -203,7 +203,7 @@ def _read_side(
     from deflectbench.analysis.compare.select import read_store_frames, sides_of
 
     read = read_store_frames(store, options)
-    return with_manifests(store, sides_of(read, selector, options, pack), read.runs)
+    return with_manifests(store, sides_of(read, selector, options, pack), read.runs, read.served)
 
 
 def _with_corrected(

@@ -72,10 +72,13 @@ def _distinct(run_ids: pd.Series) -> set[Any]:
     return set(run_ids.dropna().unique().tolist())
 
 
-def side_manifest(store: Any, side: Side, ids: RunIds | None = None) -> dict[str, Any]:
+def side_manifest(
+    store: Any, side: Side, ids: RunIds | None = None, served: pd.DataFrame | None = None
+) -> dict[str, Any]:
     """The side's manifest from an open store (see the module's docstring); ``ids``: the
     store's :func:`run_ids` (or the ones read with its frames), when several sides of it are
-    read."""
+    read; ``served``: the served model ids read with its frames
+    (:attr:`~.select.StoreRead.served`), else asked of the store."""
     gen_runs, judge_runs = run_ids(store) if ids is None else ids
     gen_ids = side.scored["gen_id"] if len(side.scored) else pd.Series([], dtype=object)
     answers = gen_runs["gen_id"].isin(gen_ids).to_numpy()
@@ -95,9 +98,14 @@ def side_manifest(store: Any, side: Side, ids: RunIds | None = None) -> dict[str
         ),
         None,
     )
-    served = {}
-    if hasattr(store, "served_models"):
-        served = store.served_models(side.pack, side.model, condition)
+    if served is not None:  # the side's rows: its pack, its name (model [condition]), condition
+        mine = (served["benchmark"] == side.pack) & (served["model"] == side.name)
+        named = served.loc[(mine & (served["condition"] == condition)).to_numpy(), "served_model"]
+        served_ids = dict(sorted(Counter(str(x) for x in named.tolist()).items()))
+    elif hasattr(store, "served_models"):
+        served_ids = store.served_models(side.pack, side.model, condition)
+    else:
+        served_ids = {}
     recorded = _recorded(store, side, gen_run_ids, judge_run_ids, condition)
     return {
         "store": side.store,
@@ -106,7 +114,7 @@ def side_manifest(store: Any, side: Side, ids: RunIds | None = None) -> dict[str
         "condition": side.condition,
         "scored": len(side.scored),
         "settings": settings,
-        "served_models": served,
+        "served_models": served_ids,
         "versions": _versions(runs, gen_run_ids),
         "judges": dict(sorted(judges.items())),
         "judge_versions": _versions(runs, judge_run_ids),
@@ -230,13 +238,15 @@ def with_manifest(store: Any, side: Side) -> Side:
     return replace(side, manifest=side_manifest(store, side))
 
 
-def with_manifests(store: Any, sides: list[Side], ids: RunIds | None = None) -> list[Side]:
+def with_manifests(
+    store: Any, sides: list[Side], ids: RunIds | None = None, served: pd.DataFrame | None = None
+) -> list[Side]:
     """:func:`with_manifest` of each side, the store's run ids (``ids``, else read) read once
-    for all of them."""
+    for all of them (and its served model ids, ``served``, when read with its frames)."""
     if not sides:
         return []
     ids = run_ids(store) if ids is None else ids
-    return [replace(s, manifest=side_manifest(store, s, ids)) for s in sides]
+    return [replace(s, manifest=side_manifest(store, s, ids, served)) for s in sides]
 
 
 def _package(versions: list[dict[str, Any]]) -> str:

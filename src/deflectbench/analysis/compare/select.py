@@ -118,17 +118,22 @@ class StoreRead:
     #: (gen_id, run_id) of the answers (failed requests left out), (gen_id, judge, run_id) of
     #: the verdicts.
     runs: tuple[pd.DataFrame, pd.DataFrame] | None = None
+    #: The generations whose reply named the model that served it: benchmark, model (as the
+    #: frames name it), condition, served_model.
+    served: pd.DataFrame | None = None
 
 
 def read_store_frames(store: Any, options: AnalysisOptions) -> StoreRead:
-    """The generation and judgment frames of an open store, and its run ids (one read of
-    each table)."""
-    gens = generation_frame(store, extra=("run_id",))
+    """The generation and judgment frames of an open store, its run ids and served model ids
+    (one read of each table)."""
+    gens = generation_frame(store, extra=("run_id", "served_model"))
     judg = judgment_frame(store, values=options.values, extra=("run_id",))
     runs = (gens.loc[gens["error"].isna().to_numpy(), ["gen_id", "run_id"]],
             judg[["gen_id", "judge", "run_id"]])  # fmt: skip
-    gens, judg = gens.drop(columns="run_id"), judg.drop(columns="run_id")
-    return StoreRead(str(store.path), gens, judg, runs)
+    served = gens.loc[gens["served_model"].notna().to_numpy(),
+                      ["benchmark", "model", "condition", "served_model"]]  # fmt: skip
+    gens, judg = gens.drop(columns=["run_id", "served_model"]), judg.drop(columns="run_id")
+    return StoreRead(str(store.path), gens, judg, runs, served)
 
 
 def packs_of(read: StoreRead) -> list[Benchmark]:
