@@ -22,9 +22,17 @@ Row = TypeVar("Row", "DiffRow", "FlipRow", "BoardRow")
 
 
 def rows_of(kind: type[Row], frame: pd.DataFrame) -> list[Row]:
-    """The frame's rows as ``kind`` records (the columns ``kind`` names; plain values)."""
-    names = [f.name for f in fields(kind)]
-    return [kind(**{n: jsonable(r.get(n)) for n in names}) for r in frame.to_dict("records")]
+    """The frame's rows as ``kind`` records (the columns ``kind`` names, None for one it
+    lacks; plain values), read column by column (not a dict per row)."""
+    names = _names(kind)
+    none = [None] * len(frame)
+    values = [frame[n].tolist() if n in frame.columns else none for n in names]
+    return [kind(*(jsonable(v) for v in row)) for row in zip(*values, strict=True)]
+
+
+def _names(kind: type) -> tuple[str, ...]:
+    """The record's field names, in order."""
+    return tuple(f.name for f in fields(kind))
 
 
 def _json_columns(kind: type) -> tuple[str, ...]:
@@ -35,7 +43,12 @@ def _json_columns(kind: type) -> tuple[str, ...]:
 
 def _plain(row: Any) -> dict[str, Any]:
     """The record's fields by name (``asdict`` without its deep copy: every value is plain)."""
-    return {f.name: getattr(row, f.name) for f in fields(row)}
+    return dict(zip(_NAMES[type(row)], _values(row), strict=True))
+
+
+def _values(row: Any) -> tuple[Any, ...]:
+    """The record's values in field order, as they are."""
+    return tuple(getattr(row, n) for n in _NAMES[type(row)])
 
 
 def _with_ci(row: Any, columns: tuple[str, ...]) -> dict[str, Any]:
@@ -149,3 +162,5 @@ class BoardRow:
 DIFF_JSON_COLUMNS = _json_columns(DiffRow)
 #: The columns of ``leaderboard --csv`` and of each ``--json`` row.
 BOARD_JSON_COLUMNS = _json_columns(BoardRow)
+#: Each record's field names, read once.
+_NAMES: dict[type, tuple[str, ...]] = {k: _names(k) for k in (DiffRow, FlipRow, BoardRow)}
