@@ -142,6 +142,8 @@ def test_other_looks_than_declared_are_refused(tmp_path, server):
     dfb.run(db=db, until="halfwidth<=0.03 in 3 looks", **settings(server))
     with pytest.raises(ConfigError, match="looks are declared once"):
         dfb.run(db=db, until="halfwidth<=0.03 in 4 looks", **settings(server))
+    with pytest.raises(ConfigError, match="another order of claims"):
+        dfb.run(db=db, until="halfwidth<=0.03 in 3 looks", **settings(server, seed=5))
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,7 @@ its cells stored.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -35,10 +36,11 @@ def check_until(config: Any) -> UntilRule | None:
     rounds cannot run: with batches (a round would wait up to a day), with a part
     (``--shard``: claims split by hash, not by round), with cascaded judging (its expensive
     judges judge after the run, so a look would find nothing scored: not supported yet)."""
-    from deflectbench.analysis.sequential import parse_until
-
     if config.until is None:
         return None
+    # only now: the analysis (pandas) must not load before a plain run's first request
+    from deflectbench.analysis.sequential import parse_until
+
     rule = parse_until(config.until)
     cascade = getattr(config, "cheap_judge", None)
     flags = ((config.batch, "--batch"), (config.shard, "--shard"), (cascade, "--cheap-judge"))
@@ -101,7 +103,8 @@ async def run_rounds(
     level = {c.claim_id: c.level for c in benchmark.claims}
     order = claim_order(plan.claim_ids, [level[c] for c in plan.claim_ids], plan.seed)
     sizes = rule.sizes(len(order))
-    _check_declared(store, benchmark.key, rule, sizes)
+    order_key = hashlib.sha256(",".join(order).encode()).hexdigest()[:16]
+    _check_declared(store, benchmark.key, rule, sizes, order_key)
     stopped: dict[str, int | None] = {m: None for m in plan.models if m != CONTROL_MODEL}
     looks: list[Look] = []
     spent = 0.0
@@ -111,7 +114,13 @@ async def run_rounds(
         benchmark, plan, models, options = rounds.first if k == 1 else rounds.prepare()
         chosen = set(order[:n])
         open_models = tuple(m for m in plan.models if stopped.get(m) is None)
-        record = {**rule.to_json(), "look": k, "claims": n, "sizes": list(sizes)}
+        record = {
+            **rule.to_json(),
+            "look": k,
+            "claims": n,
+            "sizes": list(sizes),
+            "order": order_key,
+        }
         sub = replace(
             plan,
             models=open_models,
@@ -190,14 +199,22 @@ def _mark(store: Store, run_id: str, met: bool, stopped: dict[str, int | None]) 
         )
 
 
-def _check_declared(store: Store, benchmark: str, rule: UntilRule, sizes: tuple[int, ...]) -> None:
+def _check_declared(
+    store: Store, benchmark: str, rule: UntilRule, sizes: tuple[int, ...], order: str
+) -> None:
     """Refuse looks other than those already declared in this store for this pack: the
     Bonferroni levels hold only for looks fixed before the data (a tighter target or another
-    measure is fine; other looks or another schedule are not)."""
+    measure is fine; other looks, another schedule or another claim order are not)."""
     for run in store.runs():
         until = ((run.get("config") or {}).get("extra") or {}).get("until")
         if run.get("benchmark") != benchmark or not isinstance(until, dict):
             continue
+        if until.get("order", order) != order:
+            raise ConfigError(
+                "this results file was run with --until on another order of claims (another "
+                "seed or other claims); looks are declared once: keep the seed and the claims, "
+                "or run without --until"
+            )
         if until.get("looks") != rule.looks or until.get("sizes") != list(sizes):
             raise ConfigError(
                 f"this results file was run with --until in {until.get('looks')} looks at "
