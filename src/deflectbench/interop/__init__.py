@@ -18,23 +18,59 @@ and our own runs come out in the same schema, so tools written for the release r
 
 from __future__ import annotations
 
-from deflectbench.interop.exporter import FORMATS, export
-from deflectbench.interop.hf import export_benchmark, export_hf, import_any, import_hf
-from deflectbench.interop.importer import (
-    FileReport,
-    ImportReport,
-    import_paths,
-    iter_release_records,
-)
-from deflectbench.interop.release import (
-    EVAL_KEYS,
-    GEN_KEYS,
-    InteropError,
-    eval_id,
-    gen_id,
-    model_slug,
-)
-from deflectbench.vocab import FALLACY_NAMES
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from deflectbench.interop.exporter import FORMATS, export
+    from deflectbench.interop.hf import export_benchmark, export_hf, import_any, import_hf
+    from deflectbench.interop.importer import (
+        FileReport,
+        ImportReport,
+        import_paths,
+        iter_release_records,
+    )
+    from deflectbench.interop.release import (
+        EVAL_KEYS,
+        GEN_KEYS,
+        InteropError,
+        eval_id,
+        gen_id,
+        model_slug,
+    )
+    from deflectbench.vocab import FALLACY_NAMES
+
+#: Where each name lives, loaded on first use: an import need not load export's, Hugging
+#: Face's and the configuration's modules (a command's start-up).
+_HOMES = {
+    "FORMATS": "exporter",
+    "export": "exporter",
+    "export_benchmark": "hf",
+    "export_hf": "hf",
+    "import_any": "hf",
+    "import_hf": "hf",
+    "FileReport": "importer",
+    "ImportReport": "importer",
+    "import_paths": "importer",
+    "iter_release_records": "importer",
+    "EVAL_KEYS": "release",
+    "GEN_KEYS": "release",
+    "InteropError": "release",
+    "eval_id": "release",
+    "gen_id": "release",
+    "model_slug": "release",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name == "FALLACY_NAMES":
+        from deflectbench.vocab import FALLACY_NAMES
+
+        return FALLACY_NAMES
+    if name in _HOMES:
+        return getattr(import_module(f"deflectbench.interop.{_HOMES[name]}"), name)
+    raise AttributeError(f"module 'deflectbench.interop' has no attribute {name!r}")
+
 
 __all__ = [
     "EVAL_KEYS",

@@ -11,10 +11,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from deflectbench.interop.importer import FileReport, ImportReport
-from deflectbench.interop.merge import MergeReport, StoreReport
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from deflectbench.interop.merge import MergeReport, StoreReport
 
 __all__ = ["ExportResult", "ImportResult", "MergeResult"]
 
