@@ -78,9 +78,9 @@ def test_each_cut_equals_the_definition_on_its_rows():
         ia = [k for k in range(n_a) if i == 0 or ga[k] == i]
         ib = [k for k in range(n_b) if i == 0 or gb[k] == i]
         diff, lo, hi = plain_cut(a[ia], [ca[k] for k in ia], b[ib], [cb[k] for k in ib], 200, 3)
-        assert cuts.diff[i, 0] == pytest.approx(diff, abs=1e-12)
-        assert cuts.lo[i, 0] == pytest.approx(lo, abs=1e-12)
-        assert cuts.hi[i, 0] == pytest.approx(hi, abs=1e-12)
+        assert cuts.diffs.diff[i, 0] == pytest.approx(diff, abs=1e-12)
+        assert cuts.diffs.lo[i, 0] == pytest.approx(lo, abs=1e-12)
+        assert cuts.diffs.hi[i, 0] == pytest.approx(hi, abs=1e-12)
         assert cuts.n_a[i, 0] == int((~np.isnan(a[ia])).sum())
         assert cuts.n_b[i, 0] == int((~np.isnan(b[ib])).sum())
 
@@ -110,7 +110,7 @@ def test_a_cut_is_the_bootstrap_of_its_rows_alone_to_the_bit(rows_a, rows_b, see
             va[ia], np.array(ca, dtype=object)[ia], vb[ib], np.array(cb, dtype=object)[ib],
             n_resamples=60, seed=seed,
         )  # fmt: skip
-        for got, want in zip(res[:9], alone, strict=True):
+        for got, want in zip(res.diffs, alone, strict=True):
             assert all(same(float(x), float(y)) for x, y in zip(got[i], want, strict=True))
 
 

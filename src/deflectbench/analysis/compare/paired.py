@@ -37,23 +37,15 @@ class PairedDiffs(NamedTuple):
     hi: NDArray[np.float64]
     p: NDArray[np.float64]
     n_claims: NDArray[np.int64]
-    lo_a: NDArray[np.float64] | None = None
-    hi_a: NDArray[np.float64] | None = None
+    lo_a: NDArray[np.float64]
+    hi_a: NDArray[np.float64]
 
 
 class CutDiffs(NamedTuple):
-    """:class:`PairedDiffs` of several cuts (each array cuts x k), with how many values each
-    side observed per cut and column (``n_a``, ``n_b``)."""
+    """:class:`PairedDiffs` of several cuts (``diffs``: each array cuts x k), with how many
+    values each side observed per cut and column (``n_a``, ``n_b``)."""
 
-    rate_a: NDArray[np.float64]
-    rate_b: NDArray[np.float64]
-    diff: NDArray[np.float64]
-    lo: NDArray[np.float64]
-    hi: NDArray[np.float64]
-    p: NDArray[np.float64]
-    n_claims: NDArray[np.int64]
-    lo_a: NDArray[np.float64]
-    hi_a: NDArray[np.float64]
+    diffs: PairedDiffs
     n_a: NDArray[np.int64]
     n_b: NDArray[np.int64]
 
@@ -183,7 +175,7 @@ def paired_bootstrap(
         a, claims_a, [one_a], b, claims_b, [one_b], 1,
         n_resamples=n_resamples, seed=seed, level=level,
     )  # fmt: skip
-    return PairedDiffs(*(x[0] for x in res[:9]))  # the one cut: every row
+    return PairedDiffs(*(x[0] for x in res.diffs))  # the one cut: every row
 
 
 def paired_bootstrap_cuts(
@@ -257,6 +249,5 @@ def paired_bootstrap_cuts(
     p[few] = np.nan
     observed_a = na.sum(axis=1).astype(np.int64)
     observed_b = nb.sum(axis=1).astype(np.int64)
-    return CutDiffs(
-        rate_a, rate_b, rate_b - rate_a, q[0], q[1], p, shared, qa[0], qa[1], observed_a, observed_b
-    )
+    diffs = PairedDiffs(rate_a, rate_b, rate_b - rate_a, q[0], q[1], p, shared, qa[0], qa[1])
+    return CutDiffs(diffs, observed_a, observed_b)

@@ -137,11 +137,12 @@ def compare_scored(
     (the gate's reach)."""
     cuts = [c for c in _cuts(a, b) if c[0] in scopes]
     ma, mb = _matrix(a), _matrix(b)
-    res = paired_bootstrap_cuts(
+    cut = paired_bootstrap_cuts(
         ma, a["claim_id"].to_numpy(), _cut_codes(a, cuts),
         mb, b["claim_id"].to_numpy(), _cut_codes(b, cuts), len(cuts),
         n_resamples=n_resamples, seed=seed, level=level,
     )  # fmt: skip
+    res = cut.diffs
     rows: list[dict[str, Any]] = []
     for i, (scope, framing, template) in enumerate(cuts):
         for j, (kind, measure) in enumerate(zip(KINDS, MEASURES, strict=True)):
@@ -163,8 +164,8 @@ def compare_scored(
                     "p": float(res.p[i, j]),
                     "p_holm": math.nan,
                     "h": _h(float(res.rate_b[i, j]), float(res.rate_a[i, j])),
-                    "n_a": int(res.n_a[i, j]),
-                    "n_b": int(res.n_b[i, j]),
+                    "n_a": int(cut.n_a[i, j]),
+                    "n_b": int(cut.n_b[i, j]),
                     "n_claims": int(res.n_claims[i, j]),
                     "holm_family": None,
                     "holm_m": None,
