@@ -450,10 +450,19 @@ def _in_bulk(
         stored: dict[Any, Any] = generation_rows_of(conn, bulk.benchmark, RELEASE, keys)
     else:
         stored = judgment_rows_of(conn, keys)
+    table, column = (
+        ("generations", "gen_id") if kind == "generations" else ("judgments", "judgment_id")
+    )
+    last_id = f"SELECT coalesce(max({column}), 0) FROM {table}"
+    before = conn.execute(last_id).fetchone()[0]
     if stored or not _write_rows(store, kind, rows):
         return 0
-    first_lines.remember({key: line[0] for key, line in zip(keys, lines, strict=True)})
-    return len(rows)
+    n, first_line = len(rows), lines[0][0]
+    if conn.execute(last_id).fetchone()[0] == before + n and lines[-1][0] == first_line + n - 1:
+        first_lines.remember_run(before + 1, first_line, n)  # ids and lines in step
+    else:
+        first_lines.remember({key: line[0] for key, line in zip(keys, lines, strict=True)})
+    return n
 
 
 def _write_rows(store: Store, kind: Kind, rows: list[Any]) -> bool:
@@ -526,9 +535,14 @@ def _generation_keys(objects: Sequence[tuple[int, str, dict[str, Any]]]) -> list
     keys = []
     for _, _, obj in objects:
         model, claim, prompt, run = map(obj.get, ("gen_model", "claim_id", "prompt_id", "run"))
-        if type(model) is str and type(claim) is str and type(prompt) is str and type(run) is int:
-            if 0 <= run <= gate.MAX_SAMPLE:
-                keys.append((model, claim, prompt, run))
+        if (
+            type(model) is str
+            and type(claim) is str
+            and type(prompt) is str
+            and type(run) is int
+            and 0 <= run <= gate.MAX_SAMPLE
+        ):
+            keys.append((model, claim, prompt, run))
     return keys
 
 
@@ -564,7 +578,7 @@ def _without_conflicts(
     else:
         rows = judgment_rows_of(store.conn, keys)
     stored = stored_contents(rows)
-    earlier = first_lines.of([k for k in keys if k in stored])
+    earlier = first_lines.of([k for k in keys if k in stored], {k: v[2] for k, v in stored.items()})
     duplicates = gate.Duplicates({k: v for k, v in stored.items() if k not in earlier})
     for key, line in earlier.items():
         duplicates.check(key, stored[key][0], f"line {line}")  # as the gate saw it then

@@ -9,7 +9,9 @@ so a conflicting duplicate is still named with both lines, however far apart.
 from __future__ import annotations
 
 import sqlite3
+from bisect import bisect_right
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
+from itertools import chain
 from typing import Any
 
 #: Keys per lookup query (four parameters each: under SQLite's default limit of 32,766).
@@ -52,7 +54,7 @@ def _generations_of(
         "FROM k JOIN generations g ON g.benchmark = ? AND g.model = k.m AND g.condition = ? "
         "AND g.claim_id = k.c AND g.prompt_id = k.p AND g.sample = k.s"
     )
-    return sql, [*(v for key in keys for v in key), benchmark, condition]
+    return sql, [*chain.from_iterable(keys), benchmark, condition]
 
 
 def generation_ids_of(
@@ -62,8 +64,10 @@ def generation_ids_of(
     (``Store.generation_ids`` for one chunk)."""
     out: dict[GenKey, int] = {}
     for part in _batches(list(dict.fromkeys(keys))):
-        for r in conn.execute(*_generations_of(benchmark, condition, part, "gen_id")):
-            out[(r[0], r[1], r[2], int(r[3]))] = int(r[4])
+        rows = conn.execute(*_generations_of(benchmark, condition, part, "gen_id"))
+        rows.row_factory = None  # plain tuples: a row is made as it is read (imports: 1 a line)
+        for model, claim, prompt, sample, gen_id, _ in rows:
+            out[(model, claim, prompt, int(sample))] = int(gen_id)
     return out
 
 
@@ -79,7 +83,7 @@ def judgment_rows_of(
             "SELECT x.gen_id, x.judge, x.judgment_id, x.raw, x.error "
             "FROM k JOIN judgments x ON x.gen_id = k.g AND x.judge = k.j"
         )
-        for r in conn.execute(sql, [v for key in part for v in key]):
+        for r in conn.execute(sql, list(chain.from_iterable(part))):
             out[(int(r[0]), r[1])] = (int(r[2]), r[3], r[4])
     return out
 
@@ -94,15 +98,43 @@ class FirstLines:
             "CREATE TEMP TABLE IF NOT EXISTS import_first_lines (key TEXT PRIMARY KEY, line INTEGER)"
         )
         conn.execute("DELETE FROM temp.import_first_lines")
+        #: Runs of new rows written together, as ``(first store id, its line, how many)``: the
+        #: i-th row of a run took the id and the line after its first's i times (three numbers
+        #: for a chunk, not a key each); ``_starts`` their first ids, in order.
+        self.runs: list[tuple[int, int, int]] = []
+        self._starts: list[int] = []
+
+    def remember_run(self, first_id: int, first_line: int, count: int) -> None:
+        """Rows new to the store, with the ids ``first_id``, ``first_id + 1``, ..., from the
+        lines ``first_line``, ``first_line + 1``, ... (ids only grow within a file)."""
+        self.runs.append((first_id, first_line, count))
+        self._starts.append(first_id)
+
+    def _run_line(self, store_id: int | None) -> int | None:
+        if store_id is None or not self._starts:
+            return None
+        i = bisect_right(self._starts, store_id) - 1
+        if i < 0:
+            return None
+        first_id, first_line, count = self.runs[i]
+        return first_line + store_id - first_id if store_id < first_id + count else None
 
     @staticmethod
     def _text(key: Hashable) -> str:
         return repr(key)  # a tuple of strings and integers: one text per key
 
-    def of(self, keys: Iterable[Hashable]) -> dict[Hashable, int]:
-        """key -> its first line, for the keys already remembered."""
-        by_text = {self._text(k): k for k in keys}
+    def of(
+        self, keys: Iterable[Hashable], ids: Mapping[Hashable, int] | None = None
+    ) -> dict[Hashable, int]:
+        """key -> its first line, for the keys already remembered; ``ids`` (key -> store id)
+        finds those of a run first (a run's rows were new to the store: no line before theirs
+        stored them)."""
         out: dict[Hashable, int] = {}
+        if ids and self.runs:
+            for k in keys:
+                if (line := self._run_line(ids.get(k))) is not None:
+                    out[k] = line
+        by_text = {self._text(k): k for k in keys if k not in out}
         texts = list(by_text)
         for part in _batches(texts):
             sql = (
