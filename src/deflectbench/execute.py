@@ -12,6 +12,7 @@ a failure however few requests it made.
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
@@ -33,6 +34,8 @@ from deflectbench.dry_run import planned_condition as planned_condition
 from deflectbench.judging.hygiene import check_self_judging
 from deflectbench.judging.judges import ModelJudge
 from deflectbench.models.base import Model
+from deflectbench.models.sdk_loader import idle as sdk_idle
+from deflectbench.models.sdk_loader import went_out
 from deflectbench.pipeline import (
     Board,
     GenerationTask,
@@ -280,7 +283,7 @@ async def execute(
     then the accounting of what is still missing.
     """
     clock = manifest.Clock()
-    servers: dict[str, Any] = {}
+    probing: asyncio.Task[dict[str, Any]] | None = None
     started: list[RunReport] = []  # the run's report, once it has one (for its manifest)
     try:
         check_self_judging(plan.models, plan.judges, options.allow_self_judging)
@@ -293,7 +296,7 @@ async def execute(
         run_id, conditions = open_run(store, benchmark, plan, models, options)
         report = RunReport(run_id=run_id, conditions=conditions)
         started.append(report)
-        servers = await manifest.probe_servers(models, [*plan.models, *plan.judges])
+        probing = asyncio.ensure_future(_probe_after_first(models, [*plan.models, *plan.judges]))
         async with _batch_phase(store, benchmark, plan, models, options, report) as batched:
             ctx = _context(store, benchmark, options, report, should_stop)
             ctx.board.listen(models.values())  # a replica set aside or back: said as it goes
@@ -307,11 +310,40 @@ async def execute(
                 report.turns = await _second_turn(ctx, plan, models, conditions, judges)
         _account(ctx, plan, report)
     finally:
+        servers = await _servers(probing, models, [*plan.models, *plan.judges])
         for done in started:  # what was really run, a stopped run's too
             manifest.record(store, done, plan, models, servers, clock, batch=options.batch)
         for m in models.values():
             await m.aclose()
     return report
+
+
+#: How often the probe of the self-hosted servers looks whether the first request has left.
+_PROBE_POLL_S = 0.05
+
+
+async def _probe_after_first(models: Mapping[str, Model], names: list[str]) -> dict[str, Any]:
+    """The self-hosted servers asked what they serve (:func:`manifest.probe_servers`) once the
+    run's first request has left and every SDK is loaded: beside the requests, not before the
+    first nor beside an SDK's import (issue 37)."""
+    while not (went_out() and sdk_idle()):
+        await asyncio.sleep(_PROBE_POLL_S)
+    return await manifest.probe_servers(models, names)
+
+
+async def _servers(
+    probing: asyncio.Task[dict[str, Any]] | None, models: Mapping[str, Model], names: list[str]
+) -> dict[str, Any]:
+    """The servers' answers for the manifest: the probe's, awaited (it ran beside the
+    requests; bounded by its timeout), or asked now when no request left (none started)."""
+    if probing is None:
+        return {}
+    if not probing.done() and not went_out():
+        probing.cancel()
+        with suppress(asyncio.CancelledError):
+            await probing
+        return await manifest.probe_servers(models, names)
+    return await probing
 
 
 def open_run(

@@ -103,12 +103,13 @@ class LiveBoard:
             self._thread.start()
 
     def _warm_up(self) -> None:
-        """Import :attr:`warm` once the first reply is in (not before: the run's first requests
-        and its SDKs go first) and no model runs in this process (its llama.cpp threads spin
-        on the cores and collapse when an import competes), unless the run ends before. An
-        import that fails here is left to fail where it is needed (a library's inner module
-        may move)."""
+        """Import :attr:`warm` once the first reply is in and every SDK is loaded (not before:
+        the run's first requests and its SDKs go first) and no model runs in this process
+        (its llama.cpp threads spin on the cores and collapse when an import competes), unless
+        the run ends before. An import that fails here is left to fail where it is needed (a
+        library's inner module may move)."""
         from deflectbench.models.llama_local import IN_PROCESS
+        from deflectbench.models.sdk_loader import idle as sdk_idle
 
         board = self.board
         assert board is not None
@@ -116,7 +117,8 @@ class LiveBoard:
         def ready() -> bool:
             rows = board.rows
             in_process = any(r.provider in IN_PROCESS and not r.finished for r in rows)
-            return any(r.done for r in rows) and not in_process
+            # and no SDK is loading: its provider's requests wait for it (issue 37)
+            return any(r.done for r in rows) and not in_process and sdk_idle()
 
         while not ready():
             if self._stop.wait(_POLL_S):

@@ -9,6 +9,7 @@ that is written once here, so the two wires cannot drift apart.
 from __future__ import annotations
 
 import abc
+import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -23,7 +24,8 @@ from deflectbench.models._http import (
     transient_error,
 )
 from deflectbench.models.base import Completion, Limits, Model, ModelError, Usage, finish_reason
-from deflectbench.models.sdk_loader import aload, load
+from deflectbench.models.sdk_loader import aload, load, sent
+from deflectbench.models.shared_tls import http_client
 from deflectbench.models.wire_log import WireLog
 from deflectbench.secrets import Untrusted, register_credentials, scrub, scrub_json
 
@@ -137,13 +139,16 @@ class SDKModel(Model, Generic[ClientT]):
                 self._bind(sdk)
 
     def _client_options(self, headers: Mapping[str, Any]) -> dict[str, Any]:
-        """The SDK client's keyword arguments: this model's key, URL and timeout."""
+        """The SDK client's keyword arguments: this model's key, URL and timeout, and its
+        connection pool on the process's one TLS context (:mod:`.shared_tls`)."""
+        pool = http_client(sys.modules[self.sdk_package], timeout=self.limits.timeout_s)
         return {
             "api_key": self._secret,
             "base_url": self.base_url,
             "timeout": self.limits.timeout_s,
             "max_retries": 0,  # the engine owns retrying
             "default_headers": dict(headers),
+            **({"http_client": pool} if pool is not None else {}),
         }
 
     def _sends_temperature(self, temperature: float) -> bool:
@@ -189,6 +194,7 @@ class SDKModel(Model, Generic[ClientT]):
         except errors.root as exc:
             raise ModelError(f"{self._provider}: {redact(str(exc), self._secret)}") from None
         latency = time.perf_counter() - started
+        sent()  # the SDKs after the first may load (said sooner by a pool of .shared_tls)
         return self._completion(response, latency)
 
     def _completion(self, response: Any, latency: float) -> Completion:

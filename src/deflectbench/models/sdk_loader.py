@@ -9,19 +9,45 @@ finish both late, one after the other finishes the first early), while the main 
 with the store and the run's set-up. A model's client is made when its first request
 needs it (:func:`aload` waits for its own SDK only, without holding up the event loop), so one
 provider's requests go out while another's SDK is still loading.
+
+The first SDK is imported alone: the next waits until a request has been sent (:func:`sent`),
+a blocking :func:`load` needs it, or the process has used :data:`NEXT_AFTER_S` of CPU since
+the first was imported (a run whose first provider has nothing to send). Under the GIL two
+imports, or an import and the first request's set-up, share one core: the first request
+would leave late.
+
+:func:`hold_gc` (the ``run`` command, at its start) turns the cyclic garbage collector off
+while the interpreter fills up with the SDKs' thousands of classes (its passes over them cost
+about 0.2 s of CPU before the first request) and the loader, once its queue is empty, freezes
+what was made so far (no later pass scans it again) and turns it back on.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
 import importlib
 import queue
 import sys
 import threading
+import time
 from collections.abc import Iterable
 from types import ModuleType
 
-__all__ = ["aload", "load", "preload", "preload_for", "ready"]
+__all__ = [
+    "NEXT_AFTER_S",
+    "aload",
+    "hold_gc",
+    "idle",
+    "load",
+    "preload",
+    "preload_for",
+    "ready",
+    "release_gc",
+    "sent",
+    "went_out",
+]
 
 #: SDK package -> set once its import has ended (well or not).
 _done: dict[str, threading.Event] = {}
@@ -31,17 +57,93 @@ _failed: dict[str, BaseException] = {}
 _lock = threading.Lock()
 _todo: queue.SimpleQueue[str] = queue.SimpleQueue()
 _worker: threading.Thread | None = None
+#: SDK package -> the coroutines awaiting its import (:func:`aload`): their loop and future.
+_waiters: dict[str, list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]]] = {}
+#: Set once a request has gone out (or a later SDK is needed now): the SDKs after the first
+#: may load.
+_go_on = threading.Event()
+#: CPU seconds the process may use after the first SDK's import before the next starts
+#: though no request has been sent (CPU, not wall: a busy machine slows both alike).
+NEXT_AFTER_S = 0.5
+#: Whether :func:`hold_gc` turned the collector off (the loader turns it back on).
+_gc_held = False
 
 
 def _work() -> None:
+    imported = 0
     while True:
+        if _todo.empty():
+            release_gc()
         name = _todo.get()
+        if imported and name not in sys.modules:
+            _wait_for_a_request()
         try:
             importlib.import_module(name)
         except BaseException as exc:
             _failed[name] = exc
         finally:
-            _done[name].set()
+            imported += 1
+            _finished(name)
+
+
+def _wait_for_a_request() -> None:
+    """Until a request has been sent (:func:`sent`), or :data:`NEXT_AFTER_S` of CPU used."""
+    until = time.process_time() + NEXT_AFTER_S
+    while not _go_on.wait(0.02) and time.process_time() < until:
+        pass
+
+
+def _finished(name: str) -> None:
+    """Mark ``name``'s import ended and wake the coroutines awaiting it, each in its loop."""
+    with _lock:
+        _done[name].set()
+        waiters = _waiters.pop(name, [])
+    for loop, future in waiters:
+        with contextlib.suppress(RuntimeError):  # a loop closed meanwhile: no one waits
+            loop.call_soon_threadsafe(_wake, future)
+
+
+def _wake(future: asyncio.Future[None]) -> None:
+    if not future.done():  # not cancelled meanwhile
+        future.set_result(None)
+
+
+def sent() -> None:
+    """A request has been sent: the SDKs queued after the first may load now."""
+    if not _go_on.is_set():
+        _go_on.set()
+
+
+def went_out() -> bool:
+    """Whether a request has been sent (:func:`sent`) in this process (or an SDK after the
+    first was needed at once)."""
+    return _go_on.is_set()
+
+
+def idle() -> bool:
+    """Whether every SDK asked for is imported (or failed): nothing is loading or waiting."""
+    with _lock:
+        return all(event.is_set() for event in _done.values())
+
+
+def hold_gc() -> None:
+    """Turn the cyclic garbage collector off until the SDKs asked for are imported (see the
+    module's docstring); :func:`preload` with nothing to load, or the loader once its queue
+    is empty, turns it back on (the caller too, in a ``finally``: :func:`release_gc`). A
+    collector already off is left as it is."""
+    global _gc_held
+    if gc.isenabled():
+        gc.disable()
+        _gc_held = True
+
+
+def release_gc() -> None:
+    """The collector back on after :func:`hold_gc` (what was made so far frozen); once."""
+    global _gc_held
+    if _gc_held:
+        _gc_held = False
+        gc.freeze()  # what start-up made (the SDKs' classes) is never scanned again
+        gc.enable()
 
 
 def preload(*names: str) -> None:
@@ -57,6 +159,8 @@ def preload(*names: str) -> None:
         if _worker is None and not _todo.empty():
             _worker = threading.Thread(target=_work, name="sdk-loader", daemon=True)
             _worker.start()
+        elif _worker is None:
+            release_gc()  # nothing to load (a local model, a dry run)
 
 
 def preload_for(models: Iterable[object]) -> None:
@@ -83,15 +187,26 @@ def load(name: str) -> ModuleType:
     """The SDK package, imported by the loader (asked now if it was not yet) and waited for
     (blocking: for code outside the event loop; a request uses :func:`aload`)."""
     preload(name)
+    if not _done[name].is_set():
+        sent()  # waited for now: no later than the first request
     _done[name].wait()
     return importlib.import_module(name)  # a failed background import raises here, as usual
 
 
 async def aload(name: str) -> ModuleType:
-    """:func:`load` for a coroutine: the wait happens in a worker thread, so the event loop
-    goes on serving the requests of the providers whose SDKs are loaded."""
+    """:func:`load` for a coroutine: the event loop goes on serving the requests of the
+    providers whose SDKs are loaded, and the loader wakes this one when its SDK is in. (Not a
+    wait in the loop's thread pool: its few threads, all blocked on a slow SDK, would hold up
+    the waits of an SDK already loaded.)"""
     if ready(name):
         return sys.modules[name]
     preload(name)
-    await asyncio.to_thread(_done[name].wait)
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[None] = loop.create_future()
+    with _lock:
+        waiting = not _done[name].is_set()
+        if waiting:
+            _waiters.setdefault(name, []).append((loop, future))
+    if waiting:
+        await future
     return importlib.import_module(name)

@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from deflectbench.models._http import public_url
+from deflectbench.models.shared_tls import http_client
 from deflectbench.secrets import Untrusted, scrub_json
 
 __all__ = ["NOT_AVAILABLE", "PROBE_TIMEOUT_S", "probe", "public_url", "self_hosted"]
@@ -84,7 +85,9 @@ async def probe(model: Any) -> dict[str, Any]:
     await model.ready()  # its SDK, loaded beside the set-up
     import openai
 
-    pool = openai.DefaultAsyncHttpxClient(timeout=PROBE_TIMEOUT_S)
+    pool = http_client(openai, timeout=PROBE_TIMEOUT_S) or openai.DefaultAsyncHttpxClient(
+        timeout=PROBE_TIMEOUT_S
+    )
     client = model.sdk.copy(timeout=PROBE_TIMEOUT_S, max_retries=0, http_client=pool)
     try:
         version, models = await asyncio.gather(
