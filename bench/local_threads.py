@@ -16,9 +16,12 @@ second: the output tokens of its generations over the time from the first genera
 the last one's end (read from the store's latency and storage times), so the interpreter's
 start-up and the model's load are left out, as they are for bare llama.cpp, whose figure is its
 tokens over the wall time of the same prompts in a loop. Printed per condition: both figures,
-the threads each used, and the ratio (target >= 0.85 in both).
+the threads each used, and the ratio (target >= 0.85 in both). ``--bare-threads 2`` holds bare
+llama.cpp at 2 threads in both conditions (the issue's reference: bare llama.cpp with 2
+threads) instead of its best count.
 
-Run: ``.venv/bin/python bench/local_threads.py [--templates 15] [--max-tokens 256]``.
+Run: ``.venv/bin/python bench/local_threads.py [--templates 15] [--max-tokens 256]
+[--bare-threads 2]`` on a quiet machine (it prints the other processes' load first).
 """
 
 from __future__ import annotations
@@ -136,12 +139,12 @@ def bare(prompts: list[Prompt], threads: int, llama: Any = None) -> tuple[float,
     return tokens / (time.perf_counter() - started), llama
 
 
-def best_bare(prompts: list[Prompt], probe: int = 2) -> tuple[float, int]:
-    """Bare llama.cpp's tokens/s with the best thread count (each count tried on the first
-    ``probe`` prompts), on every prompt."""
+def best_bare(prompts: list[Prompt], probe: int = 2, threads: int = 0) -> tuple[float, int]:
+    """Bare llama.cpp's tokens/s with ``threads`` threads, or (0) the best thread count (each
+    count tried on the first ``probe`` prompts), on every prompt."""
     cores = len(usable_cores())
     llama, rates = None, {}
-    for n in range(1, min(cores, 4) + 1):
+    for n in [threads] if threads else range(1, min(cores, 4) + 1):
         rates[n], llama = bare(prompts[:probe], n, llama)
     best = max(rates, key=lambda n: rates[n])
     rate, llama = bare(prompts, best, llama)
@@ -149,17 +152,20 @@ def best_bare(prompts: list[Prompt], probe: int = 2) -> tuple[float, int]:
     return rate, best
 
 
-def condition(name: str, claim: str, templates: list[str], max_tokens: int) -> float:
+def condition(
+    name: str, claim: str, templates: list[str], max_tokens: int, bare_threads: int = 0
+) -> float:
     others = other_load()
     load = os.getloadavg()[0]
     ours, in_calls, prompts, note = the_command(claim, templates, max_tokens)
-    theirs, best = best_bare(prompts)
+    theirs, best = best_bare(prompts, threads=bare_threads)
     ratio = ours / theirs
     print(
         f"  {name:>5} (other load {others:.2f} cores, load average {load:.2f}): "
         f"deflectbench run {ours:5.1f} tok/s ({in_calls:.1f} within its llama.cpp calls) "
         f"[{note}]; bare llama.cpp {theirs:5.1f} tok/s "
-        f"({best} thread{'s' if best > 1 else ''}, the best); ratio {ratio:.2f} x"
+        f"({best} thread{'s' if best > 1 else ''}, {'as asked' if bare_threads else 'the best'}"
+        f"); ratio {ratio:.2f} x"
     )
     return ratio
 
@@ -168,6 +174,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--templates", type=int, default=15, help="templates of one claim")
     parser.add_argument("--max-tokens", type=int, default=256)
+    parser.add_argument(
+        "--bare-threads", type=int, default=0, help="bare llama.cpp's threads (0: its best)"
+    )
     args = parser.parse_args(argv)
     plan = resolve_plan(default_benchmark(), models=["local/smollm2"], judges=["lexical"],
                         preset="quick")  # fmt: skip
@@ -177,11 +186,11 @@ def main(argv: list[str] | None = None) -> None:
         f"local/smollm2: {len(templates)} generations ({claim}), max_tokens {args.max_tokens}, "
         f"{len(usable_cores())} cores"
     )
-    ratios = {"idle": condition("idle", claim, templates, args.max_tokens)}
+    ratios = {"idle": condition("idle", claim, templates, args.max_tokens, args.bare_threads)}
     spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     try:
         time.sleep(1.0)
-        ratios["busy"] = condition("busy", claim, templates, args.max_tokens)
+        ratios["busy"] = condition("busy", claim, templates, args.max_tokens, args.bare_threads)
     finally:
         spinner.kill()
         spinner.wait()
