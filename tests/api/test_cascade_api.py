@@ -224,3 +224,29 @@ def test_with_peoples_labels_the_truth_layer_is_reported(answers, tmp_path: Path
         assert truth["rate"] is not None and 0.2 < truth["rate"] < 0.5
     with Store.open(db) as store:
         assert {lab.annotator for lab in store.labels()} == {"alice"}
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"expensive_share": 0.4, "stratify": "model,framing"},
+        {"expensive_target": "refusal +-20pp per model x framing"},
+    ],
+)
+def test_stratified_by_model_and_framing(answers, tmp_path: Path, kwargs) -> None:
+    """Strata model x framing: the sample is drawn per stratum and weighed N_h / n_h in each
+    model's estimate; analyze gives per model and per model x framing estimates."""
+    db, providers = answers
+    cfg = dfb.RunConfig.of(providers=providers)
+    done = dfb.judge(db, judges=[JUDGE], config=cfg, cheap_judge="lexical", seed=9, **kwargs)
+    assert done.complete
+    with Store.open(db) as store:
+        design = load_cascade(store, "deflectbench-v1.0")
+    assert design is not None and design.stratify == "model,framing"
+    out = tmp_path / "a.json"
+    p = run_cli("analyze", "--db", db, "--json", out, env=_env())
+    assert p.returncode == 0, p.stderr
+    cascade = json.loads(out.read_text())["cascade"]
+    assert cascade["sampled"] == len(_judged(db, JUDGE))
+    assert {len(g["group"]) for g in cascade["by_model_framing"]} == {2}
+    assert len(cascade["by_model"]) == 2
