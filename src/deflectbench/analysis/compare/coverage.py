@@ -14,7 +14,7 @@ share no cell are refused (:class:`~.select.CompareError`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -46,12 +46,7 @@ class Held:
         )
 
     def to_json(self) -> dict[str, int]:
-        return {
-            "claims": self.claims,
-            "templates": self.templates,
-            "samples": self.samples,
-            "cells": self.cells,
-        }
+        return asdict(self)
 
 
 def cell_keys(scored: pd.DataFrame) -> pd.MultiIndex:
