@@ -43,7 +43,7 @@ def majority_outcomes(scored: pd.DataFrame) -> pd.DataFrame:
     cols = ["claim_id", "prompt_id", "framing", "outcome", "share", "n", "gen_id"]
     if scored.empty:
         return pd.DataFrame(columns=cols)
-    outcome = pd.Categorical(scored["outcome"], categories=list(OUTCOMES)).codes.astype(np.int64)
+    outcome = pd.Index(list(OUTCOMES)).get_indexer(scored["outcome"]).astype(np.int64)
     if (outcome < 0).any():
         unknown = sorted(set(scored["outcome"][outcome < 0].astype(str)))
         raise ValueError(f"not an outcome of the ladder: {', '.join(unknown)}")
@@ -101,8 +101,11 @@ def _example(gen_id: Any, texts: Mapping[Any, str] | None) -> Any:
     text = texts.get(gen_id)
     if text is None:
         return None
-    text = " ".join(str(text).split())
-    return text if len(text) <= EXAMPLE_CHARS else text[: EXAMPLE_CHARS - 3] + "..."
+    text = str(text)
+    start = " ".join(text[: 4 * EXAMPLE_CHARS].split())  # a prefix of the whole, spaced alike
+    if len(start) <= EXAMPLE_CHARS and len(text) > 4 * EXAMPLE_CHARS:
+        start = " ".join(text.split())  # too much space in the start: all of it
+    return start if len(start) <= EXAMPLE_CHARS else start[: EXAMPLE_CHARS - 3] + "..."
 
 
 def flip_table(
