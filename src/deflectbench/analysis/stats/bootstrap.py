@@ -106,9 +106,7 @@ def block_bootstrap_many(
     return BootstrapCIs(rate, q[0], q[1])
 
 
-def _resample_sums(
-    weights: NDArray[np.float64], per_cluster: NDArray[np.float64], k: int
-) -> NDArray[np.float64]:
+def _resample_sums(weights: NDArray[Any], per_cluster: NDArray[Any], k: int) -> NDArray[np.float64]:
     """Each resample's rate per column: (weights @ sums) / (weights @ counts), where
     ``per_cluster`` is [sums | counts] (n_clusters x 2k).
 
