@@ -317,40 +317,18 @@ class Axes:
     def bottom(self) -> float:
         return self.top + self.height
 
-    def xticks(
-        self,
-        values: Sequence[float],
-        labels: Sequence[str] | None = None,
-        *,
-        size: float = 9,
-        grid: str | None = None,
-        mark: bool = True,
-    ) -> None:
-        """Ticks under the box at ``values`` (labels: the values, or ``labels``), an optional
-        ``grid`` line across the box at each."""
-        self._ticks("x", values, labels, size, grid, mark)
-
-    def yticks(
-        self,
-        values: Sequence[float],
-        labels: Sequence[str] | None = None,
-        *,
-        size: float = 9,
-        grid: str | None = None,
-        mark: bool = True,
-    ) -> None:
-        """Ticks left of the box at ``values``, as :meth:`xticks`."""
-        self._ticks("y", values, labels, size, grid, mark)
-
-    def _ticks(
+    def ticks(
         self,
         axis: str,
         values: Sequence[float],
-        labels: Sequence[str] | None,
-        size: float,
-        grid: str | None,
-        mark: bool,
+        labels: Sequence[str] | None = None,
+        *,
+        size: float = 9,
+        grid: str | None = None,
+        mark: bool = True,
     ) -> None:
+        """Ticks at ``values`` under the box (``axis`` x) or left of it (y), labelled with the
+        values or ``labels``; a ``grid`` line across the box at each when given a colour."""
         right, svg = self.left + self.width, self.svg
         for i, v in enumerate(values):
             label = tick_label(v) if labels is None else labels[i]

@@ -144,11 +144,11 @@ def _panels(
     for k, o in enumerate(OUTCOMES):
         values = np.concatenate([s.values[:, k].ravel() for s in series[k]])
         ax = Axes(svg, left + k * (pw + gap), top, pw, height, zoom(values), (n - 0.5, -0.5))
-        ax.xticks(nice_ticks(*ax.x, 5), grid=GRID)
+        ax.ticks("x", nice_ticks(*ax.x, 5), grid=GRID)
         ax.spines()
         ax.title(OUTCOME_LABELS[o], size=10)
         if k == 0:
-            ax.yticks(list(range(n)), list(labels))
+            ax.ticks("y", list(range(n)), list(labels))
         for s in series[k]:
             for i in range(n):
                 r, lo, hi = (float(v) for v in s.values[i, k])
@@ -186,8 +186,8 @@ def _stacked_and_panels(
     ax = Axes(svg, margin, top, width - margin - 16, bars_h, (0, 100), (n - 0.5, -0.5))
     _stacked_rows(svg, ax, rates, size)
     ax.spines(left=False)
-    ax.xticks(list(range(0, 101, 10)))
-    ax.yticks(list(range(n)), list(labels), mark=False)
+    ax.ticks("x", list(range(0, 101, 10)))
+    ax.ticks("y", list(range(n)), list(labels), mark=False)
     ax.xlabel(xlabel)
     if panels is not None:
         _panels(svg, ax.bottom + 48 + 34, margin, width - 16, panels[0], panels[1], 42.0)
@@ -256,8 +256,8 @@ def heatmap_svg(
                 ax.px(j - 0.47), ax.py(i - 0.44), 0.94 * cell_w, 0.88 * cell_h, "none",
                 stroke=ec, width=lw,
             )  # fmt: skip
-    ax.xticks(list(range(ncol)), list(cols), mark=False)
-    ax.yticks(list(range(nrow)), list(rows), mark=False)
+    ax.ticks("x", list(range(ncol)), list(cols), mark=False)
+    ax.ticks("y", list(range(nrow)), list(rows), mark=False)
     ax.xlabel("framing", below=34)
     if heading:
         ax.title(heading, size=9.5, bold=False, loc="left")
@@ -288,11 +288,11 @@ def dots_svg(title: str, matrix: np.ndarray, models: Sequence[str], rows: Sequen
     svg = Svg(850, head + height + 50, title)
     ax = Axes(svg, margin, head, 850 - margin - 20, height, (0, 100), (nrow - 0.5, -0.5))
     legend(svg, items, ax.left + ax.width / 2, 8, min(n, 4))
-    ax.xticks(nice_ticks(0, 100, 6), grid=GRID)
+    ax.ticks("x", nice_ticks(0, 100, 6), grid=GRID)
     for yy in range(nrow - 1):
         svg.line(ax.left, ax.py(yy + 0.5), ax.left + ax.width, ax.py(yy + 0.5), "#EEEEEE", 0.8)
     ax.spines()
-    ax.yticks(list(range(nrow)), list(rows))
+    ax.ticks("y", list(range(nrow)), list(rows))
     step = min(0.16, 0.7 / max(n, 1))
     for i in range(n):
         color, shape = _model(i)
@@ -343,8 +343,8 @@ def coach_svg(
                     color=text_color(color) if inside else INK,
                 )  # fmt: skip
         ax.spines(left=False)
-        ax.yticks(list(range(len(labels))), list(labels), mark=False)
-        ax.xticks(nice_ticks(0, 100, 6))
+        ax.ticks("y", list(range(len(labels))), list(labels), mark=False)
+        ax.ticks("x", nice_ticks(0, 100, 6))
         if idx + cols >= len(panels):
             ax.xlabel("share of coach-framing generations (%)")
     return svg.render()
@@ -372,7 +372,7 @@ def claims_svg(
     ax = Axes(svg, 70, 36, 850 - 90, 460 - 36 - 70, (min(levels) - 0.6, max(levels) + 0.75),
               y_range)  # fmt: skip
     legend(svg, items, ax.left + ax.width / 2, 6, 2)
-    ax.yticks(nice_ticks(*y_range, 7), grid=GRID)
+    ax.ticks("y", nice_ticks(*y_range, 7), grid=GRID)
     ax.spines()
     for i in range(len(r)):
         fill, edge = (MODEL_COLORS[0], INK) if us[i] else ("white", MODEL_COLORS[0])
@@ -386,7 +386,7 @@ def claims_svg(
         dy = 12 if where == "top" else -10
         svg.text(ax.px(float(x[i])), ax.py(float(r[i])) + dy, text, size=8, anchor="middle",
                  valign=where)  # fmt: skip
-    ax.xticks(list(levels), list(level_labels))
+    ax.ticks("x", list(levels), list(level_labels))
     ax.xlabel("controversy level", below=36)
     ax.ylabel("refusal (% of the claim's generations)", aside=46)
     return svg.render()
@@ -414,8 +414,8 @@ def counts_svg(
                 svg.text(ax.px(i), ax.py(float(s)) - 2, f"{s:.0f}", size=8, anchor="middle",
                          valign="bottom")  # fmt: skip
         ax.spines()
-        ax.xticks(list(range(len(keys))), list(keys))
-        ax.yticks(nice_ticks(0, 105, 6))
+        ax.ticks("x", list(range(len(keys))), list(keys))
+        ax.ticks("y", nice_ticks(0, 105, 6))
         ax.xlabel(f"samples refused (of {runs})")
         if c == 0:
             ax.ylabel("cells (%)", aside=36)
@@ -450,7 +450,7 @@ def grouped_bars_svg(
         legend(svg, items, ax.left + ax.width + 16, head, 1, align="start")
     else:
         legend(svg, items, ax.left + ax.width / 2, 6, 3)
-    ax.yticks(nice_ticks(0, y_max, 6), grid=GRID)
+    ax.ticks("y", nice_ticks(0, y_max, 6), grid=GRID)
     w = 0.8 / max(k, 1)
     for j, (item, vals, err) in enumerate(series):
         for i in range(n):
@@ -472,7 +472,7 @@ def grouped_bars_svg(
             svg.line(ax.px(i - 0.42), ax.py(m), ax.px(i + 0.42), ax.py(m), "black", 1.8)
             svg.text(ax.px(i + 0.43), ax.py(m), f"{m:.0f}", size=8.5)
     ax.spines()
-    ax.xticks(list(range(n)), list(groups), mark=False)
+    ax.ticks("x", list(range(n)), list(groups), mark=False)
     ax.ylabel(ylabel, aside=48)
     if xlabel:
         ax.xlabel(xlabel, below=10 + 14 * rows_of_label)
@@ -487,8 +487,8 @@ def over_refusal_svg(
     svg = Svg(600, 500, title)
     ax = Axes(svg, 70, 20, 500, 410, (0, 100), (0, 100))
     ticks = nice_ticks(0, 100, 6)
-    ax.xticks(ticks, grid="#EEEEEE")
-    ax.yticks(ticks, grid="#EEEEEE")
+    ax.ticks("x", ticks, grid="#EEEEEE")
+    ax.ticks("y", ticks, grid="#EEEEEE")
     svg.line(ax.px(0), ax.py(0), ax.px(100), ax.py(100), GRID, 0.8)
     ax.spines()
     for i, (_, x, xlo, xhi, y, ylo, yhi) in enumerate(points):
