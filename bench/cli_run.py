@@ -17,7 +17,11 @@ reply), and from the last reply to the exit (accounting, the manifest, the summa
 Targets: the command within 1.15 x the floor; the first request within 1.5 s; the tail at
 most 0.5 s.
 
-Run: ``.venv/bin/python bench/cli_run.py [--repeat 2] [--samples 2]``.
+Each line also says the CPU seconds the client used and per request sent (a busy machine's wall
+time follows them). ``--against OTHER/src`` runs that tree's command in place of the in-process
+run, alternating: before and after side by side on the same load.
+
+Run: ``.venv/bin/python bench/cli_run.py [--repeat 2] [--samples 2] [--against /tmp/before/src]``.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -91,11 +96,16 @@ class Timing:
     requests: float
     tail: float
     complete: bool
+    #: CPU seconds the client used (the command's process, or this one's in process) and the
+    #: requests it sent: what a busy machine's wall time depends on.
+    cpu: float = float("nan")
+    sent: int = 0
 
     def parts(self) -> str:
         return (
             f"start to first request {self.first_request:4.2f}s, requests {self.requests:5.1f}s "
             f"({self.requests / self.floor:.2f} x the floor), last reply to exit {self.tail:4.2f}s"
+            f"; CPU {self.cpu:4.1f}s ({1000 * self.cpu / max(self.sent, 1):.1f} ms a request)"
         )
 
 
@@ -137,8 +147,9 @@ def floor_of(servers: list[Server], procs: dict[str, TimedServer]) -> float:
     return floor
 
 
-def measure(how: str, servers: list[Server], samples: int) -> Timing:
-    """One run, by the command or in this process."""
+def measure(how: str, servers: list[Server], samples: int, against: Path | None = None) -> Timing:
+    """One run, by the command (``against``: another tree's ``src/``, e.g. the commit before)
+    or in this process."""
     procs = {
         s.name: TimedServer(latency=lognormal_median(s.median_s, s.sigma), seed=hash(s.name) % 97)
         for s in servers
@@ -149,14 +160,19 @@ def measure(how: str, servers: list[Server], samples: int) -> Timing:
         urls = {name: p.url for name, p in procs.items()}
         with tempfile.TemporaryDirectory() as tmp:
             db = Path(tmp) / "bench.db"
-            if how == "command":
+            if how in ("command", "against"):
                 config = run_file(Path(tmp) / "run.toml", servers, urls, samples)
                 cmd = [str(Path(sys.executable).parent / "deflectbench"), "run"]
                 cmd += ["--config", str(config), "--db", str(db), "--no-report"]
                 env = {**os.environ, "COLUMNS": "120"}
+                if how == "against" and against is not None:
+                    env["PYTHONPATH"] = str(against)
+                used = resource.getrusage(resource.RUSAGE_CHILDREN)
                 started = time.monotonic()
                 p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
                 ended = time.monotonic()
+                now = resource.getrusage(resource.RUSAGE_CHILDREN)  # the servers still run
+                cpu = now.ru_utime + now.ru_stime - used.ru_utime - used.ru_stime
                 complete = p.returncode == 0
                 if not complete:
                     print(p.stdout[-2000:], p.stderr[-2000:], file=sys.stderr)
@@ -165,11 +181,11 @@ def measure(how: str, servers: list[Server], samples: int) -> Timing:
                 models = [m for s in servers for m in s.models]
                 judges = [j for s in servers for j in s.judges]
                 plan = resolve_plan(b, models=models, judges=judges, preset="quick", runs=samples)
-                started = time.monotonic()
+                started, cpu_before = time.monotonic(), time.process_time()
                 built = build_models(plan.models, plan.judges, sections(servers, urls))
                 with Store.open(db) as store:
                     report = asyncio.run(execute(store, b, plan, built, RunOptions(cache=False)))
-                ended = time.monotonic()
+                ended, cpu = time.monotonic(), time.process_time() - cpu_before
                 complete = report.complete
     finally:
         for p in procs.values():
@@ -184,6 +200,8 @@ def measure(how: str, servers: list[Server], samples: int) -> Timing:
         last - first,
         ended - last,
         complete,
+        cpu,
+        len(intervals),
     )
 
 
@@ -191,15 +209,19 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=2, help="runs of each, alternating")
     parser.add_argument("--samples", type=int, default=2, help="samples per cell (quick preset)")
+    parser.add_argument(
+        "--against", type=Path, help="another tree's src/ whose command runs instead of in process"
+    )
     args = parser.parse_args(argv)
+    other = "against" if args.against else "in-process"
     print(
         f"two servers (openai + anthropic wire), limit 8 each, 2 models + 2 judges, quick x "
         f"{args.samples} samples; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
     )
-    timings: dict[str, list[Timing]] = {"command": [], "in-process": []}
+    timings: dict[str, list[Timing]] = {"command": [], other: []}
     for i in range(args.repeat):
-        for how in ("command", "in-process"):
-            t = measure(how, TWO, args.samples)
+        for how in ("command", other):
+            t = measure(how, TWO, args.samples, args.against)
             timings[how].append(t)
             print(
                 f"  repeat {i + 1} {how:>10}: wall {t.wall:5.1f}s floor {t.floor:5.1f}s = "
@@ -210,17 +232,19 @@ def main(argv: list[str] | None = None) -> None:
         return statistics.median(getattr(t, of) for t in timings[how])
 
     cmd = statistics.median(t.wall / t.floor for t in timings["command"])
-    inproc = statistics.median(t.wall / t.floor for t in timings["in-process"])
+    inproc = statistics.median(t.wall / t.floor for t in timings[other])
     first, tail = median("command", "first_request"), median("command", "tail")
     requests = statistics.median(t.requests / t.floor for t in timings["command"])
+    cpu = {how: median(how, "cpu") for how in timings}
 
     def verdict(ok: bool) -> str:
         return "met" if ok else "NOT met"
 
     print(
         f"median: the command {cmd:.2f} x the floor (target <= {TARGET_RATIO}: "
-        f"{verdict(cmd <= TARGET_RATIO)}), in process {inproc:.2f} x; start-up and set-up add "
-        f"{cmd - inproc:.2f} x\n"
+        f"{verdict(cmd <= TARGET_RATIO)}), {other} {inproc:.2f} x; the difference "
+        f"{cmd - inproc:.2f} x; CPU: the command {cpu['command']:.1f}s, {other} "
+        f"{cpu[other]:.1f}s\n"
         f"the command's parts: start to first request {first:.2f}s (target <= {TARGET_FIRST_S}"
         f": {verdict(first <= TARGET_FIRST_S)}), requests {requests:.2f} x the floor, last "
         f"reply to exit {tail:.2f}s (target <= {TARGET_TAIL_S}: {verdict(tail <= TARGET_TAIL_S)})"

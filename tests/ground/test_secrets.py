@@ -41,3 +41,21 @@ def test_no_run_of_8_key_characters_survives(prefix, start, length):
     leak = KEY[start : start + length]
     out = scrub(prefix + leak + prefix, ENV)
     assert not any(KEY[i : i + 8] in out for i in range(len(KEY) - 7))
+
+
+def test_the_process_environment_is_read_again_when_it_changes(monkeypatch):
+    """``scrub`` without ``env`` reads ``os.environ`` again only when it changed (issue 37: a
+    decode of every variable per scrub was a quarter of a run's client CPU): a key set, changed
+    or removed between two scrubs is honoured at once."""
+    other = "sk-ant-Zy9xWv8uTs7rQp6oNm5lKj4iHg3fEd2c"
+    monkeypatch.delenv("DFB_TEST_API_KEY", raising=False)
+    assert scrub(f"echo {KEY}") == f"echo {KEY}"  # read once: no such key yet
+    monkeypatch.setenv("DFB_TEST_API_KEY", KEY)
+    assert scrub(f"echo {KEY}") == f"echo {REDACTED}"
+    monkeypatch.setenv("DFB_TEST_API_KEY", other)
+    assert scrub(f"echo {other}") == f"echo {REDACTED}"
+    monkeypatch.delenv("DFB_TEST_API_KEY")
+    assert scrub(f"echo {other}") == f"echo {other}"
+    watch_env(["DFB_TEST_PLAIN_NAME"])  # a configured name: watched from now on
+    monkeypatch.setenv("DFB_TEST_PLAIN_NAME", other)
+    assert scrub(f"echo {other}") == f"echo {REDACTED}"
