@@ -1,5 +1,5 @@
 """The report: the paper's figures and tables for any store, as one self-contained HTML page,
-a Markdown page, CSV tables and PNG/SVG/PDF figures.
+a Markdown page, CSV tables and SVG figures (PNG and PDF when asked for).
 
     from deflectbench.analysis.options import AnalysisOptions
     from deflectbench.benchmark import default_benchmark
@@ -12,8 +12,9 @@ a Markdown page, CSV tables and PNG/SVG/PDF figures.
 
 The report reads the store only through :func:`deflectbench.analysis.summarize` and lays out
 what it returns: ``build`` (orchestration, files), ``tables`` and ``count_tables`` (the tables),
-``figures`` and ``figures_appendix`` (drawn with ``chart``), ``page`` (the templates), ``format``
-(how a number is written).
+``figures`` and ``figures_appendix`` (their arrays, drawn as SVG by ``svg_charts`` with the
+``svg`` writer, or with matplotlib through ``chart`` for PNG and PDF), ``page`` (the templates),
+``format`` (how a number is written).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ __all__ = ["ReportError", "ReportPaths", "ReportResult", "build_report", "write_
 
 
 def __getattr__(name: str) -> Any:
-    """The names above, from ``build`` on first use: it loads pandas, matplotlib and jinja2,
+    """The names above, from ``build`` on first use: it loads pandas, the analysis and jinja2,
     which a module of the report imported for one constant (a short field name) does not need."""
     if name in __all__:
         from deflectbench.views.report import build
