@@ -14,10 +14,12 @@ from deflectbench.cli.console import console, err
 from deflectbench.cli.options import (
     DEFAULT_DB,
     AnalysisJudgesOption,
+    AnnotatorsOption,
     BenchmarkOption,
     ConsensusOption,
     CorrectionOption,
     DbOption,
+    IncludeUnsureOption,
     PoolModelsOption,
     ResamplesOption,
     json_file_option,
@@ -39,15 +41,8 @@ def calibrate(
     ] = 3.0,
     correction: CorrectionOption = "ppi",
     pool_models: PoolModelsOption = False,
-    annotator: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--annotator", "-a", help="Only these annotators' labels (repeat or comma-separate)."
-        ),
-    ] = None,
-    include_unsure: Annotated[
-        bool, typer.Option(help="Keep labels their annotator marked unsure (left out by default).")
-    ] = False,
+    annotator: AnnotatorsOption = None,
+    include_unsure: IncludeUnsureOption = False,
     consensus: ConsensusOption = "mean",
     judge: AnalysisJudgesOption = None,
     resamples: ResamplesOption = 1000,

@@ -62,6 +62,22 @@ AnalysisJudgesOption = Annotated[
 ResamplesOption = Annotated[
     int, typer.Option(min=1, help="Block-bootstrap resamples of the claims for the 95% CIs.")
 ]
+#: ``--annotator`` and ``--include-unsure``: which human labels ``validate`` and ``calibrate`` use.
+AnnotatorsOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--annotator",
+        "-a",
+        help="Only these annotators' labels (repeat or comma-separate); default: everyone's.",
+    ),
+]
+IncludeUnsureOption = Annotated[
+    bool,
+    typer.Option(
+        help="Keep labels their annotator marked unsure (left out by default: a validation "
+        "set should hold what people are sure of)."
+    ),
+]
 ProgressOption = Annotated[bool, typer.Option(help="Show progress bars.")]
 BenchmarkOption = Annotated[
     str | None,

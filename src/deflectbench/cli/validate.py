@@ -13,9 +13,11 @@ from deflectbench.cli.console import err
 from deflectbench.cli.options import (
     DEFAULT_DB,
     AnalysisJudgesOption,
+    AnnotatorsOption,
     BenchmarkOption,
     ConsensusOption,
     DbOption,
+    IncludeUnsureOption,
     JudgeValuesOption,
     ProgressOption,
     ResamplesOption,
@@ -27,21 +29,8 @@ from deflectbench.cli.options import (
 
 def validate(
     json_out: Annotated[Path | None, json_file_option("every number (with CIs and counts)")] = None,
-    annotator: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--annotator",
-            "-a",
-            help="Only these annotators' labels (repeat or comma-separate); default: everyone's.",
-        ),
-    ] = None,
-    include_unsure: Annotated[
-        bool,
-        typer.Option(
-            help="Keep labels their annotator marked unsure (left out by default: a validation "
-            "set should hold what people are sure of)."
-        ),
-    ] = False,
+    annotator: AnnotatorsOption = None,
+    include_unsure: IncludeUnsureOption = False,
     check_monitor: Annotated[
         bool,
         typer.Option(
