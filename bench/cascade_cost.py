@@ -67,6 +67,7 @@ from deflectbench.analysis.calibration.ppi import ppi_mean_moments  # noqa: E402
 from deflectbench.analysis.options import MIN_CI_CLAIMS  # noqa: E402
 from deflectbench.analysis.plan.components import (  # noqa: E402
     anova_components,
+    answer_variance,
     design_variance,
     judged_share_variance,
 )
@@ -252,12 +253,53 @@ def prices() -> tuple[Array, Array, list[str], list[str]]:
 
 @dataclass
 class Planned:
+    """The planner's designs: (b) the cheapest fixed design (claims, samples per cell, share)
+    at 95%; (c) the cheapest first look (claims) with its samples and share at the first
+    look's level, the later looks at the same samples and share. ``predicted`` is (b)'s
+    half-width per cell column; ``proper`` the design ``plan`` itself would print from the
+    pilot's raw components (every template count allowed)."""
+
+    claims_b: int
+    samples_b: int
     share_b: float
+    first_c: int
+    samples_c: int
     share_c: float
-    first_c: int  # the claims of (c)'s first look: where the target is predicted met
+    predicted: Array
+    proper: str
 
 
-def plan_shares(
+def _cheapest(cells, gen: Array, judge: Array, target: float, claims: list[int], run: list[int]):
+    """``analysis.plan.search.cheapest`` on the bench's cells at the bench's prices (one priced
+    call for all the models' generations, one for both judges' judgments), over the template
+    counts ``run`` (per model) or each framing's own templates (``run`` empty)."""
+    from deflectbench.analysis.plan.search import PerCall, cheapest
+    from deflectbench.cost import Price
+
+    calls = [
+        PerCall("model", "bench/generations", 0.0, 1e6),
+        PerCall("judge", "bench/judges", 0.0, 1e6, of="bench/generations"),
+    ]
+    prices = {
+        "bench/generations": Price(0.0, float(gen.sum())),
+        "bench/judges": Price(0.0, float(judge.sum())),
+    }
+    choices: list[int | None] = list(run) if run else [None]
+    n_t = 15 if not run else max(run)
+    return cheapest(
+        cells,
+        calls,
+        prices,
+        target=target,
+        claim_choices=claims,
+        template_choices=choices,
+        templates_run={c: (n_t if c is None else c) for c in choices},
+        quantile=1.0,
+        judges=["bench/judges"],
+    )
+
+
+def plan_designs(
     world: World,
     columns: list[tuple[int, NDArray[np.bool_], int]],
     n_claims: int,
@@ -268,46 +310,71 @@ def plan_shares(
     judge: Array,
     min_claims: int,
     margin: float,
+    scope: str,
 ) -> Planned:
-    """The planner's shares from a pilot replication (full judging): per cell column the
-    nested components of the consensus and the cheap judge's correlation with it."""
+    """The planner's designs from a pilot replication (the paper's design, full judging): per
+    cell column the nested components of the consensus (the templates' own effects taken out
+    first: every template is run, so they are fixed, not noise; their spread kept for the
+    share term) and the cheap judge's correlation with it; then ``analysis.plan``'s search
+    (``cheapest``) over claims, samples per cell (1-10) and share, every template run."""
+    from dataclasses import replace
+
+    from deflectbench.analysis.plan.spreads import CellSpread
+
     rng = np.random.default_rng(12345)
     truth, cheap, j1, j2 = simulate(world, n_claims, samples, rng)
     _, c, t, s = truth.shape
     claims = np.broadcast_to(np.arange(c)[:, None, None], (c, t, s))
     tmpl = np.broadcast_to(np.arange(t)[None, :, None], (c, t, s))
-    comps = []
-    for mi, mask, o in columns:
+    cells, raw_cells = [], []
+    for k, (mi, mask, o) in enumerate(columns):
         y = ((j1[mi] == o).astype(float) + (j2[mi] == o)) / 2.0
         f = (cheap[mi] == o).astype(float)
         y, f = y[:, mask], f[:, mask]
-        # every template is run: their own effects are fixed, not noise (taken out first)
         y_in = y - y.mean(axis=(0, 2), keepdims=True) + y.mean()
-        comp = anova_components(y_in.ravel(), claims[:, mask].ravel(), tmpl[:, mask].ravel())
-        rho = float(np.corrcoef(y.ravel(), f.ravel())[0, 1])
-        comps.append((comp, int(mask.sum()), min(rho, 1.0 - 1.0 / y.size)))
-    price_gen, price_judge = float(gen.sum()), float(judge.sum())
-    z95 = z_of(0.95)
+        ids = (claims[:, mask].ravel(), tmpl[:, mask].ravel())
+        raw = anova_components(y.ravel(), *ids)
+        comp = replace(anova_components(y_in.ravel(), *ids), template_spread=raw.template_spread)
+        rho = min(float(np.corrcoef(y.ravel(), f.ravel())[0, 1]), 1.0 - 1.0 / y.size)
+        n_t = int(mask.sum())
+        cells.append(CellSpread((str(k),), comp, n_t, rho, True))
+        raw_cells.append(CellSpread((str(k),), raw, n_t, rho, True))
+    run = [t] if scope == "model" else []
+    choices = list(range(LEVELS, n_claims + 1, LEVELS))
+    at_least = [n for n in choices if n >= min_claims]
+    b = _cheapest(cells, gen, judge, margin * target, at_least, run)
+    # the first look's level instead of 95%: the same search at a target scaled by z95 / zk
     zk = z_of(look_level(looks, 1, planned_first=True))
-
-    def worst(claims_run: int, share: float, z: float) -> float:
-        hw = 0.0
-        for comp, tc, rho in comps:
-            var = design_variance(comp, claims_run, tc, samples)
-            total = comp.claim + comp.claim_template + comp.within
-            var += judged_share_variance(total, rho, share, claims_run * tc * samples)
-            hw = max(hw, z * float(np.sqrt(var)))
-        return hw
-
-    share_b = next((float(r) for r in SHARES if worst(n_claims, r, z95) <= margin * target), 1.0)
-    best = (np.inf, 1.0, n_claims)
-    for r in SHARES:
-        for n in range(LEVELS * -(-min_claims // LEVELS), n_claims + 1, LEVELS):
-            if worst(n, r, zk) <= margin * target:
-                cost = n * t * samples * (price_gen + r * price_judge)
-                best = min(best, (cost, float(r), n))
-                break
-    return Planned(share_b, best[1], best[2])
+    # a first look at half the claims at most, so the looks after it can double its claims
+    # (room for the planner's error and the noise of the worst cell)
+    first = [n for n in at_least if n <= n_claims // 2]
+    c_ = _cheapest(cells, gen, judge, margin * target * z_of(0.95) / zk, first, run)
+    proper = _cheapest(raw_cells, gen, judge, target, choices, list(range(1, t + 1)) if run else [])
+    if b is None or c_ is None:
+        raise SystemExit("the planner finds no design within the bounds reaching the target")
+    predicted = np.array(
+        [
+            z_of(0.95)
+            * np.sqrt(
+                design_variance(cell.components, b.claims, cell.templates, b.samples)
+                + judged_share_variance(
+                    answer_variance(cell.components),
+                    cell.rho,
+                    b.share,
+                    b.claims * cell.templates * b.samples,
+                )
+            )
+            for cell in cells
+        ]
+    )
+    said = (
+        "none within the bounds"
+        if proper is None
+        else f"{proper.claims} claims x {proper.templates or 'all'} templates x "
+        f"{proper.samples} samples, share {proper.share:.2f}, predicted worst "
+        f"{proper.worst_halfwidth:.4f}"
+    )
+    return Planned(b.claims, b.samples, b.share, c_.claims, c_.samples, c_.share, predicted, said)
 
 
 def main() -> None:
@@ -352,7 +419,7 @@ def main() -> None:
                 columns.append((mi, mask, o))
                 labels.append((model, g, OUTCOMES5[o]))
     truth = true_rates(world, columns)
-    planned = plan_shares(
+    planned = plan_designs(
         world,
         columns,
         args.claims,
@@ -363,44 +430,51 @@ def main() -> None:
         judge,
         args.min_claims,
         args.margin,
+        args.scope,
     )
     rule = parse_until(
         f"halfwidth<={args.target} in {args.looks} looks from {planned.first_c} claims"
     )
     sizes = rule.sizes(args.claims)
-    per_item = args.samples * n_t  # answers per claim per model
+    s_max = max(args.samples, planned.samples_b, planned.samples_c)
     col_model = np.array([mi for mi, _, _ in columns])
     n_cols = len(columns)
-    # per design: cost, worst half-width, reached, covered per column
+    # per design: cost, worst half-width, reached, covered and half-width per column
     cost = {d: np.zeros(args.reps) for d in "abc"}
     worst = {d: np.zeros(args.reps) for d in "abc"}
     reached = {d: np.zeros(args.reps, bool) for d in "abc"}
     covered = {d: np.zeros((args.reps, n_cols)) for d in "abc"}
+    widths = {d: np.zeros((args.reps, n_cols)) for d in "abc"}
     stopped = Counter[int]()
-    full = args.claims * per_item
     for rep in range(args.reps):
         rng = np.random.default_rng([args.seed, rep])
-        _, cheap, j1, j2 = simulate(world, args.claims, args.samples, rng)
+        _, cheap, j1, j2 = simulate(world, args.claims, s_max, rng)
         onehot = np.arange(N_OUT)
         y5 = ((j1[..., None] == onehot) + (j2[..., None] == onehot).astype(float)) / 2.0
         f5 = (cheap[..., None] == onehot).astype(float)
-        y = item_matrix(y5, columns)  # (C, T*S, K)
-        f = item_matrix(f5, columns)
         mult = claim_multiplicities(args.claims, args.resamples, seed=rep)
 
         def record(d: str, lo: Array, hi: Array, spent: float, rep: int = rep) -> None:
             hw = (hi - lo) / 2.0
             cost[d][rep] = spent
             worst[d][rep] = float(np.nanmax(hw))
+            widths[d][rep] = hw
             reached[d][rep] = bool(np.all(hw <= args.target))
             covered[d][rep] = (lo <= truth) & (truth <= hi)
 
-        # (a) the paper's design
+        # (a) the paper's design: its samples per cell (the first of the simulated ones)
+        y = item_matrix(y5[:, :, :, : args.samples], columns)  # (C, T*S, K)
         _, lo, hi = mean_ci(y, args.claims, mult, 0.95)
-        record("a", lo, hi, full * float((gen + judge).sum()))
+        record("a", lo, hi, args.claims * n_t * args.samples * float((gen + judge).sum()))
 
-        # (b) cascaded judging at the planner's share; (c) with its own share and looks
-        for d, share in (("b", planned.share_b), ("c", planned.share_c)):
+        # (b) the planner's cascaded design; (c) its design for the looks
+        for d, n_c, n_s, share in (
+            ("b", planned.claims_b, planned.samples_b, planned.share_b),
+            ("c", args.claims, planned.samples_c, planned.share_c),
+        ):
+            per_item = n_s * n_t  # answers per claim per model
+            y = item_matrix(y5[:, :, :, :n_s], columns)
+            f = item_matrix(f5[:, :, :, :n_s], columns)
             picked = rng.random((len(models), args.claims, per_item)) < share  # per model
             lab_mask = picked[col_model].transpose(1, 2, 0)  # (C, items, K)
             h = np.where(lab_mask, y, np.nan)
@@ -411,15 +485,18 @@ def main() -> None:
             unl = claim_sums({k: v.reshape(y.shape) for k, v in unl_terms.items()})
             n_lab = picked.sum(axis=2)  # (M, C) answers the expensive judges saw
 
-            def spent(n_claims: NDArray[np.int64], n_lab: NDArray[np.int64] = n_lab) -> float:
+            def spent(
+                n_claims: NDArray[np.int64], n_lab: NDArray[np.int64] = n_lab, per: int = per_item
+            ) -> float:
                 """What each model's first ``n_claims[m]`` claims cost."""
-                gens = float((n_claims * per_item * gen).sum())
+                gens = float((n_claims * per * gen).sum())
                 upto = np.arange(args.claims)[None, :] < n_claims[:, None]
                 return gens + float(((n_lab * upto).sum(axis=1) * judge).sum())
 
             if d == "b":
-                _, lo, hi = ppi_ci(lab, unl, args.claims, mult, 0.95)
-                record("b", lo, hi, spent(np.full(len(models), args.claims)))
+                mult_b = claim_multiplicities(n_c, args.resamples, seed=rep)
+                _, lo, hi = ppi_ci(lab, unl, n_c, mult_b, 0.95)
+                record("b", lo, hi, spent(np.full(len(models), n_c)))
                 continue
             # each model stops at its first look where all its cells reach the target
             open_ = np.ones(len(models), bool)
@@ -454,26 +531,38 @@ def main() -> None:
         + (f" ({', '.join(unpriced)}: no bundled price, the others' mean)" if unpriced else "")
     )
     print(
-        f"planner (pilot replication): (b) share {planned.share_b:.2f}; (c) share "
-        f"{planned.share_c:.2f}, {args.looks} looks from {planned.first_c} claims (looks at "
+        f"planner (analysis.plan's search on a pilot replication, every template run): "
+        f"(b) {planned.claims_b} claims x {planned.samples_b} samples, share "
+        f"{planned.share_b:.2f}; (c) {planned.samples_c} samples, share {planned.share_c:.2f}, "
+        f"{args.looks} looks from {planned.first_c} claims (looks at "
         f"{', '.join(map(str, sizes))} claims, at levels "
         f"{', '.join(f'{100 * v:.4g}%' for v in rule.levels)}; a model stops from "
-        f"{args.min_claims} claims; first look where the predicted worst is {args.margin:g} "
-        "of the target)"
+        f"{args.min_claims} claims); each planned at {args.margin:g} of the target"
+    )
+    print(
+        f"plan's own choice on the pilot's raw components (template effects counted as claim x "
+        f"template noise, fewer templates allowed) at the target: {planned.proper}"
     )
     print()
-    head = f"{'design':<44}{'cost $':>10}{'/(a)':>8}{'reached':>9}{'max hw':>9}{'worst':>8}"
-    print(head)
+    head = f"{'design (claims x templates x samples)':<52}{'cost $':>9}{'/(a)':>7}"
+    print(head + f"{'reached':>9}{'max hw':>9}{'worst':>8}")
     names = {
-        "a": "(a) paper: all cells, 2 judges on all",
-        "b": f"(b) cascade: cheap all, 2 on {100 * planned.share_b:.0f}%, PPI++",
-        "c": f"(c) (b) + --until, 2 on {100 * planned.share_c:.0f}%, {len(sizes)} looks",
+        "a": f"(a) paper: {args.claims}x{n_t}x{args.samples}, 2 judges on all",
+        "b": f"(b) cascade: {planned.claims_b}x{n_t}x{planned.samples_b}, 2 on "
+        f"{100 * planned.share_b:.0f}%, PPI++",
+        "c": f"(c) --until: <={args.claims}x{n_t}x{planned.samples_c}, 2 on "
+        f"{100 * planned.share_c:.0f}%, {len(sizes)} looks",
     }
     for d in "abc":
         print(
-            f"{names[d]:<44}{cost[d].mean():>10.2f}{cost[d].mean() / a_cost:>8.3f}"
+            f"{names[d]:<52}{cost[d].mean():>9.2f}{cost[d].mean() / a_cost:>7.3f}"
             f"{reached[d].mean():>9.2f}{worst[d].mean():>9.4f}{worst[d].max():>8.4f}"
         )
+    ratio = widths["b"].mean(axis=0) / planned.predicted
+    print(
+        f"(b) mean printed half-width / planner's prediction, per interval: mean "
+        f"{ratio.mean():.3f}, range {ratio.min():.3f}-{ratio.max():.3f}"
+    )
     print(f"(c) models stopped at look: {dict(sorted(stopped.items()))}")
     print()
     print("coverage of the printed intervals of the true consensus rate")

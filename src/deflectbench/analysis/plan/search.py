@@ -19,7 +19,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from deflectbench.analysis.plan.components import Z95, design_variance, judged_share_variance
+from deflectbench.analysis.plan.components import (
+    Z95,
+    answer_variance,
+    design_variance,
+    judged_share_variance,
+)
 from deflectbench.analysis.plan.spreads import CellSpread
 from deflectbench.cost import Price, price_for
 
@@ -88,8 +93,7 @@ def _halfwidths(
         c = cell.components
         t = cell.templates if templates is None else templates
         var = design_variance(c, claims, t, samples, all_templates=cell.templates)
-        total = c.claim + c.claim_template + c.within
-        var += judged_share_variance(total, cell.rho, share, claims * t * samples)
+        var += judged_share_variance(answer_variance(c), cell.rho, share, claims * t * samples)
         out[i] = Z95 * np.sqrt(var)
     return out
 
@@ -222,7 +226,7 @@ def _share_halfwidths(
         comp = cell.components
         t = cell.templates if templates is None else templates
         var = design_variance(comp, claims, t, samples, all_templates=cell.templates)
-        total = comp.claim + comp.claim_template + comp.within
+        total = answer_variance(comp)
         extra = (1.0 - shares) * (1.0 - cell.rho**2) * total / (shares * claims * t * samples)
         out[:, i] = Z95 * np.sqrt(var + extra)
     return out
