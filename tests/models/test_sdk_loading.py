@@ -59,6 +59,24 @@ def _child(code: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+def _two_wires(tmp_path: Path, oai: FakeLLMServer, ant: FakeLLMServer) -> Path:
+    """A run file of one subject model on each wire (one cell each), judged lexically."""
+    return write_toml(
+        tmp_path / "run.toml",
+        {
+            "run": {
+                "models": ["oai/subject", "ant/subject"],
+                "judges": ["lexical"],
+                "claims": ["L1_US_01"],
+                "templates": ["explicit_direct_WA"],
+                "cache": False,
+            },
+            "providers.oai": {"base_url": oai.openai_base_url},
+            "providers.ant": {"wire": "anthropic", "base_url": ant.anthropic_base_url},
+        },
+    )
+
+
 def test_building_models_imports_no_sdk(tmp_path: Path) -> None:
     done = _child(
         """
@@ -79,20 +97,7 @@ def test_building_models_imports_no_sdk(tmp_path: Path) -> None:
 
 def test_one_wires_requests_start_while_the_other_sdk_loads(tmp_path: Path) -> None:
     with FakeLLMServer(reply=unique_reply) as oai, FakeLLMServer(reply=unique_reply) as ant:
-        config = write_toml(
-            tmp_path / "run.toml",
-            {
-                "run": {
-                    "models": ["oai/subject", "ant/subject"],
-                    "judges": ["lexical"],
-                    "claims": ["L1_US_01"],
-                    "templates": ["explicit_direct_WA"],
-                    "cache": False,
-                },
-                "providers.oai": {"base_url": oai.openai_base_url},
-                "providers.ant": {"wire": "anthropic", "base_url": ant.anthropic_base_url},
-            },
-        )
+        config = _two_wires(tmp_path, oai, ant)
         done = _child(
             SLOW_ANTHROPIC
             + textwrap.dedent(
@@ -225,20 +230,7 @@ def test_the_first_request_loads_nothing_it_does_not_need(tmp_path: Path) -> Non
     not the other provider's, nor the analysis' numpy, pandas or scipy (the summary's: they
     load beside the requests, after the first)."""
     with FakeLLMServer(reply=unique_reply) as oai, FakeLLMServer(reply=unique_reply) as ant:
-        config = write_toml(
-            tmp_path / "run.toml",
-            {
-                "run": {
-                    "models": ["oai/subject", "ant/subject"],
-                    "judges": ["lexical"],
-                    "claims": ["L1_US_01"],
-                    "templates": ["explicit_direct_WA"],
-                    "cache": False,
-                },
-                "providers.oai": {"base_url": oai.openai_base_url},
-                "providers.ant": {"wire": "anthropic", "base_url": ant.anthropic_base_url},
-            },
-        )
+        config = _two_wires(tmp_path, oai, ant)
         script = tmp_path / "first.py"
         script.write_text(LOADED_AT_FIRST_REQUEST)
         out = tmp_path / "loaded.json"
