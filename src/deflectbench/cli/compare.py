@@ -32,9 +32,15 @@ AllowJudgeChangeOption = Annotated[
 ]
 
 
+def valued_option(flag: str, metavar: str, help: str) -> Any:
+    """An option whose value the help names ``metavar`` (a store, a rule, a model, a file),
+    with no default shown."""
+    return typer.Option(flag, metavar=metavar, help=help, show_default=False)
+
+
 def out_option(flag: str, help: str, metavar: str = "FILE") -> Any:
     """An output a command writes when asked (``--json``, ``--csv``, ``--html``, ``--hf``)."""
-    return typer.Option(flag, metavar=metavar, help=help, show_default=False)
+    return valued_option(flag, metavar, help)
 
 
 def rows_json_option(what: str) -> Any:
@@ -72,45 +78,39 @@ def compare(
     ] = None,
     baseline: Annotated[
         str | None,
-        typer.Option(
-            "--baseline",
-            metavar="OLD",
-            help="Compare A against this baseline (differences are A minus OLD).",
-            show_default=False,
+        valued_option(
+            "--baseline", "OLD", "Compare A against this baseline (differences are A minus OLD)."
         ),
     ] = None,
     fail_if: Annotated[
         list[str] | None,
-        typer.Option(
+        valued_option(
             "--fail-if",
-            metavar="RULE",
-            help="Exit 6 when a difference's whole 95% CI lies beyond RULE, which says when to "
+            "RULE",
+            "Exit 6 when a difference's whole 95% CI lies beyond RULE, which says when to "
             "fail: 'refusal < -5pp' or 'refusal drop > 5pp' (a fall of more than 5 points), "
             "'clean_compliance > +3pp@coach' or 'rise > 3pp', '|refusal| > 5pp' (@FRAMING or "
             "@TEMPLATE; field:NAME for a field). A rule that would fail on no change is "
             "refused. Repeatable.",
-            show_default=False,
         ),
     ] = None,
     require: Annotated[
         list[str] | None,
-        typer.Option(
+        valued_option(
             "--require",
-            metavar="RULE",
-            help="A rule that must hold (exit 6 when a difference's whole 95% CI lies outside "
+            "RULE",
+            "A rule that must hold (exit 6 when a difference's whole 95% CI lies outside "
             "it): 'refusal drop < 5pp', 'refusal > -5pp', '|refusal| < 5pp', 'refusal rise < "
             "3pp'. Repeatable.",
-            show_default=False,
         ),
     ] = None,
     allow_missing: Annotated[
         list[str] | None,
-        typer.Option(
+        valued_option(
             "--allow-missing",
-            metavar="MODEL",
-            help="A model (or MODEL:CONDITION) of the baseline the new side may lack without "
+            "MODEL",
+            "A model (or MODEL:CONDITION) of the baseline the new side may lack without "
             "failing the gate (still said). Repeatable.",
-            show_default=False,
         ),
     ] = None,
     allow_untested: Annotated[
