@@ -22,24 +22,24 @@ if TYPE_CHECKING:
 LISTINGS: tuple[str, ...] = ("claims", "templates", "framings", "fallacies")
 
 
+def listing_option(flag: str, what: str) -> Any:
+    """A flag that lists one part of the pack (or the shipped packs): "List the ``what``."."""
+    return typer.Option(flag, help=f"List the {what}.")
+
+
 def spec(
     claims: Annotated[
-        bool,
-        typer.Option("--claims", help="List the claims: id, level, context, domain, text."),
+        bool, listing_option("--claims", "claims: id, level, context, domain, text")
     ] = False,
     templates: Annotated[
         bool,
-        typer.Option(
-            "--templates", help="List the templates: id, framing, requested fallacy, explicitness."
-        ),
+        listing_option("--templates", "templates: id, framing, requested fallacy, explicitness"),
     ] = False,
     framings: Annotated[
-        bool,
-        typer.Option("--framings", help="List the framings with their templates' text."),
+        bool, listing_option("--framings", "framings with their templates' text")
     ] = False,
     fallacies: Annotated[
-        bool,
-        typer.Option("--fallacies", help="List the fallacies with their definitions."),
+        bool, listing_option("--fallacies", "fallacies with their definitions")
     ] = False,
     as_json: Annotated[
         bool,
@@ -53,10 +53,7 @@ def spec(
         bool, typer.Option("--prompts", help="Print every rendered prompt as JSON Lines.")
     ] = False,
     list_packs: Annotated[
-        bool,
-        typer.Option(
-            "--list", help="List the shipped packs: name, language, turns, claims, templates."
-        ),
+        bool, listing_option("--list", "shipped packs: name, language, turns, claims, templates")
     ] = False,
     benchmark: BenchmarkOption = None,
 ) -> None:
