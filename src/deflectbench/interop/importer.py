@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sqlite3
 import zlib
-from collections.abc import Generator, Iterable, Iterator, Sequence
+from collections.abc import Collection, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
@@ -31,9 +31,11 @@ from deflectbench.store import Store
 from deflectbench.store.chunked import (
     FirstLines,
     GenKey,
+    generation_ids_by_model,
     generation_ids_of,
     generation_rows_of,
     judgment_rows_of,
+    judgments_between,
 )
 from deflectbench.store.upsert import (
     GENERATION_COLUMNS,
@@ -430,6 +432,11 @@ def _import_file(
     fr.already_present = kept - refused - fr.imported
 
 
+#: How many stored rows a lookup may read, per key it looks for, in one pass of an index
+#: before it searches key by key instead.
+_READ_PER_KEY = 4
+
+
 def _in_bulk(
     store: Store, kind: Kind, bulk: BulkRows, lines: Sequence[Line], first_lines: FirstLines
 ) -> int:
@@ -443,16 +450,26 @@ def _in_bulk(
     elif (objects := bulk.objects(lines, EVAL_KEYS)) is not None and (
         named := bulk.generation_keys(objects)
     ) is not None:
-        found = bulk.evals(objects, generation_ids_of(conn, bulk.benchmark, RELEASE, named))
+        most = _READ_PER_KEY * len(named)  # rows a pass may read before searching per key
+        ids = generation_ids_by_model(conn, bulk.benchmark, RELEASE, named, most)
+        if ids is None:
+            ids = generation_ids_of(conn, bulk.benchmark, RELEASE, named)
+        found = bulk.evals(objects, ids)
     if found is None:
         return 0
     rows, keys = found
     if len(set(keys)) != len(keys):
         return 0
+    most = _READ_PER_KEY * len(keys)
+    stored: Collection[Any] | None
     if kind == "generations":
-        stored: dict[Any, Any] = generation_rows_of(conn, bulk.benchmark, RELEASE, keys)
+        stored = generation_ids_by_model(conn, bulk.benchmark, RELEASE, keys, most)
+        if stored is None:
+            stored = generation_rows_of(conn, bulk.benchmark, RELEASE, keys)
     else:
-        stored = judgment_rows_of(conn, keys)
+        stored = judgments_between(conn, keys, most)
+        if stored is None:
+            stored = judgment_rows_of(conn, keys)
     table, column = (
         ("generations", "gen_id") if kind == "generations" else ("judgments", "judgment_id")
     )

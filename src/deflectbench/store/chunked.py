@@ -71,6 +71,51 @@ def generation_ids_of(
     return out
 
 
+def generation_ids_by_model(
+    conn: sqlite3.Connection, benchmark: str, condition: str, keys: Sequence[GenKey], most: int
+) -> dict[GenKey, int] | None:
+    """:func:`generation_ids_of` read as each named model's rows, in one pass of the unique
+    index per model (a chunk of one model's records costs a read of its rows, not a search
+    per key); None when that would read more than ``most`` rows (then search per key)."""
+    wanted = set(keys)
+    out: dict[GenKey, int] = {}
+    for model in dict.fromkeys(k[0] for k in keys):
+        rows = conn.execute(
+            "SELECT claim_id, prompt_id, sample, gen_id FROM generations "
+            "WHERE benchmark = ? AND model = ? AND condition = ? LIMIT ?",
+            (benchmark, model, condition, most + 1),
+        )
+        rows.row_factory = None
+        for claim, prompt, sample, gen_id in rows:
+            most -= 1
+            if (key := (model, claim, prompt, int(sample))) in wanted:
+                out[key] = int(gen_id)
+        if most < 0:
+            return None
+    return out
+
+
+def judgments_between(
+    conn: sqlite3.Connection, keys: Sequence[tuple[int, str]], most: int
+) -> set[tuple[int, str]] | None:
+    """Which (gen_id, judge) keys are stored, read as the rows between the smallest and the
+    largest gen_id in one pass of the unique index; None when that would read more than
+    ``most`` rows (then :func:`judgment_rows_of`)."""
+    if not keys:
+        return set()
+    wanted = set(keys)
+    ids = [k[0] for k in keys]
+    rows = conn.execute(
+        "SELECT gen_id, judge FROM judgments WHERE gen_id BETWEEN ? AND ? LIMIT ?",
+        (min(ids), max(ids), most + 1),
+    )
+    rows.row_factory = None
+    found = rows.fetchall()
+    if len(found) > most:
+        return None
+    return wanted.intersection(found)
+
+
 def judgment_rows_of(
     conn: sqlite3.Connection, keys: Sequence[tuple[int, str]]
 ) -> dict[tuple[int, str], tuple[int, str | None, str | None]]:
