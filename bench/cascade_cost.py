@@ -66,7 +66,6 @@ from deflectbench.analysis.calibration.moments import (  # noqa: E402
 from deflectbench.analysis.calibration.ppi import ppi_mean_moments  # noqa: E402
 from deflectbench.analysis.options import MIN_CI_CLAIMS  # noqa: E402
 from deflectbench.analysis.plan.components import (  # noqa: E402
-    anova_components,
     answer_variance,
     design_variance,
     judged_share_variance,
@@ -196,6 +195,30 @@ def percentile(theta: Array, level: float) -> tuple[Array, Array]:
     return np.nanquantile(theta, a, axis=0), np.nanquantile(theta, 1.0 - a, axis=0)
 
 
+#: Widen thin cells' intervals (``--korn-graubard``): set by main.
+WIDEN = {"korn_graubard": False}
+
+
+def interval(est: Array, theta: Array, n: Array, level: float) -> tuple[Array, Array]:
+    """The claim-block percentile interval (what ``analyze`` prints), or with
+    ``--korn-graubard`` its union with the Korn-Graubard interval: Clopper-Pearson at the
+    effective size n_eff = p (1 - p) / Var_boot (at most the answers n; n where the bootstrap
+    has no spread). For a rate near 0 (or 1) whose claims rarely show it, the percentile
+    interval is as short as the few claims that do; the exact interval at the clustered
+    effective size is not (Korn and Graubard 1998, Survey Methodology 24(2))."""
+    lo, hi = percentile(theta, level)
+    if not WIDEN["korn_graubard"]:
+        return lo, hi
+    from deflectbench.analysis.calibration.exact import clopper_pearson
+
+    p = np.clip(est, 0.0, 1.0)
+    var = np.nanvar(theta, axis=0, ddof=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        n_eff = np.where(var > 0, np.minimum(p * (1.0 - p) / var, n), n)
+    cp_lo, cp_hi = clopper_pearson(p * n_eff, n_eff, level)
+    return np.fmin(lo, cp_lo), np.fmax(hi, cp_hi)
+
+
 def mean_ci(y: Array, n_claims: int, mult: Array, level: float) -> tuple[Array, Array, Array]:
     """The consensus mean of each column on the first ``n_claims`` claims with its
     claim-block percentile interval (``block_bootstrap_many``'s, written on claim sums)."""
@@ -205,7 +228,7 @@ def mean_ci(y: Array, n_claims: int, mult: Array, level: float) -> tuple[Array, 
     est = s.sum(0) / n.sum(0)
     with np.errstate(invalid="ignore", divide="ignore"):
         reps = (mult @ s) / (mult @ n)
-    lo, hi = percentile(reps, level)
+    lo, hi = interval(est, reps, n.sum(0), level)
     return est, lo, hi
 
 
@@ -220,7 +243,7 @@ def ppi_ci(
         {k: v.sum(0) for k, v in lab_c.items()}, {k: v.sum(0) for k, v in unl_c.items()}
     )
     theta, _ = ppi_mean_moments(replicate(mult, lab_c), replicate(mult, unl_c))
-    lo, hi = percentile(theta, level)
+    lo, hi = interval(est, theta, unl_c["n"].sum(0), level)
     return est, lo, hi
 
 
@@ -317,28 +340,23 @@ def plan_designs(
     first: every template is run, so they are fixed, not noise; their spread kept for the
     share term) and the cheap judge's correlation with it; then ``analysis.plan``'s search
     (``cheapest``) over claims, samples per cell (1-10) and share, every template run."""
-    from dataclasses import replace
-
-    from deflectbench.analysis.plan.spreads import CellSpread
+    from deflectbench.analysis.plan.spreads import CellSpread, fixed_template_components
 
     rng = np.random.default_rng(12345)
     truth, cheap, j1, j2 = simulate(world, n_claims, samples, rng)
     _, c, t, s = truth.shape
     claims = np.broadcast_to(np.arange(c)[:, None, None], (c, t, s))
     tmpl = np.broadcast_to(np.arange(t)[None, :, None], (c, t, s))
-    cells, raw_cells = [], []
+    cells = []
     for k, (mi, mask, o) in enumerate(columns):
         y = ((j1[mi] == o).astype(float) + (j2[mi] == o)) / 2.0
         f = (cheap[mi] == o).astype(float)
         y, f = y[:, mask], f[:, mask]
-        y_in = y - y.mean(axis=(0, 2), keepdims=True) + y.mean()
         ids = (claims[:, mask].ravel(), tmpl[:, mask].ravel())
-        raw = anova_components(y.ravel(), *ids)
-        comp = replace(anova_components(y_in.ravel(), *ids), template_spread=raw.template_spread)
+        comp = fixed_template_components(y.ravel(), *ids)
         rho = min(float(np.corrcoef(y.ravel(), f.ravel())[0, 1]), 1.0 - 1.0 / y.size)
         n_t = int(mask.sum())
         cells.append(CellSpread((str(k),), comp, n_t, rho, True))
-        raw_cells.append(CellSpread((str(k),), raw, n_t, rho, True))
     run = [t] if scope == "model" else []
     choices = list(range(LEVELS, n_claims + 1, LEVELS))
     at_least = [n for n in choices if n >= min_claims]
@@ -349,7 +367,7 @@ def plan_designs(
     # (room for the planner's error and the noise of the worst cell)
     first = [n for n in at_least if n <= n_claims // 2]
     c_ = _cheapest(cells, gen, judge, margin * target * z_of(0.95) / zk, first, run)
-    proper = _cheapest(raw_cells, gen, judge, target, choices, list(range(1, t + 1)) if run else [])
+    proper = _cheapest(cells, gen, judge, target, choices, list(range(1, t + 1)) if run else [])
     if b is None or c_ is None:
         raise SystemExit("the planner finds no design within the bounds reaching the target")
     predicted = np.array(
@@ -399,7 +417,13 @@ def main() -> None:
         default=MARGIN,
         help="the first look where the predicted worst half-width is this share of the target",
     )
+    ap.add_argument(
+        "--korn-graubard",
+        action="store_true",
+        help="widen each interval to its union with Clopper-Pearson at the effective size",
+    )
     args = ap.parse_args()
+    WIDEN["korn_graubard"] = args.korn_graubard
     t0 = time.perf_counter()
 
     from deflectbench.benchmark import resolve_benchmark
@@ -521,7 +545,8 @@ def main() -> None:
         f"planted: {len(models)} models x {args.claims} claims x {n_t} templates x "
         f"{args.samples} samples; target half-width {args.target} per {args.scope}, four "
         f"headline outcomes ({len(columns)} intervals); {args.reps} replications, "
-        f"{args.resamples} claim-bootstrap draws"
+        f"{args.resamples} claim-bootstrap draws; intervals: percentile"
+        + (" U Korn-Graubard (Clopper-Pearson at the effective size)" if args.korn_graubard else "")
     )
     print(
         f"judges: cheap {100 * float(np.mean(CHEAP_ERROR)):.0f}% flips on average (by truth "
@@ -540,8 +565,8 @@ def main() -> None:
         f"{args.min_claims} claims); each planned at {args.margin:g} of the target"
     )
     print(
-        f"plan's own choice on the pilot's raw components (template effects counted as claim x "
-        f"template noise, fewer templates allowed) at the target: {planned.proper}"
+        f"deflectbench plan's choice on the same pilot (pilot_cells' components, any claims, "
+        f"fewer templates allowed, no margin): {planned.proper}"
     )
     print()
     head = f"{'design (claims x templates x samples)':<52}{'cost $':>9}{'/(a)':>7}"
@@ -566,10 +591,10 @@ def main() -> None:
     print(f"(c) models stopped at look: {dict(sorted(stopped.items()))}")
     print()
     print("coverage of the printed intervals of the true consensus rate")
-    print(f"{'model':<36}{'group':<20}{'outcome':<20}{'(a)':>7}{'(b)':>7}{'(c)':>7}")
+    print(f"{'model':<36}{'group':<20}{'outcome':<20}{'true':>7}{'(a)':>7}{'(b)':>7}{'(c)':>7}")
     for col, (model, g, name) in enumerate(labels):
         cells = "".join(f"{covered[d][:, col].mean():>7.3f}" for d in "abc")
-        print(f"{model:<36}{g or '-':<20}{name:<20}{cells}")
+        print(f"{model:<36}{g or '-':<20}{name:<20}{truth[col]:>7.4f}{cells}")
     lows = {d: float(covered[d].mean(axis=0).min()) for d in "abc"}
     print(
         "lowest coverage: "

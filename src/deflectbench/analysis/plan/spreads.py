@@ -16,19 +16,21 @@ judge's verdicts beside the expensive judges'.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
 from deflectbench.analysis.plan.components import Components, anova_components
 from deflectbench.analysis.plan.target import Target
+from deflectbench.analysis.stats.arrays import factorize
 
 __all__ = [
     "ASSUMED_RHO",
     "CHEAP_JUDGE",
     "PAPER_SPREADS",
     "CellSpread",
+    "fixed_template_components",
     "paper_cells",
     "pilot_cells",
 ]
@@ -111,6 +113,20 @@ def _correlation(y: np.ndarray, f: np.ndarray) -> float | None:
     return min(float(np.corrcoef(y[ok], f[ok])[0, 1]), 1.0 - 1.0 / int(ok.sum()))
 
 
+def fixed_template_components(
+    y: np.ndarray, claims: np.ndarray, templates: np.ndarray
+) -> Components:
+    """The nested components with the templates' own effects taken out first: a design runs
+    every template of the cell, so their effects are fixed, not claim x template noise (left
+    in, they would count in sigma_claimxtemplate^2 and again in sigma_template^2); the
+    templates' spread is kept from the raw values (the share term and a design running fewer
+    templates use it)."""
+    codes, _ = factorize(templates)
+    means = np.bincount(codes, weights=y) / np.bincount(codes)
+    centred = anova_components(y - means[codes] + y.mean(), claims, templates)
+    return replace(centred, template_spread=anova_components(y, claims, templates).template_spread)
+
+
 def pilot_cells(
     scored: pd.DataFrame,
     cheap: pd.DataFrame | None,
@@ -134,7 +150,7 @@ def pilot_cells(
         y = measure_values(part, target.measure)
         ok = ~np.isnan(y)
         try:
-            comp = anova_components(
+            comp = fixed_template_components(
                 y[ok], part["claim_id"].to_numpy()[ok], part["prompt_id"].to_numpy()[ok]
             )
         except ValueError as exc:
