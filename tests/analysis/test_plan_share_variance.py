@@ -72,3 +72,30 @@ def test_answer_variance_never_exceeds_a_bernoulli_variance() -> None:
     assert raw.claim + raw.claim_template + raw.within + raw.template_spread > np.var(y)
     assert answer_variance(raw) == pytest.approx(raw.rate * (1 - raw.rate))
     assert answer_variance(raw) == pytest.approx(float(np.var(y)), rel=1e-12)
+
+
+def test_a_pilots_fixed_templates_do_not_count_as_claim_x_template_noise() -> None:
+    """Templates crossed with claims, with large own effects and no claim x template part:
+    the nested ANOVA on the raw values puts the templates' spread in sigma_claimxtemplate^2;
+    with their effects taken out first it is near 0 (planted), the spread kept apart."""
+    from deflectbench.analysis.plan.spreads import fixed_template_components
+
+    rng = np.random.default_rng(9)
+    claims, templates, samples = 60, 10, 4
+    t_eff = np.linspace(-0.3, 0.3, templates)  # sigma_template^2 about 0.04
+    y = (
+        0.5
+        + rng.normal(0.0, 0.05, claims)[:, None, None]
+        + t_eff[None, :, None]
+        + rng.normal(0.0, 0.2, (claims, templates, samples))
+    ).ravel()
+    ci = np.repeat(np.arange(claims), templates * samples)
+    ti = np.tile(np.repeat(np.arange(templates), samples), claims)
+    raw = anova_components(y, ci, ti)
+    fixed = fixed_template_components(y, ci, ti)
+    spread = float(np.var(t_eff, ddof=1))
+    assert raw.claim_template == pytest.approx(spread, rel=0.25)
+    assert fixed.claim_template < 0.1 * spread
+    assert fixed.within == pytest.approx(0.04, rel=0.1)
+    assert fixed.claim == pytest.approx(0.0025, rel=0.6)
+    assert fixed.template_spread == raw.template_spread
