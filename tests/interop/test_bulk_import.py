@@ -322,3 +322,21 @@ def test_any_value_in_any_field_imports_the_same_both_ways(
             lines[line] = _dumps(obj)
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     assert import_both_ways([gens[0], evals[0]], work, monkeypatch, 20, again=False) >= 4
+
+
+@pytest.mark.parametrize("bulk", [True, False], ids=["bulk", "careful"])
+def test_a_run_too_large_for_sqlite_is_its_line_s_problem(tmp_path, benchmark, monkeypatch, bulk):
+    """It once ended the import with a traceback (OverflowError in the generation lookup)."""
+    monkeypatch.setattr(importer, "BULK", bulk)
+    gens, evals = release(tmp_path / "rel", benchmark)
+    lines = evals[0].read_text(encoding="utf-8").splitlines()
+    obj = json.loads(lines[4])
+    obj["run"] = 10**30
+    lines[4] = json.dumps(obj, ensure_ascii=False)
+    evals[0].write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with Store.open(tmp_path / "x.db") as store:
+        report = import_paths(store, [*gens, evals[0]])
+    assert report.problems == [
+        f"{evals[0]}:5: field 'run' must be from 0 to 1,000,000, got {10**30}"
+    ]
+    assert report.total("evals", "imported") == len(lines) - 1
