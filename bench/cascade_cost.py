@@ -22,23 +22,33 @@ for the four headline outcomes (``--scope "model x framing"``: per model, framin
 
 - (a) the paper's: every cell x 5 samples, both expensive judges on every answer; the mean
   with its claim-block bootstrap percentile interval (what ``analyze`` prints);
-- (b) cascaded: the cheap judge on every answer, both expensive judges on a seeded simple
-  random share r of them; PPI++ (``analysis.calibration.ppi``: lambda fitted, re-fitted in
-  every replicate) inside the claim-block bootstrap. r is the planner's: the least share
-  whose predicted half-width (``analysis.plan``: nested components and rho measured on a pilot
-  replication of the planted world, full judging) is ``--margin`` (0.9) of the target in every
-  cell (the worst of many noisy half-widths runs above its prediction);
+- (b) cascaded, at the planner's design: ``analysis.plan.search.cheapest`` (what
+  ``deflectbench plan`` runs) over claims (multiples of the 4 levels, from ``--min-claims``),
+  samples per cell (1-10) and the share r the expensive judges see, every template run, on the
+  components (``plan.spreads.fixed_template_components``) and the cheap judge's rho measured on
+  a pilot replication of the planted world (full judging), at ``--margin`` (0.9) of the target
+  (the worst of many noisy half-widths runs above its prediction); the cheap judge on every
+  answer, both expensive judges on a seeded simple random share r, PPI++
+  (``analysis.calibration.ppi``: lambda fitted, re-fitted in every replicate) inside the
+  claim-block bootstrap;
 - (c) (b) with early stopping (``run --until``, ``analysis.sequential``): claims in a seeded
-  order balanced over levels, K = ``--looks`` pre-declared looks, each look's interval at
-  level 1 - 0.05/K (Bonferroni), stop at the first look where every cell reaches the target
-  (and rests on 10 claims or more). r is planned for it from the same pilot: the share and
-  stopping look of least predicted price at the looks' level.
+  order balanced over levels, K = ``--looks`` pre-declared looks, the first at the claims the
+  same search gives at the first look's level (96%: 80% of alpha), at most half the claims (so
+  the looks after it can double its claims), with that search's samples per cell and share;
+  each model stops at the first look where its cells reach the target (and rest on
+  ``--min-claims`` claims or more).
 
-Printed: per design its mean cost over the replications and cost / (a), how often every cell
-reached the target, the largest half-width printed (mean and max over replications); then the
+``--korn-graubard``: each printed interval is the union of the percentile interval and
+Clopper-Pearson at the effective size p (1 - p) / Var_boot (Korn and Graubard 1998), for rare
+outcomes in thin cells (the bench's only; ``analyze`` prints the percentile interval).
+
+Printed: the planner's designs, and the one ``deflectbench plan`` itself chooses on the pilot;
+per design (each row says it) its mean cost over the replications and cost / (a), how often
+every cell reached the target, the largest half-width printed (mean and max over replications); then the
 coverage of the printed intervals of the true consensus rate per model x outcome and design.
 
-Run: ``.venv/bin/python bench/cascade_cost.py [--reps 200] [--target 0.03] [--looks 8]``.
+Run: ``.venv/bin/python bench/cascade_cost.py [--reps 200] [--target 0.03] [--looks 3]
+[--scope "model x framing"] [--korn-graubard]``.
 """
 
 from __future__ import annotations
