@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import compileall
 import os
 import resource
 import statistics
@@ -164,7 +165,11 @@ def measure(how: str, servers: list[Server], samples: int, against: Path | None 
                 config = run_file(Path(tmp) / "run.toml", servers, urls, samples)
                 cmd = [str(Path(sys.executable).parent / "deflectbench"), "run"]
                 cmd += ["--config", str(config), "--db", str(db), "--no-report"]
-                env = {**os.environ, "COLUMNS": "120"}
+                # As installed: the children read compiled bytecode, whatever the shell says.
+                env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+                env["COLUMNS"] = "120"
+                tree = against if how == "against" and against is not None else ROOT / "src"
+                compileall.compile_dir(str(Path(tree) / "deflectbench"), quiet=1)
                 if how == "against" and against is not None:
                     env["PYTHONPATH"] = str(against)
                 used = resource.getrusage(resource.RUSAGE_CHILDREN)
