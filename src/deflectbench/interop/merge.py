@@ -24,10 +24,11 @@ last of many parts costs what merging the first did.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from deflectbench import gate
 from deflectbench.conditions import differences
@@ -57,6 +58,8 @@ from deflectbench.vocab import FIELDS
 
 #: A generation's identity in any store: (benchmark, condition, model, claim, template, sample).
 GenKey = tuple[str, str, str, str, str, int]
+#: A record a part's row becomes (a generation or a verdict).
+R = TypeVar("R", GenerationRecord, JudgmentRecord)
 
 
 @dataclass
@@ -243,19 +246,22 @@ def _request(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def _generation(row: dict[str, Any]) -> GenerationRecord:
-    return GenerationRecord(
-        benchmark=row["benchmark"],
-        model=row["model"],
-        claim_id=row["claim_id"],
-        prompt_id=row["prompt_id"],
-        sample=int(row["sample"]),
-        prompt=row["prompt"],
-        response=row["response"],
-        finish_reason=row["finish_reason"],
-        params=json.loads(row["params_json"] or "{}"),
-        condition=row["condition"],
-        served_model=row.get("served_model"),
-        **_request(row),
+    """The row as a generation, through the gate (GateError, ValueError: refused)."""
+    return gate.generation(
+        GenerationRecord(
+            benchmark=row["benchmark"],
+            model=row["model"],
+            claim_id=row["claim_id"],
+            prompt_id=row["prompt_id"],
+            sample=int(row["sample"]),
+            prompt=row["prompt"],
+            response=row["response"],
+            finish_reason=row["finish_reason"],
+            params=json.loads(row["params_json"] or "{}"),
+            condition=row["condition"],
+            served_model=row.get("served_model"),
+            **_request(row),
+        )
     )
 
 
@@ -275,25 +281,25 @@ def _generations(out: Store, src: Store, sr: StoreReport, report: MergeReport) -
         }
         carried: list[tuple[int, GenKey]] = []
         for row, key in zip(chunk, keys, strict=True):
-            dups = stored[key[:2]]
-            have = dups.stored.get(key[2:])
-            if row["error"] is not None and have is not None:
-                sr.generations_present += 1  # a failed request never replaces anything stored
-                carried.append((int(row["gen_id"]), key))
-                continue
             what = f"{key[2]} {key[3]}/{key[4]}/{key[5]} [{key[1]}]"
-            try:
-                rec = gate.generation(_generation(row))
-                verdict = dups.check(key[2:], (rec.response, rec.error), str(src.path), what)
-            except (GateError, ValueError) as exc:
-                sr.refused += 1
-                report.problems.append(f"{src.path}: generation {what}: {exc}")
+            new = _admit(
+                row,
+                partial(_generation, row),
+                lambda rec: (rec.response, rec.error),
+                out.add_generation,
+                stored[key[:2]],
+                key[2:],
+                where=str(src.path),
+                name=f"generation {what}",
+                label=what,
+                tally=(sr, report),
+            )
+            if new is None:
                 continue
-            if verdict == gate.REPEAT:
-                sr.generations_present += 1
-            else:
-                out.add_generation(rec)
+            if new:
                 sr.generations_new += 1
+            else:
+                sr.generations_present += 1
             carried.append((int(row["gen_id"]), key))
         pairs: list[tuple[int, int]] = []
         for group in groups:
@@ -308,18 +314,54 @@ def _generations(out: Store, src: Store, sr: StoreReport, report: MergeReport) -
 
 
 def _judgment(row: dict[str, Any], gen_id: int) -> JudgmentRecord:
+    """The row as a verdict on OUT's ``gen_id``, through the gate (GateError, ValueError:
+    refused)."""
     scores = {f: int(row[f]) for f in FIELDS if row.get(f) is not None}
-    return JudgmentRecord(
-        gen_id=gen_id,
-        judge=row["judge"],
-        raw=row["raw"],
-        scores=scores or None,
-        said=json.loads(row["said_json"]) if row.get("said_json") else None,
-        reasoning=row["reasoning"],
-        parse_error=bool(row["parse_error"]),
-        consistency_flag=bool(row["consistency_flag"]),
-        **_request(row),
+    return gate.judgment(
+        JudgmentRecord(
+            gen_id=gen_id,
+            judge=row["judge"],
+            raw=row["raw"],
+            scores=scores or None,
+            said=json.loads(row["said_json"]) if row.get("said_json") else None,
+            reasoning=row["reasoning"],
+            parse_error=bool(row["parse_error"]),
+            consistency_flag=bool(row["consistency_flag"]),
+            **_request(row),
+        ),
+        FIELDS,
     )
+
+
+def _admit(
+    row: dict[str, Any],
+    make: Callable[[], R],
+    content: Callable[[R], tuple[str | None, str | None]],
+    add: Callable[[R], object],
+    dups: gate.Duplicates,
+    key: Hashable,
+    *,
+    where: str,
+    name: str,
+    label: str,
+    tally: tuple[StoreReport, MergeReport],
+) -> bool | None:
+    """One row of a part through the gate into OUT: True when added, False when OUT holds it
+    already (a failed request never replaces anything stored), None when refused (counted, and
+    ``WHERE: NAME: why`` reported). ``label`` names the record in a conflict's message."""
+    if row["error"] is not None and dups.stored.get(key) is not None:
+        return False
+    try:
+        rec = make()
+        verdict = dups.check(key, content(rec), where, label)
+    except (GateError, ValueError) as exc:
+        tally[0].refused += 1
+        tally[1].problems.append(f"{where}: {name}: {exc}")
+        return None
+    if verdict == gate.REPEAT:
+        return False
+    add(rec)
+    return True
 
 
 def _judgments(out: Store, src: Store, sr: StoreReport, report: MergeReport) -> None:
@@ -336,19 +378,19 @@ def _judgments(out: Store, src: Store, sr: StoreReport, report: MergeReport) -> 
                 sr.refused += 1
                 report.problems.append(f"{src.path}: {what}: its generation was not merged")
                 continue
-            key = (gen_id, row["judge"])
-            if row["error"] is not None and dups.stored.get(key) is not None:
-                sr.judgments_present += 1
-                continue
-            try:
-                rec = gate.judgment(_judgment(row, gen_id), FIELDS)
-                verdict = dups.check(key, (rec.raw, rec.error), str(src.path), what)
-            except (GateError, ValueError) as exc:
-                sr.refused += 1
-                report.problems.append(f"{src.path}: {what}: {exc}")
-                continue
-            if verdict == gate.REPEAT:
-                sr.judgments_present += 1
-            else:
-                out.add_judgment(rec)
+            new = _admit(
+                row,
+                partial(_judgment, row, gen_id),
+                lambda rec: (rec.raw, rec.error),
+                out.add_judgment,
+                dups,
+                (gen_id, row["judge"]),
+                where=str(src.path),
+                name=what,
+                label=what,
+                tally=(sr, report),
+            )
+            if new:
                 sr.judgments_new += 1
+            elif new is not None:
+                sr.judgments_present += 1
