@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from deflectbench.analysis.validity.load import Validity
+from deflectbench.analysis.validity.measures import CHANCE_METRICS, METRICS
 from deflectbench.views.format import count, isnan, num
 from deflectbench.views.report.tables import Table, make_table
 
@@ -30,15 +31,13 @@ VALIDITY_INTRO = (
     "`deflectbench validate` prints the same numbers, with the lexical judge and the monitor."
 )
 
-_METRICS = ("accuracy", "kappa", "ac1", "precision", "recall", "f1")
-
 
 def _with_ci(row: dict[str, Any], metric: str) -> str:
     """``0.81 (0.70–0.90)``; the value alone without a CI, a dash when undefined (kappa and AC1
     on items say "undefined": both sides gave one and the same value)."""
     v, lo, hi = row.get(metric), row.get(f"{metric}_lo"), row.get(f"{metric}_hi")
     if isnan(v):
-        return "undefined" if metric in ("kappa", "ac1") and row.get("n") else "–"
+        return "undefined" if metric in CHANCE_METRICS and row.get("n") else "–"
     return num(v) if isnan(lo) or isnan(hi) else f"{num(v)} ({num(lo)}–{num(hi)})"
 
 
@@ -105,7 +104,7 @@ def validity_tables(v: Validity) -> list[Table]:
                 str(r["field"]),
                 count(r["n"]),
                 num(r["prevalence"]),
-                *(_with_ci(r, m) for m in _METRICS),
+                *(_with_ci(r, m) for m in METRICS),
             ]
             for r in frame.to_dict(orient="records")
         ],

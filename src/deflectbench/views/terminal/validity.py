@@ -10,6 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from deflectbench.analysis.validity.measures import CHANCE_METRICS, METRICS
 from deflectbench.views.format import DASH, num, pct
 from deflectbench.views.terminal.labels import rater_rates_terminal, unset
 from deflectbench.views.terminal.style import short_field, titled_table
@@ -22,23 +23,12 @@ if TYPE_CHECKING:
 
 __all__ = ["validation_terminal"]
 
-#: Metric columns of the tables: (column in the frame, header).
-METRICS = (
-    ("accuracy", "acc"),
-    ("kappa", "kappa"),
-    ("ac1", "AC1"),
-    ("precision", "prec"),
-    ("recall", "recall"),
-    ("f1", "F1"),
-)
+#: The headers of the tables' metric columns, in :data:`METRICS`' order.
+HEADERS = ("acc", "kappa", "AC1", "prec", "recall", "F1")
 #: A kappa or AC1 with no value on items (both sides one and the same value): never a number.
 UNDEFINED = "undefined"
 #: Outcome names narrow enough for the monitor's table.
 OUTCOME_SHORT = {"soft_refusal": "soft refusal", "labeled_compliance": "labeled"}
-
-
-#: Chance-corrected statistics: "undefined" said in words where they have no value.
-CHANCE = ("kappa", "ac1")
 
 
 def _cell(row: Any, metric: str) -> str:
@@ -46,7 +36,7 @@ def _cell(row: Any, metric: str) -> str:
     AC1 on items say "undefined": kappa when both sides give one and the same value)."""
     v = getattr(row, metric, None)
     if unset(v):
-        return UNDEFINED if metric in CHANCE and bool(getattr(row, "n", None)) else DASH
+        return UNDEFINED if metric in CHANCE_METRICS and bool(getattr(row, "n", None)) else DASH
     lo, hi = getattr(row, f"{metric}_lo", None), getattr(row, f"{metric}_hi", None)
     if unset(lo) or unset(hi):
         return num(v)
@@ -64,10 +54,10 @@ def _rater_tables(frame: pd.DataFrame) -> list[Table]:
         t = _table(f"{escape(str(rater))} against the human labels")
         t.add_column("field", no_wrap=True, min_width=5)
         t.add_column("n", justify="right", no_wrap=True, min_width=3)
-        for _, header in METRICS:
+        for header in HEADERS:
             t.add_column(header, justify="right", no_wrap=True)
         for row in part.itertuples(index=False):
-            t.add_row(short_field(row.field), str(row.n), *(_cell(row, m) for m, _ in METRICS))
+            t.add_row(short_field(row.field), str(row.n), *(_cell(row, m) for m in METRICS))
         out.append(t)
     return out
 
