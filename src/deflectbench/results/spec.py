@@ -9,21 +9,19 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from deflectbench.benchmark.definition import Claim, Fallacy
+from deflectbench.benchmark.definition import Claim, Fallacy, Template
 from deflectbench.vocab import FRAMINGS
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from deflectbench.benchmark import Benchmark, PackInfo
-    from deflectbench.benchmark.definition import Template
 
 __all__ = [
     "LISTINGS",
     "ClaimRow",
     "FallacyRow",
     "FramingRow",
-    "FramingTemplate",
     "Mutated",
     "Packs",
     "Spec",
@@ -54,25 +52,22 @@ class TemplateRow:
 
 
 @dataclass(frozen=True)
-class FramingTemplate:
-    prompt_id: str
-    fallacy: str
-    template: str
-
-
-@dataclass(frozen=True)
 class FramingRow:
-    """A framing with the templates that use it and their text."""
+    """A framing with the templates that use it (the pack's own; each shown by its id,
+    requested fallacy and text)."""
 
     framing: str
     explicitness: tuple[str, ...]
-    templates: tuple[FramingTemplate, ...]
+    templates: tuple[Template, ...]
 
     def to_json(self) -> dict[str, Any]:
         return {
             "framing": self.framing,
             "explicitness": list(self.explicitness),
-            "templates": [asdict(t) for t in self.templates],
+            "templates": [
+                {"prompt_id": t.prompt_id, "fallacy": t.fallacy, "template": t.template}
+                for t in self.templates
+            ],
         }
 
 
@@ -164,7 +159,7 @@ class Spec:
                 FramingRow(
                     framing,
                     tuple(sorted({t.explicitness for t in members})),
-                    tuple(FramingTemplate(t.prompt_id, t.fallacy, t.template) for t in members),
+                    tuple(members),
                 )
             )
         return tuple(out)
