@@ -24,6 +24,7 @@ from deflectbench.benchmark import Benchmark
 from deflectbench.escaping import FORMULA_START, neutralise
 from deflectbench.gate import GateError
 from deflectbench.interop.release import InteropError
+from deflectbench.interop.tables import KEY_COLUMNS
 from deflectbench.records import HumanLabel
 from deflectbench.store import Store
 from deflectbench.store.labels import LabelError, check_annotator, check_values
@@ -40,15 +41,6 @@ __all__ = [
     "write_blind_sample",
 ]
 
-#: The columns that name a generation portably (the store's unique key).
-KEY_COLUMNS: tuple[str, ...] = (
-    "benchmark",
-    "model",
-    "condition",
-    "claim_id",
-    "prompt_id",
-    "sample",
-)
 #: An exported label: the generation's key, the annotator, the 8 fields, the annotator's doubt.
 LABEL_COLUMNS: tuple[str, ...] = (
     *KEY_COLUMNS,

@@ -30,17 +30,22 @@ if TYPE_CHECKING:  # pandas and the analysis load when a table is made, not on i
 #: The claim's and the template's attributes each generation row carries (from the benchmark).
 CLAIM_COLUMNS = ("level", "level_name", "context", "domain")
 TEMPLATE_COLUMNS = ("prompt_num", "framing", "explicitness", "fallacy")
-#: The first columns of a generation row, in this order; the store's other columns follow.
-LEAD_COLUMNS = (
-    "gen_id",
+#: The columns that name a generation portably (the store's unique key).
+KEY_COLUMNS: tuple[str, ...] = (
     "benchmark",
     "model",
     "condition",
     "claim_id",
-    *CLAIM_COLUMNS,
     "prompt_id",
-    *TEMPLATE_COLUMNS,
     "sample",
+)
+#: The attributes a generation row shows after a key column.
+_AFTER_KEY = {"claim_id": CLAIM_COLUMNS, "prompt_id": TEMPLATE_COLUMNS}
+#: The first columns of a generation row, in this order: gen_id, then the key, the claim's and
+#: the template's attributes after their ids; the store's other columns follow.
+LEAD_COLUMNS = (
+    "gen_id",
+    *(column for key in KEY_COLUMNS for column in (key, *_AFTER_KEY.get(key, ()))),
 )
 #: A judge's parse status of one generation, in its ``<judge>__status`` column.
 STATUSES = ("parsed", "parse_error", "request_error")
