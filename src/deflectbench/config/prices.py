@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
+from deflectbench.config.fields import finite
 from deflectbench.cost import Price, default_batch_discount
 
 
@@ -15,17 +16,15 @@ class PriceEntry(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    input_per_mtok: float = Field(
-        ge=0.0, le=10_000.0, allow_inf_nan=False, description="USD per million input tokens."
+    input_per_mtok: float = finite(
+        ..., ge=0.0, le=10_000.0, description="USD per million input tokens."
     )
-    output_per_mtok: float = Field(
-        ge=0.0, le=10_000.0, allow_inf_nan=False, description="USD per million output tokens."
+    output_per_mtok: float = finite(
+        ..., ge=0.0, le=10_000.0, description="USD per million output tokens."
     )
-    batch_discount: float | None = Field(
-        None,
+    batch_discount: float | None = finite(
         ge=0.0,
         lt=1.0,
-        allow_inf_nan=False,
         description="The share taken off a request sent in a provider batch (run --batch). "
         "Default: 0.5 for openai/ and anthropic/ models (their batch APIs' rate), else 0.",
     )

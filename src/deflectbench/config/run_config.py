@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from deflectbench.config.fields import finite
 from deflectbench.config.plan import MAX_COST_USD, MAX_RUNS, MAX_SEED, MAX_TOKENS, PRESETS
 from deflectbench.config.prices import PriceEntry
 from deflectbench.errors import ConfigError
@@ -79,11 +80,9 @@ class RunConfig(BaseModel):
         "2048 for APIs, as in the release.",
         json_schema_extra={"maximum": MAX_TOKENS},
     )
-    temperature: float | None = Field(
-        None,
+    temperature: float | None = finite(
         ge=0.0,
         le=2.0,
-        allow_inf_nan=False,
         description="Sampling temperature of the tested models (no flag). Default: the "
         "benchmark's (1.0 for v1). Judges always use 0.",
     )
@@ -152,11 +151,9 @@ class RunConfig(BaseModel):
         "docs/cascade.md). Needs expensive_share or expensive_target. Default: none (every "
         "judge scores every answer).",
     )
-    expensive_share: float | None = Field(
-        None,
+    expensive_share: float | None = finite(
         gt=0.0,
         le=1.0,
-        allow_inf_nan=False,
         description="Under cheap_judge, the share of the answers the judges see, e.g. 0.1 "
         "(--expensive-share). Default: none.",
     )
