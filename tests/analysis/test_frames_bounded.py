@@ -34,13 +34,14 @@ def store(tmp_path_factory):
 
 
 class RowsOnly:
-    """The store without ``column_lists``: what it reads, it reads through row dicts."""
+    """The store without ``column_lists`` and ``column_codes``: what it reads, it reads through
+    row dicts."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
 
     def __getattr__(self, name: str):
-        if name == "column_lists":
+        if name in ("column_lists", "column_codes"):
             raise AttributeError(name)
         return getattr(self.store, name)
 

@@ -4,10 +4,32 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from array import array
 from collections.abc import Collection, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from deflectbench.vocab import NON_ANSWERS, TRUNCATED
+
+
+class Coded(NamedTuple):
+    """A column as codes: row i holds ``values[codes[i]]`` (each distinct value once, ``None``
+    among them when a row holds none)."""
+
+    codes: array[int]
+    values: list[Any]
+
+
+class _Codes(dict[Any, int]):
+    """Value -> its index in ``values``, a new value appended to ``values`` as it is met."""
+
+    def __init__(self, values: list[Any]) -> None:
+        super().__init__()
+        self.values = values
+
+    def __missing__(self, value: Any) -> int:
+        code = self[value] = len(self.values)
+        self.values.append(value)
+        return code
 
 
 class Reads:
@@ -158,6 +180,23 @@ class Reads:
         names = [d[0] for d in cur.description]
         return [dict(zip(names, r, strict=True)) for r in cur]
 
+    def _ordered(
+        self, table: str, columns: Sequence[str], gen_ids: Sequence[int] | None
+    ) -> sqlite3.Cursor:
+        """A cursor over ``columns`` of ``table``'s rows as plain tuples, in
+        :meth:`generation_rows` and :meth:`judgment_rows` order; ``gen_ids``: only those
+        generations' rows."""
+        order = {"generations": "gen_id", "judgments": "judgment_id"}[table]
+        cols = self._columns(table, columns)
+        where, args = "", []
+        if gen_ids is not None:
+            where = "WHERE gen_id IN (SELECT value FROM json_each(?))"
+            args = [json.dumps([int(i) for i in gen_ids])]
+        cur = self.conn.cursor()
+        cur.row_factory = None  # plain tuples
+        cur.execute(f"SELECT {cols} FROM {table} {where} ORDER BY {order}", args)
+        return cur
+
     def column_lists(
         self,
         table: str,
@@ -171,24 +210,37 @@ class Reads:
         per column: what a frame is built from, without a dict per row (those cost ten times
         the frame). ``gen_ids``: only those generations' rows. Each value of a ``repeated``
         column (a model, a verdict) is one object however many rows hold it."""
-        order = {"generations": "gen_id", "judgments": "judgment_id"}[table]
-        cols = self._columns(table, columns)
-        where, args = "", []
-        if gen_ids is not None:
-            where = "WHERE gen_id IN (SELECT value FROM json_each(?))"
-            args = [json.dumps([int(i) for i in gen_ids])]
-        cur = self.conn.cursor()
-        cur.row_factory = None  # plain tuples
-        cur.execute(f"SELECT {cols} FROM {table} {where} ORDER BY {order}", args)
-        out: dict[str, list[Any]] = {c: [] for c in columns}
-        lists = list(out.values())
-        seen: list[dict[Any, Any] | None] = [{} if c in repeated else None for c in columns]
+        data = self.column_codes(table, columns, gen_ids=gen_ids, coded=repeated)
+        return {
+            c: list(map(v.values.__getitem__, v.codes)) if isinstance(v, Coded) else v
+            for c, v in data.items()
+        }
+
+    def column_codes(
+        self,
+        table: str,
+        columns: Sequence[str],
+        *,
+        gen_ids: Sequence[int] | None = None,
+        coded: Collection[str] = (),
+    ) -> dict[str, list[Any] | Coded]:
+        """:meth:`column_lists`, each ``coded`` column (one whose values repeat: a model, a
+        judge, a verdict) as :class:`Coded`: its distinct values, in the order first read, and
+        each row's index into them. No Python code runs per value: the codes are looked up by
+        ``map`` over a dict (a new value alone calls back), so a column of a few distinct
+        values costs a dict lookup a row, and holds each value once."""
+        cur = self._ordered(table, columns, gen_ids)
+        out: dict[str, list[Any] | Coded] = {}
+        for c in columns:
+            out[c] = Coded(array("q"), []) if c in coded else []
+        sinks = list(out.values())
+        lookups = [_Codes(x.values).__getitem__ if isinstance(x, Coded) else None for x in sinks]
         while batch := cur.fetchmany(20_000):
-            for values, column, one in zip(lists, zip(*batch, strict=True), seen, strict=True):
-                if one is None:
-                    values.extend(column)
-                else:
-                    values.extend([one.setdefault(v, v) for v in column])
+            for sink, lookup, column in zip(sinks, lookups, zip(*batch, strict=True), strict=True):
+                if isinstance(sink, Coded) and lookup is not None:
+                    sink.codes.extend(map(lookup, column))
+                elif isinstance(sink, list):
+                    sink.extend(column)
         return out
 
     def judgment_rows(self, *, columns: Sequence[str] | None = None) -> list[dict[str, Any]]:

@@ -41,6 +41,7 @@ from deflectbench.analysis.compat.quirks import ReleaseQuirks
 from deflectbench.analysis.options import DEFAULT_VALUES, AnalysisOptions, check_values
 from deflectbench.benchmark import Benchmark
 from deflectbench.store import Store
+from deflectbench.store.reading import Coded
 from deflectbench.vocab import FIELDS, NON_ANSWERS, OUTCOMES, Consensus, outcome_decided
 from deflectbench.vocab import outcome_codes as _outcome_codes
 
@@ -85,7 +86,7 @@ TEMPLATE_COLUMNS = ["prompt_id", "framing", "fallacy_requested", "explicitness"]
 class RowReader(Protocol):
     """The rows :func:`generation_frame` and :func:`judgment_frame` read: a ``Store``, or any
     reader of its rows (:class:`~deflectbench.analysis.frames.load.StoreReader` extends it).
-    A reader with ``column_lists`` (the store) is read column by column instead."""
+    A reader with ``column_codes`` (the store) is read column by column instead."""
 
     def generation_rows(
         self, *, include_errors: bool = True, columns: Sequence[str] | None = None
@@ -104,34 +105,46 @@ def _frame(rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
 REPEATED_COLUMNS = frozenset(
     {
         *("benchmark", "model", "condition", "claim_id", "prompt_id", "finish_reason"),
-        *("judge", "error", "said_json", "source", "served_model"),
+        *("judge", "error", "said_json", "source", "served_model", "run_id"),
     }
 )
 
 
 def _read(store: RowReader, table: str, columns: list[str], *, said: bool = False) -> pd.DataFrame:
-    """``columns`` of every row of ``table`` as a frame. From a store's column lists when it
-    has them (one list per column, each made a column and dropped in turn: a list of row dicts
-    costs ten times the frame), else from its rows; the same frame either way. ``said``: the
-    ``said_json`` column becomes the 8 fields (:func:`use_said_values`); from column lists its
+    """``columns`` of every row of ``table`` as a frame. From a store's columns when it reads
+    them (``column_codes``: one list per column, each made a column and dropped in turn, a
+    column of repeated values as codes into its distinct values: a list of row dicts costs ten
+    times the frame), else from its rows; the same frame either way. ``said``: the
+    ``said_json`` column becomes the 8 fields (:func:`use_said_values`); from coded columns its
     texts are never a column: each distinct one (read once) is parsed once."""
-    column_lists = getattr(store, "column_lists", None)
-    data = None if column_lists is None else column_lists(table, columns, repeated=REPEATED_COLUMNS)
-    if data is None or not data[columns[0]]:
+    column_codes = getattr(store, "column_codes", None)
+    data = None if column_codes is None else column_codes(table, columns, coded=REPEATED_COLUMNS)
+    if data is None or not len(_codes_of(data[columns[0]])):
         rows = store.generation_rows if table == "generations" else store.judgment_rows
         frame = _frame(rows(columns=columns) if data is None else [], columns)
         return use_said_values(frame) if said else frame
     texts = data.pop("said_json") if said else None
-    frame = pd.DataFrame({c: pd.Series(data.pop(c), dtype=None) for c in list(data)}, copy=False)
+    frame = pd.DataFrame({c: _column(data.pop(c)) for c in list(data)}, copy=False)
     if texts is None:
         return frame
-    index: dict[Any, int] = {}
-    codes = np.fromiter(
-        (-1 if t is None else index.setdefault(t, len(index)) for t in texts),
-        dtype=np.intp,
-        count=len(texts),
-    )
-    return _with_said(frame, codes, list(index))
+    if isinstance(texts, Coded):  # each distinct verdict parsed once
+        return _with_said(frame, _codes_of(texts), texts.values)
+    return use_said_values(frame.assign(said_json=_column(texts)))
+
+
+def _codes_of(values: list[Any] | Coded) -> Sequence[Any]:
+    """A coded column's codes as an integer array (a plain column: its values)."""
+    return np.frombuffer(values.codes, dtype=np.int64) if isinstance(values, Coded) else values
+
+
+def _column(values: list[Any] | Coded) -> pd.Series:
+    """A column as ``pd.Series(values)`` infers it. A coded column's distinct values are
+    inferred (the same types as every row's, so the same dtype) and taken by the codes: the
+    rows' values are never Python objects one by one."""
+    if not isinstance(values, Coded):
+        return pd.Series(values, dtype=None)
+    distinct = pd.Series(values.values, dtype=None).array
+    return pd.Series(distinct.take(_codes_of(values)), copy=False)
 
 
 def generation_frame(
