@@ -260,9 +260,12 @@ def label_segment(
     )
 
 
-def outcome_bars(ax: Any, shares: np.ndarray, labels: Sequence[str], size: float) -> None:
+def outcome_bars(
+    ax: Any, shares: np.ndarray, labels: Sequence[str], size: float, xlabel: str
+) -> None:
     """One stacked bar of outcome shares (percent; a row of ``shares`` per label, a column per
-    outcome) per label, top to bottom, each segment's percentage written in at ``size``; x 0-100."""
+    outcome) per label, top to bottom, each segment's percentage written in at ``size``; x 0-100
+    titled ``xlabel``, the labels without ticks, the outcomes' legend above."""
     n = len(labels)
     y = np.arange(n)
     left = np.zeros(n)
@@ -275,6 +278,9 @@ def outcome_bars(ax: Any, shares: np.ndarray, labels: Sequence[str], size: float
     ax.set_yticks(y, labels=labels)
     ax.set_ylim(n - 0.5, -0.5)
     ax.set_xlim(0, 100)
+    ax.set_xlabel(xlabel)
+    ax.tick_params(axis="y", length=0)
+    outcome_legend(ax, loc="lower center", bbox_to_anchor=(0.5, 1.0))
 
 
 def outcome_legend(target: Any, **kw: Any) -> None:

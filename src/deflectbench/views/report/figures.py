@@ -32,7 +32,6 @@ from deflectbench.views.report.chart import (
     facet_grid,
     model_style,
     outcome_bars,
-    outcome_legend,
     save_chart,
     styled_figure,
     text_color,
@@ -109,13 +108,11 @@ def signature_chart(
         with styled_figure(11, 1.6 + 0.62 * n + 1.3 + 0.42 * n) as fig:
             gs = fig.add_gridspec(2, len(OUTCOMES), height_ratios=[0.62 * n + 0.9, 0.42 * n + 0.9])
             ax = fig.add_subplot(gs[0, :])
-            outcome_bars(ax, np.nan_to_num(rates), labels, 9)
+            xlabel = "share of the model's scored generations (%)"
+            outcome_bars(ax, np.nan_to_num(rates), labels, 9, xlabel)
             y = np.arange(n)
             ax.set_xticks(np.arange(0, 101, 10))
-            ax.set_xlabel("share of the model's scored generations (%)")
             ax.spines["left"].set_visible(False)
-            ax.tick_params(axis="y", length=0)
-            outcome_legend(ax, loc="lower center", bbox_to_anchor=(0.5, 1.0))
             for k, o in enumerate(OUTCOMES):
                 axk = fig.add_subplot(gs[1, k])
                 r, l_, h_ = rates[:, k], lo[:, k], hi[:, k]

@@ -17,7 +17,6 @@ from deflectbench.views.report.chart import (
     OUTCOME_LABELS,
     Chart,
     outcome_bars,
-    outcome_legend,
     styled_figure,
 )
 from deflectbench.views.report.svg_charts import stacked_svg
@@ -122,10 +121,7 @@ def turn_chart(s: Summary) -> Chart:
     def draw() -> Figure:
         with styled_figure(10, 1.6 + 0.55 * n) as fig:
             ax = fig.add_subplot()
-            outcome_bars(ax, shares, labels, 8)
-            ax.set_xlabel("share of the turn-2 replies (%)")
-            ax.tick_params(axis="y", length=0)
-            outcome_legend(ax, loc="lower center", bbox_to_anchor=(0.5, 1.0))
+            outcome_bars(ax, shares, labels, 8, "share of the turn-2 replies (%)")
         return fig
 
     chart.draw = draw
