@@ -163,6 +163,13 @@ class Model(abc.ABC):
         are (for the request cache; empty for most models, which keeps existing keys)."""
         return {"extra": dict(self.extra_body)} if self.extra_body else {}
 
+    def serve_as(self, model: Model) -> None:
+        """Shape requests as ``model`` does (its default output cap, its seed rule, its extra
+        fields): for a model that stands for another (several endpoints, a batch file)."""
+        self.default_max_tokens = model.default_max_tokens
+        self.send_seed = model.send_seed
+        self.extra_body = model.extra_body
+
     @property
     def provider(self) -> str:
         """The account whose limits the model shares: its name's first segment, the

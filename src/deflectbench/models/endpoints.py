@@ -104,10 +104,7 @@ class MultiEndpointModel(Model):
             raise ValueError("a multi-endpoint model needs at least one endpoint")
         self.name = name
         self.endpoints = [Endpoint(m, limit, label=_label(m)) for m, limit in endpoints]
-        first = self.endpoints[0].model
-        self.default_max_tokens = first.default_max_tokens
-        self.send_seed = first.send_seed
-        self.extra_body = first.extra_body
+        self.serve_as(self.endpoints[0].model)
         self.limits = limits
         self._room: tuple[asyncio.AbstractEventLoop, asyncio.Condition] | None = None
         urls = [getattr(e.model, "base_url", None) for e in self.endpoints]

@@ -304,10 +304,8 @@ class BatchFileModel(Model):
         self.inner = model
         self.api = api
         self.name = model.name
-        self.default_max_tokens = model.default_max_tokens
         self.limits = model.limits
-        self.send_seed = model.send_seed
-        self.extra_body = model.extra_body
+        self.serve_as(model)
 
     def request_identity(self) -> dict[str, Any]:
         return self.inner.request_identity()
