@@ -20,7 +20,12 @@ from statsmodels.stats.inter_rater import cohens_kappa
 from deflectbench.analysis import AnalysisOptions
 from deflectbench.analysis.frames.scored import scored_table, verdict_table
 from deflectbench.analysis.tables.agreement import agreement_table
-from deflectbench.analysis.validity.load import LEXICAL, judge_validity
+from deflectbench.analysis.validity.load import (
+    LEXICAL,
+    judge_validity,
+    read_validity_inputs,
+    validity_from_inputs,
+)
 from deflectbench.analysis.validity.measures import (
     ComparisonOptions,
     annotator_agreement,
@@ -393,8 +398,10 @@ def test_judges_against_labels_match_an_independent_count(labeled, benchmark):
     assert cons["n"] <= len(scored)
     # unsure labels come back with the flag
     with Store.open(db, readonly=True) as store:
-        with_unsure = judge_validity(
-            store, benchmark, AnalysisOptions(n_resamples=50), include_unsure=True
+        with_unsure = validity_from_inputs(
+            read_validity_inputs(
+                store, benchmark, AnalysisOptions(n_resamples=50), include_unsure=True
+            )
         )
     assert with_unsure.counts["unsure_left_out"] == 0 and with_unsure.counts["used"] == 90
 

@@ -321,12 +321,11 @@ def judge_validity(
     store: Any,
     benchmark: Benchmark,
     options: AnalysisOptions = AnalysisOptions(),  # noqa: B008 (frozen, so shared safely)
-    *,
-    include_unsure: bool = False,
-    annotators: Sequence[str] | None = None,
 ) -> Validity:
     """Judges (as stored) against the human labels, and the annotators against each other:
-    what the report shows. ``deflectbench validate`` adds the lexical judge and the monitor."""
+    what the report shows (every annotator's labels, unsure ones left out; another choice of
+    labels: :func:`validity_from_inputs` of :func:`read_validity_inputs`). ``deflectbench
+    validate`` adds the lexical judge and the monitor."""
     if not _labels_of(store):  # nothing to compare: skip reading the judgments
         settings = {
             "benchmark": benchmark.key,
@@ -336,7 +335,4 @@ def judge_validity(
         empty = pd.DataFrame()
         counts = {"labels": 0, "used": 0, "unsure_left_out": 0, "annotators": 0}
         return Validity(empty, empty, empty, counts, settings)
-    inputs = read_validity_inputs(
-        store, benchmark, options, include_unsure=include_unsure, annotators=annotators
-    )
-    return validity_from_inputs(inputs)
+    return validity_from_inputs(read_validity_inputs(store, benchmark, options))
