@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from deflectbench.analysis.jsonable import jsonable
@@ -34,14 +35,32 @@ TOST_METHOD = (
 )
 
 
+def _rows(df: pd.DataFrame) -> list[dict[str, Any]]:
+    """``df.to_dict(orient="records")``, read column by column: ``to_dict`` takes each column
+    positionally, which was most of the JSON's cost. Object columns' numpy numbers become
+    Python ones, as ``to_dict`` makes them."""
+    columns = df.columns.tolist()
+    if not columns or df.columns.has_duplicates:
+        return df.to_dict(orient="records")
+    values = []
+    for c in columns:
+        col = df[c]
+        values.append([_native(v) for v in col] if col.dtype == object else list(col))
+    return [dict(zip(columns, row, strict=True)) for row in zip(*values, strict=True)]
+
+
+def _native(value: Any) -> Any:
+    return value.item() if isinstance(value, np.integer | np.floating | np.bool_) else value
+
+
 def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
-    return [jsonable(r) for r in df.to_dict(orient="records")]
+    return [jsonable(r) for r in _rows(df)]
 
 
 def _per_model(df: pd.DataFrame) -> dict[str, list[dict[str, Any]]]:
     """The rows of ``df`` as records, bucketed by their model (row order kept)."""
     out: dict[str, list[dict[str, Any]]] = {}
-    for r in df.to_dict(orient="records"):
+    for r in _rows(df):
         out.setdefault(r["model"], []).append(r)
     return out
 
@@ -108,7 +127,7 @@ def _agreement(rows: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
 
 
 def _recs(df: pd.DataFrame) -> list[dict[str, Any]]:
-    return df.to_dict(orient="records") if len(df) else []
+    return _rows(df) if len(df) else []
 
 
 def _report_views(s: SummaryFields) -> dict[str, Any]:
@@ -150,7 +169,7 @@ def summary_json(s: SummaryFields) -> dict[str, Any]:
     c = s.counts
     spread = _recs(s.claim_spread)
     sp = spread[0] if spread else None
-    chi = s.chi2.to_dict(orient="records")[0]
+    chi = _rows(s.chi2)[0]
     by_model_agreement: dict[str, list[dict[str, Any]]] = {}
     for r in _recs(s.agreement_by_model):
         by_model_agreement.setdefault(str(r["model"]), []).append(r)
@@ -210,7 +229,10 @@ def summary_json(s: SummaryFields) -> dict[str, Any]:
             "by_level": _records(s.by_level),
             "claim_refusal": _records(s.claim_refusal),
             "framing_h_refusal": {
-                m: {str(r): dict(row) for r, row in matrix.iterrows()}
+                m: {
+                    str(r): dict(zip(matrix.columns, row, strict=True))
+                    for r, row in zip(matrix.index, matrix.to_numpy().tolist(), strict=True)
+                }
                 for m, matrix in s.framing_h_refusal.items()
             },
             "coach_field_rates": _records(s.coach_fields),

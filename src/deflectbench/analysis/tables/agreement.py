@@ -7,14 +7,17 @@ field's share of 1s so a reader can see the skew.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import math
+from collections.abc import Sequence
 from itertools import combinations
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
-from deflectbench.analysis.stats.agreement import agreement
+from deflectbench.analysis.stats.agreement import chance_corrected
+from deflectbench.analysis.stats.arrays import binary
 from deflectbench.analysis.tables.grouping import keys_of
 from deflectbench.vocab import FIELDS
 
@@ -29,46 +32,81 @@ __all__ = [
 AGREEMENT_COLUMNS: tuple[str, ...] = ("kappa", "ac1", "disagreement", "n")
 
 
-def _pairs(
-    verdicts: pd.DataFrame, fields: Sequence[str], keys: list[str]
-) -> Iterator[tuple[str, str, pd.DataFrame]]:
-    """Each pair of judges: (a, b, one row per generation with both judges' fields and the
-    group columns)."""
-    judges = sorted(verdicts["judge"].unique().tolist())
-    wide = verdicts.pivot(index="gen_id", columns="judge", values=list(fields))
-    attrs = verdicts.drop_duplicates("gen_id").set_index("gen_id")[keys] if keys else None
-    for a, b in combinations(judges, 2):
-        pair = pd.DataFrame(
-            {
-                **{f"{f}|a": wide[(f, a)] for f in fields},
-                **{f"{f}|b": wide[(f, b)] for f in fields},
-            }
-        )
-        yield a, b, pair.join(attrs) if attrs is not None else pair
+def _wide(
+    verdicts: pd.DataFrame, fields: Sequence[str]
+) -> tuple[list[str], NDArray[np.float64], NDArray[np.intp]]:
+    """The judges (sorted), their fields as a (judge x generation x field) cube (NaN where a
+    judge did not score a generation; generations in sorted ``gen_id`` order, a pivot's) and
+    each verdict's generation in that order."""
+    gen_codes, gen_ids = pd.factorize(verdicts["gen_id"], sort=True)
+    judge_codes, judges = pd.factorize(verdicts["judge"], sort=True)
+    cell = judge_codes.astype(np.int64) * len(gen_ids) + gen_codes
+    if cell.size and np.bincount(cell).max() > 1:
+        raise ValueError("Index contains duplicate entries, cannot reshape")  # as a pivot says
+    cube = np.full((len(judges), len(gen_ids), len(fields)), np.nan)
+    cube[judge_codes, gen_codes] = np.stack(
+        [verdicts[f].to_numpy(dtype=np.float64, na_value=np.nan) for f in fields], axis=1
+    )
+    return judges.tolist(), cube, gen_codes
+
+
+def _groups(
+    verdicts: pd.DataFrame, keys: list[str], gen_codes: NDArray[np.intp], n_gens: int
+) -> tuple[NDArray[np.intp], list[tuple[Any, ...]]]:
+    """Each generation's group (by its first verdict's ``keys``; -1 where a key is missing, as
+    a groupby drops it), generations numbered by ``gen_codes`` (:func:`_wide`'s), and the
+    groups' labels in sorted order."""
+    codes = np.full(n_gens, -1, dtype=np.intp)
+    if not keys:
+        codes[:] = 0
+        return codes, [()]
+    first = ~verdicts["gen_id"].duplicated().to_numpy()
+    grouped = verdicts.loc[first, keys].groupby(keys, sort=True)
+    numbers = grouped.ngroup().to_numpy(dtype=np.float64)
+    kept = ~np.isnan(numbers)
+    codes[gen_codes[first][kept]] = numbers[kept].astype(np.intp)
+    labels = [k if isinstance(k, tuple) else (k,) for k in grouped.size().index.tolist()]
+    return codes, labels
 
 
 def _pair_rows(
-    a: str, b: str, pair: pd.DataFrame, keys: list[str], fields: Sequence[str]
+    judges: tuple[str, str],
+    values: tuple[NDArray[np.float64], NDArray[np.float64]],
+    groups: tuple[NDArray[np.intp], list[tuple[Any, ...]]],
+    keys: list[str],
+    fields: Sequence[str],
 ) -> list[dict[str, Any]]:
-    """One pair's agreement per group and field, on the generations both judges scored."""
+    """One pair's agreement per group and field, on the generations both judges scored: the
+    2x2 counts of every group at once (:func:`stats.agreement.chance_corrected`)."""
+    codes, labels = groups
+    size = len(labels)
+    per_field = []
+    for j in range(len(fields)):
+        x, y = values[0][:, j], values[1][:, j]
+        both = ~np.isnan(x) & ~np.isnan(y) & (codes >= 0)
+        xi = binary(x[both].astype(np.int64), "a")
+        yi = binary(y[both].astype(np.int64), "b")
+        c = codes[both]
+        n = np.bincount(c, minlength=size)
+        n_a = np.bincount(c[xi == 1], minlength=size)
+        n_b = np.bincount(c[yi == 1], minlength=size)
+        tp = np.bincount(c[(xi & yi) == 1], minlength=size)
+        differ = np.bincount(c[xi != yi], minlength=size)
+        kappa, ac1 = chance_corrected(tp, n_a - tp, n_b - tp, n - n_a - n_b + tp)
+        per_field.append((n, differ, kappa, ac1))
     rows = []
-    for group, sub in pair.groupby(keys, sort=True) if keys else [((), pair)]:
-        labels = dict(zip(keys, group if isinstance(group, tuple) else (group,), strict=True))
-        for f in fields:
-            x = sub[f"{f}|a"].to_numpy(dtype=np.float64)
-            y = sub[f"{f}|b"].to_numpy(dtype=np.float64)
-            both = ~np.isnan(x) & ~np.isnan(y)
-            ag = agreement(x[both].astype(np.int64), y[both].astype(np.int64))
+    for g, label in enumerate(labels):
+        for f, (n, differ, kappa, ac1) in zip(fields, per_field, strict=True):
             rows.append(
                 {
-                    **labels,
-                    "judge_a": a,
-                    "judge_b": b,
+                    **dict(zip(keys, label, strict=True)),
+                    "judge_a": judges[0],
+                    "judge_b": judges[1],
                     "field": f,
-                    "kappa": ag.kappa,
-                    "ac1": ag.ac1,
-                    "disagreement": ag.disagreement,
-                    "n": ag.n,
+                    "kappa": float(kappa[g]),
+                    "ac1": float(ac1[g]),
+                    "disagreement": float(differ[g]) / int(n[g]) if n[g] else math.nan,
+                    "n": int(n[g]),
                 }
             )
     return rows
@@ -95,10 +133,12 @@ def agreement_table(
     keys = keys_of(by)
     if verdicts.empty:
         return pd.DataFrame(columns=_columns(keys))
+    judges, cube, gen_codes = _wide(verdicts, fields)
+    groups = _groups(verdicts, keys, gen_codes, cube.shape[1])
     rows = [
         r
-        for a, b, pair in _pairs(verdicts, fields, keys)
-        for r in _pair_rows(a, b, pair, keys, fields)
+        for a, b in combinations(range(len(judges)), 2)
+        for r in _pair_rows((judges[a], judges[b]), (cube[a], cube[b]), groups, keys, fields)
     ]
     return pd.DataFrame(rows, columns=_columns(keys))
 
@@ -110,11 +150,15 @@ def agreement_tables(
     keys = keys_of(by)
     if verdicts.empty:
         return pd.DataFrame(columns=_columns([])), pd.DataFrame(columns=_columns(keys))
+    judges, cube, gen_codes = _wide(verdicts, fields)
+    everything = _groups(verdicts, [], gen_codes, cube.shape[1])
+    groups = _groups(verdicts, keys, gen_codes, cube.shape[1])
     overall: list[dict[str, Any]] = []
     grouped: list[dict[str, Any]] = []
-    for a, b, pair in _pairs(verdicts, fields, keys):
-        overall += _pair_rows(a, b, pair, [], fields)
-        grouped += _pair_rows(a, b, pair, keys, fields)
+    for a, b in combinations(range(len(judges)), 2):
+        pair = (judges[a], judges[b])
+        overall += _pair_rows(pair, (cube[a], cube[b]), everything, [], fields)
+        grouped += _pair_rows(pair, (cube[a], cube[b]), groups, keys, fields)
     return pd.DataFrame(overall, columns=_columns([])), pd.DataFrame(
         grouped, columns=_columns(keys)
     )
