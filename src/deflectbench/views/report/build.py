@@ -101,15 +101,26 @@ class ReportError(Exception):
     """The report cannot be written (e.g. the output folder is not writable)."""
 
 
+#: The page and its Markdown twin, each written once in the report's folder.
+HTML_NAME, MARKDOWN_NAME = "report.html", "report.md"
+
+
 @dataclass(frozen=True)
 class ReportPaths:
-    """What :func:`build_report` wrote."""
+    """What :func:`build_report` wrote: in ``out_dir``, the page (:attr:`html`), its Markdown
+    twin (:attr:`markdown`), the tables and the figures."""
 
     out_dir: Path
-    html: Path
-    markdown: Path
     tables: tuple[Path, ...]
     figures: tuple[Path, ...]
+
+    @property
+    def html(self) -> Path:
+        return self.out_dir / HTML_NAME
+
+    @property
+    def markdown(self) -> Path:
+        return self.out_dir / MARKDOWN_NAME
 
 
 #: What :func:`deflectbench.report` returns: the paths the report wrote.
@@ -239,17 +250,15 @@ def build_report(
             _write_text(path, csv_safe(t.frame).to_csv(index=False, lineterminator="\n"))
             table_paths.append(path)
         html, md = render_pages(s, views, tables)
-        _write_text(staging / "report.html", html)
-        _write_text(staging / "report.md", md)
+        _write_text(staging / HTML_NAME, html)
+        _write_text(staging / MARKDOWN_NAME, md)
         _swap_in(staging, out)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     moved = [out / p.relative_to(staging) for p in (*table_paths, *figure_paths)]
     n = len(table_paths)
-    return ReportPaths(
-        out, out / "report.html", out / "report.md", tuple(moved[:n]), tuple(moved[n:])
-    )
+    return ReportPaths(out, tuple(moved[:n]), tuple(moved[n:]))
 
 
 def _staging(out: Path) -> Path:
