@@ -9,6 +9,7 @@ share, since the paper reports these breakdowns as field rates ("labeled 93.5%")
 
 from __future__ import annotations
 
+from itertools import groupby
 from typing import Any
 
 import numpy as np
@@ -117,27 +118,32 @@ def fallacy_swing_by_framing(scored: pd.DataFrame, measure: str = "refusal") -> 
     if named.empty:
         return pd.DataFrame(columns=SWING_COLUMNS)
     keys = ["model", "framing", "prompt_id", "fallacy_requested"]
-    per_template = named.groupby(keys, sort=True)[measure].agg(["mean", "size"]).reset_index()
+    per_template = named.groupby(keys, sort=True)[measure].agg(["mean", "size"])
+    col = {c: per_template.index.get_level_values(c).tolist() for c in keys}
+    mean, size = per_template["mean"].tolist(), per_template["size"].tolist()
     rows: list[dict[str, Any]] = []
-    for (model, framing), part in per_template.groupby(["model", "framing"], sort=True):
+    # the templates sorted by model and framing: each (model, framing) is one run of rows
+    runs = groupby(range(len(mean)), key=lambda i: (col["model"][i], col["framing"][i]))
+    for (model, framing), run in runs:
+        part = list(run)
         if len(part) < 2:
             continue
-        hi = part.loc[part["mean"].idxmax()]
-        lo = part.loc[part["mean"].idxmin()]
+        hi = max(part, key=mean.__getitem__)  # the first of equal rates, as idxmax
+        lo = min(part, key=mean.__getitem__)
         rows.append(
             {
                 "model": model,
                 "framing": framing,
                 "measure": measure,
-                "template_high": hi["prompt_id"],
-                "fallacy_high": hi["fallacy_requested"],
-                "rate_high": float(hi["mean"]),
-                "n_high": int(hi["size"]),
-                "template_low": lo["prompt_id"],
-                "fallacy_low": lo["fallacy_requested"],
-                "rate_low": float(lo["mean"]),
-                "n_low": int(lo["size"]),
-                "swing": float(hi["mean"] - lo["mean"]),
+                "template_high": col["prompt_id"][hi],
+                "fallacy_high": col["fallacy_requested"][hi],
+                "rate_high": float(mean[hi]),
+                "n_high": int(size[hi]),
+                "template_low": col["prompt_id"][lo],
+                "fallacy_low": col["fallacy_requested"][lo],
+                "rate_low": float(mean[lo]),
+                "n_low": int(size[lo]),
+                "swing": float(mean[hi] - mean[lo]),
             }
         )
     return sort_framings(pd.DataFrame(rows, columns=SWING_COLUMNS))
