@@ -22,6 +22,7 @@ from deflectbench.analysis.frames.scored import (
     generation_frame,
     in_benchmark,
     judgment_frame,
+    kept,
     scored_from_frames,
     take_counts,
 )
@@ -151,10 +152,10 @@ def _scored_each(
     each row is scored on its own verdicts alike, and the table is sorted by model first, so
     a model's rows are its own table (its fields made integers again where it has no
     missing value, as its own scoring does). Otherwise each model is scored alone."""
-    mine = gens[gens["model"].isin(names).to_numpy()]
+    mine = kept(gens, gens["model"].isin(names).to_numpy())
     judg = read.judg
     if Consensus.parse(options.consensus).kind != "judge":  # only judge:NAME reads them all
-        judg = judg[judg["gen_id"].isin(mine["gen_id"]).to_numpy()]  # the same rows scored
+        judg = kept(judg, judg["gen_id"].isin(mine["gen_id"]).to_numpy())  # the rows scored
     if len(names) > 1 and not options.judges and not _same_judges(mine, judg, names):
         return {n: _scored_each(read, gens, pack, [n], options)[n] for n in names}
     scored = scored_from_frames(
@@ -170,7 +171,11 @@ def _scored_each(
         return {names[0]: (scored, judges)}
     out = {}
     for name in names:
-        part = scored[(scored["model"] == name).to_numpy()].reset_index(drop=True)
+        at = np.flatnonzero((scored["model"] == name).to_numpy())
+        whole = len(at) and at[-1] - at[0] + 1 == len(at)  # sorted by model: one run of rows
+        part = (scored.iloc[at[0] : at[-1] + 1] if whole else scored.iloc[at]).reset_index(
+            drop=True
+        )
         for f in FIELDS:
             if part[f].dtype.kind == "f" and not part[f].isna().any():
                 part[f] = part[f].astype(np.int64)
@@ -179,15 +184,18 @@ def _scored_each(
 
 
 def _same_judges(gens: pd.DataFrame, judg: pd.DataFrame, names: list[str]) -> bool:
-    """Every model of ``names`` has verdicts of the same judges (in ``judg``)."""
-    model_of = pd.Series(gens["model"].to_numpy(), index=gens["gen_id"].to_numpy())
-    pairs = pd.DataFrame(
-        {"model": judg["gen_id"].map(model_of).to_numpy(), "judge": judg["judge"].to_numpy()}
-    )
-    pairs = pairs.dropna().drop_duplicates()
-    sets = {n: frozenset() for n in names} | {
-        str(m): frozenset(g["judge"].tolist()) for m, g in pairs.groupby("model", sort=False)
-    }
+    """Every model of ``names`` has verdicts of the same judges (in ``judg``): the distinct
+    (model, judge) pairs of the verdicts, as integer codes."""
+    models, model_names = pd.factorize(gens["model"])
+    at = pd.Index(gens["gen_id"]).get_indexer(judg["gen_id"])  # -1: not one of ``gens``
+    judges, judge_names = pd.factorize(judg["judge"])
+    model = np.where(at >= 0, models[at], -1)
+    known = (model >= 0) & (judges >= 0)
+    pairs = np.unique(model[known] * len(judge_names) + judges[known])
+    sets: dict[str, frozenset[str]] = {n: frozenset() for n in names}
+    for m in np.unique(pairs // len(judge_names)) if len(pairs) else []:
+        mine = pairs[pairs // len(judge_names) == m] % len(judge_names)
+        sets[str(model_names[m])] = frozenset(str(judge_names[j]) for j in mine)
     return len(set(sets.values())) == 1
 
 
@@ -199,8 +207,8 @@ def _side(
     scored: tuple[pd.DataFrame, tuple[str, ...]],
 ) -> Side:
     """The side of one model (``name``) of the pack's generations ``gens``, scored."""
-    mine = gens[gens["model"] == name]
-    conditions = mine["condition"].dropna().unique().tolist() if "condition" in mine else []
+    mine = (gens["model"] == name).to_numpy()  # its condition: one column of its rows read
+    conditions = gens["condition"][mine].dropna().unique().tolist() if "condition" in gens else []
     condition = str(conditions[0]) if len(conditions) == 1 else None
     model = name
     if condition is not None and name.endswith(f" [{condition}]"):

@@ -55,6 +55,7 @@ __all__ = [
     "in_benchmark",
     "judges_of",
     "judgment_frame",
+    "kept",
     "outcome_by",
     "outcome_codes",
     "scored_as",
@@ -253,7 +254,7 @@ def _parsed(judg: pd.DataFrame, judges: Sequence[str] | None = None) -> pd.DataF
     ok = judg["error"].isna().to_numpy() & (judg["parse_error"].fillna(1).to_numpy() == 0)
     if judges is not None:
         ok &= judg["judge"].isin(list(judges)).to_numpy()
-    return judg[ok]
+    return kept(judg, ok)
 
 
 def _attributes(benchmark: Benchmark) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -275,7 +276,14 @@ def in_benchmark(gens: pd.DataFrame, benchmark: Benchmark) -> pd.DataFrame:
         & gens["claim_id"].isin([c.claim_id for c in benchmark.claims])
         & gens["prompt_id"].isin([t.prompt_id for t in benchmark.templates])
     )
-    return gens[keep.to_numpy(dtype=bool)]
+    return kept(gens, keep.to_numpy(dtype=bool))
+
+
+def kept(frame: pd.DataFrame, rows: np.ndarray) -> pd.DataFrame:
+    """``frame[rows]`` (a boolean mask), without copying a column when every row is kept (the
+    usual case: a store of one pack, every verdict parsed): each text column copied costs as
+    much as reading it. Copy-on-write keeps the two frames apart."""
+    return frame.copy(deep=False) if bool(rows.all()) else frame[rows]
 
 
 def _judge_counts(valid_ids: pd.Index, judg: pd.DataFrame, judges: Sequence[str]) -> dict[str, Any]:
@@ -376,7 +384,7 @@ def scored_from_frames(
     table = table.merge(templates, on="prompt_id", how="left")
 
     ok = _parsed(judg, judges)
-    ok = ok[ok["gen_id"].isin(valid["gen_id"])]
+    ok = kept(ok, ok["gen_id"].isin(valid["gen_id"]).to_numpy())
     cons = quirks.keep(quirks.combine(ok, consensus), len(judges))
     cons = quirks.unjudged(cons, valid["gen_id"])
     table = table.merge(cons, left_on="gen_id", right_index=True, how="inner")
