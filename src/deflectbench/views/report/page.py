@@ -8,10 +8,16 @@ in every value and markup characters in model text (``md_text``).
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import hashlib
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
+import jinja2
+from jinja2 import Environment, FileSystemBytecodeCache, PackageLoader, StrictUndefined
+from jinja2.bccache import Bucket
 
 from deflectbench.analysis.options import AnalysisOptions
 from deflectbench.analysis.summary.build import Summary
@@ -280,12 +286,40 @@ def context(
     }
 
 
+class _CompiledTemplates(FileSystemBytecodeCache):
+    """Jinja's cache of compiled templates, so a report does not compile its two templates
+    again on every run (~0.07 s CPU, a fifth of the pages' cost): in the folder Jinja makes
+    private to the user in the temp folder. A cache that cannot be written is skipped, never an
+    error."""
+
+    def dump_bytecode(self, bucket: Bucket) -> None:
+        with contextlib.suppress(OSError):
+            super().dump_bytecode(bucket)
+
+
+def _compiled_templates(kind: str) -> FileSystemBytecodeCache | None:
+    """The cache for ``kind``'s environment, or None when there is no private folder for it.
+
+    Jinja checks a template's source before using its cached code, not the environment's
+    settings: the file names carry Jinja's version and a digest of this module (where the
+    settings are written), so code compiled under other settings is never read."""
+    try:
+        setup = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
+        pattern = f"__deflectbench_{kind}_{jinja2.__version__}_{setup}_%s.cache"
+        return _CompiledTemplates(pattern=pattern)
+    except (OSError, RuntimeError):  # no safe private folder: compile every time
+        return None
+
+
+@functools.cache
 def _environment(kind: str) -> Environment:
     """Jinja2 for ``html`` (autoescape on: model text is untrusted, nothing is marked safe) or
     ``md`` (every value's ``<`` and ``>`` escaped on output, so text cannot become HTML in a
-    Markdown viewer, while apostrophes and quotes stay readable in the raw file)."""
+    Markdown viewer, while apostrophes and quotes stay readable in the raw file). Built once
+    per process; compiled templates are kept between runs (:func:`_compiled_templates`)."""
     env = Environment(
         loader=PackageLoader("deflectbench.views.report", "templates"),
+        bytecode_cache=_compiled_templates(kind),
         autoescape=kind == "html",
         finalize=None if kind == "html" else _md_finalize,
         undefined=StrictUndefined,
