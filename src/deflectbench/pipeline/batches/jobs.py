@@ -47,6 +47,14 @@ def answer_id(gen_id: int) -> str:
     return f"j-{gen_id}"
 
 
+def batch_result(completion: Completion | None, error: str | None) -> Completion | str:
+    """An item's result as either job records it: the reply, with no latency (a batch has none
+    per request), or why there is none (``batch error`` when the provider names nothing)."""
+    if completion is None:
+        return error or "batch error"
+    return completion if completion.latency_s is None else replace(completion, latency_s=None)
+
+
 @dataclass(frozen=True)
 class Request:
     messages: list[Message]
@@ -88,20 +96,16 @@ class GenerationJob:
         return BatchItem(cell_id(cell), *cell, attempt=attempt)
 
     def record(
-        self,
-        item: BatchItem,
-        completion: Completion | None,
-        error: str | None,
-        ctx: RunContext,
+        self, item: BatchItem, result: Completion | str, ctx: RunContext
     ) -> GenerationRecord:
-        failure = None
-        if completion is None:
-            failure = Failure(error or "batch error", None, item.attempt, retryable=False)
-        elif completion.latency_s is not None:
-            completion = replace(completion, latency_s=None)  # a batch has no per-request latency
+        """The cell's row: the reply, or the error (:func:`batch_result`)."""
         cell = item.cell
         prompt = self.benchmark.render(cell.claim_id, cell.prompt_id)
-        return generation_record(ctx, self, cell, prompt, self.params(cell), completion, failure)
+        params = self.params(cell)
+        if isinstance(result, str):
+            failure = Failure(result, None, item.attempt, retryable=False)
+            return generation_record(ctx, self, cell, prompt, params, None, failure)
+        return generation_record(ctx, self, cell, prompt, params, result, None)
 
 
 class JudgmentJob:
@@ -131,19 +135,12 @@ class JudgmentJob:
         claim = self.benchmark.claim(p.claim_id).text
         return Request(self.judge.messages(claim, p.response, p.conversation), self._params, None)
 
-    def record(
-        self,
-        item: BatchItem,
-        completion: Completion | None,
-        error: str | None,
-        ctx: RunContext,
-    ) -> JudgmentRecord:
+    def record(self, item: BatchItem, result: Completion | str, ctx: RunContext) -> JudgmentRecord:
+        """The judge's verdict on the answer, or the error (:func:`batch_result`)."""
         assert item.gen_id is not None
-        run_id = ctx.run_id
-        if completion is None:
-            return failed_judgment(item.gen_id, self.name, scrub(error or "batch error"), run_id)
-        rec = self.judge.record(item.gen_id, completion, run_id)
-        return rec if rec.latency_s is None else replace(rec, latency_s=None)  # none in a batch
+        if isinstance(result, str):
+            return failed_judgment(item.gen_id, self.name, scrub(result), ctx.run_id)
+        return self.judge.record(item.gen_id, result, ctx.run_id)
 
 
 Job = GenerationJob | JudgmentJob

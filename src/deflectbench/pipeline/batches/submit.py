@@ -26,7 +26,13 @@ from deflectbench.models.base import Completion, Model, ModelError
 from deflectbench.models.batch_api import BatchAPI, Limits, Lines, not_ours
 from deflectbench.models.cache import CachedModel
 from deflectbench.models.wire_log import WireLog
-from deflectbench.pipeline.batches.jobs import GENERATION, GenerationJob, Job, JudgmentJob
+from deflectbench.pipeline.batches.jobs import (
+    GENERATION,
+    GenerationJob,
+    Job,
+    JudgmentJob,
+    batch_result,
+)
 from deflectbench.pipeline.batches.manifests import BatchManifests
 from deflectbench.pipeline.context import RunContext
 from deflectbench.pipeline.results import store_errors_stop_the_run
@@ -142,11 +148,11 @@ class Submitter:
     ) -> Completion | None:
         """Store an item's result, or its error row where the gate refuses the result (the store
         would); the completion stored (None: an error row, nothing to cache)."""
-        rec = job.record(item, completion, error, self.ctx)
+        rec = job.record(item, batch_result(completion, error), self.ctx)
         try:
             gate.generation(rec)
         except GateError as exc:
-            completion, rec = None, job.record(item, None, f"refused: {exc}", self.ctx)
+            completion, rec = None, job.record(item, f"refused: {exc}", self.ctx)
         self.store.add_generation(rec)
         return completion
 
@@ -154,11 +160,11 @@ class Submitter:
         self, job: JudgmentJob, item: BatchItem, completion: Completion | None, error: str | None
     ) -> Completion | None:
         """:meth:`_store_generation` for a judge's verdict."""
-        rec = job.record(item, completion, error, self.ctx)
+        rec = job.record(item, batch_result(completion, error), self.ctx)
         try:
             gate.judgment(rec, FIELDS)
         except GateError as exc:
-            completion, rec = None, job.record(item, None, f"refused: {exc}", self.ctx)
+            completion, rec = None, job.record(item, f"refused: {exc}", self.ctx)
         self.store.add_judgment(rec)
         return completion
 
