@@ -52,14 +52,10 @@ def label_power(y: ArrayLike, yhat: ArrayLike, w: ArrayLike | None = None) -> La
     n = yy.size
     if n < 2:
         raise ValueError(f"{n} labels: at least 2 are needed to measure a variance")
-    ww = np.ones(n) if w is None else np.asarray(w, dtype=np.float64)
-    if ww.shape != yy.shape or not (ww > 0).all():
+    ww = None if w is None else np.asarray(w, dtype=np.float64)
+    if ww is not None and (ww.shape != yy.shape or not (ww > 0).all()):
         raise ValueError("w must hold one positive weight per label")
-    ww = ww / ww.sum() * n
-    point = float(np.sum(ww * yy) / np.sum(ww))
-    g, gh = ww * (yy - point), ww * (ff - point)
-    gc, ghc = g - g.mean(), gh - gh.mean()
-    var_g, var_gh, cov = float(gc @ gc / n), float(ghc @ ghc / n), float(gc @ ghc / n)
+    var_g, var_gh, cov, _ = _label_moments(yy, ff, ww)
     if var_g <= 1e-15:
         p = (float(yy.sum()) + 0.5) / (n + 1.0)
         return LabelPower(p * (1.0 - p), 0.0, n)
