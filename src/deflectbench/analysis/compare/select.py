@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -100,10 +101,10 @@ class Side:
     #: Name the pack in the label (a comparison of two packs).
     show_pack: bool = False
 
-    @property
+    @cached_property
     def label(self) -> str:
         """The side as a reader tells it from the other: store and name (and pack, when the
-        comparison is of two packs)."""
+        comparison is of two packs). Made once (a view asks for it on every row)."""
         pack = f" ({self.pack})" if self.show_pack else ""
         return f"{Path(self.store).name}:{self.name}{pack}"
 
