@@ -10,10 +10,12 @@ since ``refusal`` and ``soft_refusal`` are both a field and an outcome.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
 from deflectbench.analysis.stats import descriptive
 from deflectbench.vocab import FIELDS, FRAMINGS, OUTCOMES
@@ -22,7 +24,9 @@ __all__ = [
     "OUTCOME_COLUMNS",
     "cluster_codes",
     "cohens_h",
+    "group_codes",
     "group_means",
+    "group_table",
     "keys_of",
     "measure_values",
     "outcome_indicators",
@@ -75,10 +79,68 @@ def group_means(df: pd.DataFrame, by: list[str], columns: list[str]) -> pd.DataF
     if not by:
         row = {"n": len(df), **{c: float(df[c].mean()) if len(df) else math.nan for c in columns}}
         return pd.DataFrame([row])
-    grouped = df.groupby(by, sort=True, observed=True)
-    out = grouped[columns].mean()
-    out.insert(0, "n", grouped.size())
-    return out.reset_index()
+    return group_table(df, by, {c: df[c] for c in columns})
+
+
+def group_table(df: pd.DataFrame, by: list[str], values: Mapping[str, Any]) -> pd.DataFrame:
+    """:func:`group_means` of ``values`` (columns of ``df``'s length, named): a groupby's table,
+    groups in sorted order and a key missing in a row leaving it out, the same numbers.
+
+    The groups are numbered once (:func:`group_codes`) and every column summed with
+    ``np.bincount``: a column of whole numbers (0/1 flags, counts) sums exactly in any order, so
+    its means are pandas' bits; any other column is averaged by pandas on the same groups.
+    """
+    codes, labels = group_codes(df, by)
+    kept = codes >= 0
+    groups = codes[kept]
+    size = len(labels)
+    table: dict[str, Any] = {k: labels[k].array for k in by}
+    table["n"] = np.bincount(groups, minlength=size).astype(np.int64)
+    for name, column in values.items():
+        x = (
+            column.to_numpy(dtype=np.float64, na_value=np.nan)
+            if isinstance(column, pd.Series)
+            else np.asarray(column, dtype=np.float64)
+        )[kept]
+        table[name] = _means(x, groups, size)
+    return pd.DataFrame(table)
+
+
+def _means(x: NDArray[np.float64], groups: NDArray[np.intp], size: int) -> NDArray[np.float64]:
+    seen = ~np.isnan(x)
+    at, xs = groups[seen], x[seen]
+    counts = np.bincount(at, minlength=size)
+    whole = np.array_equal(xs, np.floor(xs)) and float(np.abs(xs).sum()) < 2.0**53
+    if not whole:  # pandas' own (compensated) sums, on the same groups
+        means = pd.Series(xs).groupby(at).mean().reindex(range(size))
+        return means.to_numpy(dtype=np.float64, na_value=np.nan)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.bincount(at, weights=xs, minlength=size) / counts
+
+
+def group_codes(df: pd.DataFrame, by: list[str]) -> tuple[NDArray[np.intp], pd.DataFrame]:
+    """Each row's group (-1 where one of its keys is missing, as a groupby leaves it out) and
+    the groups' keys, one row per group in sorted order (a groupby's), with the key columns'
+    dtypes. Each key column is factorised once, in sorted order; the groups are the distinct
+    combinations of those codes, numbered in lexicographic order."""
+    n = len(df)
+    combined = np.zeros(n, dtype=np.int64)
+    missing = np.zeros(n, dtype=bool)
+    bound = 1
+    for k in by:
+        codes, uniques = pd.factorize(df[k], sort=True)
+        missing |= codes < 0
+        width = max(len(uniques), 1)
+        if bound * width > 2**62:  # renumber densely (order kept) so the numbers cannot overflow
+            distinct, inverse = np.unique(combined, return_inverse=True)
+            combined, bound = inverse.reshape(-1).astype(np.int64), len(distinct)
+        combined = combined * width + np.maximum(codes, 0)
+        bound *= width
+    rows = np.flatnonzero(~missing)
+    _, first, inverse = np.unique(combined[rows], return_index=True, return_inverse=True)
+    out = np.full(n, -1, dtype=np.intp)
+    out[rows] = inverse.reshape(-1)
+    return out, df[by].take(rows[first]).reset_index(drop=True)
 
 
 def cluster_codes(labels: pd.Series) -> np.ndarray:

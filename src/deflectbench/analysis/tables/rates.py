@@ -20,6 +20,7 @@ from deflectbench.analysis.tables.grouping import (
     cluster_codes,
     cohens_h,
     group_means,
+    group_table,
     keys_of,
     measure_values,
     outcome_indicators,
@@ -117,7 +118,17 @@ def rates_by(scored: pd.DataFrame, by: str | Sequence[str]) -> pd.DataFrame:
     columns = [*FIELDS, *OUTCOME_COLUMNS]
     if scored.empty:
         return pd.DataFrame(columns=[*keys, "n", *columns])
-    return sort_framings(group_means(with_outcomes(scored), keys, columns))
+    if not keys:
+        return group_means(with_outcomes(scored), keys, columns)
+    return sort_framings(group_table(scored, keys, _rate_values(scored, columns)))
+
+
+def _rate_values(scored: pd.DataFrame, columns: Sequence[str]) -> dict[str, Any]:
+    """``columns`` of :func:`.grouping.with_outcomes` (fields and ``outcome_<name>`` shares),
+    without copying the scored table."""
+    shares = outcome_indicators(scored)
+    outcomes = {c: shares[:, i] for i, c in enumerate(OUTCOME_COLUMNS)}
+    return {c: outcomes[c] if c in outcomes else scored[c] for c in columns}
 
 
 def template_table(scored: pd.DataFrame) -> pd.DataFrame:
@@ -155,7 +166,7 @@ def coach_labeling(scored: pd.DataFrame) -> pd.DataFrame:
     if coach.empty:
         return pd.DataFrame(columns=["model", "fallacy_requested", "n", *columns])
     keys = ["model", "fallacy_requested"]
-    return sort_framings(group_means(with_outcomes(coach), keys, columns))
+    return sort_framings(group_table(coach, keys, _rate_values(coach, columns)))
 
 
 def coach_outcomes(scored: pd.DataFrame) -> pd.DataFrame:
