@@ -51,6 +51,7 @@ from deflectbench.analysis.stats.arrays import factorize
 from deflectbench.vocab import FIELDS, LADDER, OUTCOMES
 
 __all__ = [
+    "AGREEMENT_METRICS",
     "CHANCE_METRICS",
     "COUNT_METRICS",
     "METRICS",
@@ -70,6 +71,8 @@ COUNT_METRICS: tuple[str, ...] = ("accuracy", "precision", "recall", "f1")
 #: Chance-corrected agreement, from :mod:`.stats` (Cohen's kappa, Gwet's AC1).
 CHANCE_METRICS: tuple[str, ...] = ("kappa", "ac1")
 METRICS: tuple[str, ...] = ("accuracy", "kappa", "ac1", "precision", "recall", "f1")
+#: The annotators' agreement with each other (accuracy: the share of items they agree on).
+AGREEMENT_METRICS: tuple[str, ...] = ("accuracy", "kappa", "ac1")
 
 
 @dataclass(frozen=True)
@@ -367,7 +370,7 @@ AGREEMENT_COLUMNS: tuple[str, ...] = (
     "n",
     "claims",
     "prevalence",
-    *_with_ci(("accuracy", "kappa", "ac1")),
+    *_with_ci(AGREEMENT_METRICS),
 )
 
 

@@ -4,13 +4,16 @@ this module only lays them out)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from deflectbench.analysis.validity.load import Validity
-from deflectbench.analysis.validity.measures import CHANCE_METRICS, METRICS
+from deflectbench.analysis.validity.measures import AGREEMENT_METRICS, CHANCE_METRICS, METRICS
 from deflectbench.views.format import count, isnan, num
 from deflectbench.views.report.tables import Table, make_table
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "NO_LABELS",
@@ -39,6 +42,27 @@ def _with_ci(row: dict[str, Any], metric: str) -> str:
     if isnan(v):
         return "undefined" if metric in CHANCE_METRICS and row.get("n") else "–"
     return num(v) if isnan(lo) or isnan(hi) else f"{num(v)} ({num(lo)}–{num(hi)})"
+
+
+def _field_rows(
+    frame: pd.DataFrame,
+    who: Callable[[dict[str, Any]], str],
+    metrics: Sequence[str],
+    *,
+    prevalence: bool = False,
+) -> list[list[str]]:
+    """Both tables' rows, one per rater (or pair of annotators) and field: who, the field, n,
+    the field's prevalence (``prevalence``), then each statistic over its CI."""
+    return [
+        [
+            who(r),
+            str(r["field"]),
+            count(r["n"]),
+            *([num(r["prevalence"])] if prevalence else []),
+            *(_with_ci(r, m) for m in metrics),
+        ]
+        for r in frame.to_dict(orient="records")
+    ]
 
 
 NO_LABELS = (
@@ -98,16 +122,7 @@ def validity_tables(v: Validity) -> list[Table]:
             "recall",
             "F1",
         ],
-        [
-            [
-                str(r["rater"]),
-                str(r["field"]),
-                count(r["n"]),
-                num(r["prevalence"]),
-                *(_with_ci(r, m) for m in METRICS),
-            ]
-            for r in frame.to_dict(orient="records")
-        ],
+        _field_rows(frame, lambda r: str(r["rater"]), METRICS, prevalence=True),
         left=2,
         note=note,
     )
@@ -117,15 +132,7 @@ def validity_tables(v: Validity) -> list[Table]:
         "Inter-annotator agreement, per pair of annotators and field",
         pairs,
         ["annotators", "field", "n", "agreement", "kappa", "AC1"],
-        [
-            [
-                f"{r['annotator_a']} / {r['annotator_b']}",
-                str(r["field"]),
-                count(r["n"]),
-                *(_with_ci(r, m) for m in ("accuracy", "kappa", "ac1")),
-            ]
-            for r in pairs.to_dict(orient="records")
-        ],
+        _field_rows(pairs, lambda r: f"{r['annotator_a']} / {r['annotator_b']}", AGREEMENT_METRICS),
         left=2,
         note=""
         if len(pairs)

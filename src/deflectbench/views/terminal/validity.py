@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from deflectbench.analysis.validity.measures import CHANCE_METRICS, METRICS
+from deflectbench.analysis.validity.measures import AGREEMENT_METRICS, CHANCE_METRICS, METRICS
 from deflectbench.views.format import DASH, num, pct
 from deflectbench.views.terminal.labels import rater_rates_terminal, unset
 from deflectbench.views.terminal.style import short_field, titled_table
@@ -71,7 +71,7 @@ def _annotator_table(frame: pd.DataFrame) -> Table:
         t.add_column(header, justify="right", no_wrap=True)
     for row in frame.itertuples(index=False):
         pair = f"{escape(row.annotator_a)} / {escape(row.annotator_b)}"
-        cells = (_cell(row, m) for m in ("accuracy", "kappa", "ac1"))
+        cells = (_cell(row, m) for m in AGREEMENT_METRICS)
         t.add_row(pair, short_field(row.field), str(row.n), *cells)
     return t
 
