@@ -102,11 +102,14 @@ def _frame(rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
     return pd.DataFrame.from_records(rows, columns=columns)
 
 
-#: Columns whose values repeat over the rows (names, ids, verdicts): each value read once.
+#: Columns whose values repeat over the rows (names, ids, verdicts, flags and small counts):
+#: each value read once, each row a code (a dict lookup, where ``pd.Series`` of the list
+#: would infer every value's type).
 REPEATED_COLUMNS = frozenset(
     {
         *("benchmark", "model", "condition", "claim_id", "prompt_id", "finish_reason"),
         *("judge", "error", "said_json", "source", "served_model", "run_id"),
+        *("sample", "parse_error", "consistency_flag", "input_tokens", "output_tokens", *FIELDS),
     }
 )
 
