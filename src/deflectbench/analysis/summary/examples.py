@@ -14,6 +14,7 @@ from typing import Any, Protocol
 import numpy as np
 import pandas as pd
 
+from deflectbench.analysis.tables.grouping import group_codes
 from deflectbench.benchmark import Benchmark
 from deflectbench.vocab import FIELDS, LEVEL_NAMES, OUTCOMES
 
@@ -134,11 +135,15 @@ def pick_examples(
     if scored.empty or texts is None:
         return ()
     rng = np.random.default_rng(seed)
-    picked: list[pd.Series] = []
-    for (_model, _outcome), sub in scored.groupby(["model", "outcome"], sort=True):
-        k = min(per_cell, len(sub))
-        rows = np.sort(rng.choice(len(sub), size=k, replace=False))
-        picked.extend(sub.iloc[i] for i in rows)
+    cells, labels = group_codes(scored, ["model", "outcome"])  # a groupby's cells, in order
+    order = np.argsort(cells, kind="stable")
+    ends = np.searchsorted(cells[order], np.arange(len(labels) + 1), side="left")
+    taken: list[int] = []
+    for g in range(len(labels)):
+        rows = order[ends[g] : ends[g + 1]]  # the cell's rows in the table's order
+        k = min(per_cell, len(rows))
+        taken.extend(rows[np.sort(rng.choice(len(rows), size=k, replace=False))].tolist())
+    picked: list[dict[str, Any]] = scored.take(taken).to_dict(orient="records")
     rank = {o: i for i, o in enumerate(OUTCOMES)}
     picked.sort(key=lambda r: (r["model"], rank.get(r["outcome"], 9)))
     ids = [int(r["gen_id"]) for r in picked]
