@@ -106,7 +106,6 @@ class ValidityInputs:
     consensus: pd.DataFrame
     claims: Mapping[int, str]
     judges: tuple[str, ...]
-    annotators: tuple[str, ...]
     counts: Mapping[str, int]
     options: AnalysisOptions
     include_unsure: bool = False
@@ -116,6 +115,12 @@ class ValidityInputs:
     @property
     def has_labels(self) -> bool:
         return not self.humans.empty
+
+    @property
+    def annotators(self) -> tuple[str, ...]:
+        """Who labelled, sorted (no one without labels)."""
+        humans = self.humans
+        return tuple(sorted(humans["annotator"].unique().tolist())) if len(humans) else ()
 
     @property
     def consensus_name(self) -> str:
@@ -169,7 +174,6 @@ def read_validity_inputs(
         consensus=consensus,
         claims=claims,
         judges=judges,
-        annotators=tuple(sorted(humans["annotator"].unique().tolist())) if len(humans) else (),
         counts=counts,
         options=options,
         include_unsure=include_unsure,
