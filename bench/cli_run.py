@@ -18,10 +18,27 @@ Targets: the command within 1.15 x the floor; the first request within 1.5 s; th
 most 0.5 s.
 
 Each line also says the CPU seconds the client used and per request sent (a busy machine's wall
-time follows them). ``--against OTHER/src`` runs that tree's command in place of the in-process
-run, alternating: before and after side by side on the same load.
+time follows them), and when each server got its first request (a provider's lane starts once
+its own SDK is loaded: the Anthropic wire's is the slow one). ``--against OTHER/src`` runs that
+tree's command in place of the in-process run, alternating: before and after side by side on
+the same load.
 
-Run: ``.venv/bin/python bench/cli_run.py [--repeat 2] [--samples 2] [--against /tmp/before/src]``.
+Beside them, two references for what no run of ours can beat on this machine at this load:
+
+* ``bare SDK``: the same requests per server (each server's models' generations and its judges'
+  judgments, with the bodies our models build), sent by the official SDK clients alone, 8 in
+  flight per server, with both SDKs imported and the clients made before the clock starts: no
+  store, no judging, no set-up, no dependency between a generation and its judgments. Its
+  ratio is the floor's overhead this machine adds now (loopback HTTP, the servers' own Python,
+  the last requests' long tail, the load).
+* each SDK's import, timed once in a fresh interpreter (wall and CPU): what a command must
+  spend before that provider's first request. Under the GIL the imports run one after the
+  other, so the last lane cannot start before about their sum.
+
+The command's ratio less the bare SDK client's is what start-up and our code add.
+
+Run: ``.venv/bin/python bench/cli_run.py [--repeat 2] [--samples 2] [--against /tmp/before/src]
+[--no-sdk]``.
 """
 
 from __future__ import annotations
@@ -101,12 +118,16 @@ class Timing:
     #: requests it sent: what a busy machine's wall time depends on.
     cpu: float = float("nan")
     sent: int = 0
+    #: Each server's first request, seconds after the start.
+    lanes: tuple[tuple[str, float], ...] = ()
 
     def parts(self) -> str:
         return (
             f"start to first request {self.first_request:4.2f}s, requests {self.requests:5.1f}s "
             f"({self.requests / self.floor:.2f} x the floor), last reply to exit {self.tail:4.2f}s"
             f"; CPU {self.cpu:4.1f}s ({1000 * self.cpu / max(self.sent, 1):.1f} ms a request)"
+            + "; first request per server: "
+            + ", ".join(f"{name} {at:4.2f}s" for name, at in self.lanes)
         )
 
 
@@ -148,9 +169,84 @@ def floor_of(servers: list[Server], procs: dict[str, TimedServer]) -> float:
     return floor
 
 
+def bare_sdk(
+    servers: list[Server], urls: dict[str, str], samples: int
+) -> tuple[float, float, float]:
+    """The bare SDK clients' requests (see the module's docstring): when they started and
+    ended (monotonic) and the CPU seconds they took, the SDKs and clients ready before."""
+    from deflectbench.judging.rubric import JUDGMENT_SCHEMA
+    from deflectbench.models.base import GenerationParams, Message
+
+    plan = resolve_plan(
+        default_benchmark(),
+        models=[m for s in servers for m in s.models],
+        judges=[j for s in servers for j in s.judges],
+        preset="quick",
+        runs=samples,
+    )
+    cells = len(plan.cells)
+    built = build_models(plan.models, plan.judges, sections(servers, urls))
+    answer = [Message("user", "Claim: the sea is rising. " * 20)]
+    judging = [
+        Message("system", "You judge the answer. " * 60),
+        *answer,
+        Message("user", "x" * 400),
+    ]
+    work = []
+    for s in servers:  # one client per server; its share: the run's requests to that server
+        model = built[(s.models or s.judges)[0]]
+        generations = len(s.models) * cells
+        judgments = len(s.judges) * len(plan.models) * cells
+        gen = model.request_body(answer, GenerationParams(max_tokens=512, seed=1))
+        judge = model.request_body(judging, GenerationParams(0.0, 512, 1, JUDGMENT_SCHEMA))
+        work.append((model, [gen] * generations + [judge] * judgments, s.limit))
+
+    async def server_share(model: Any, bodies: list[dict[str, Any]], limit: int) -> None:
+        client = model._client
+        create = (
+            client.messages.create
+            if model.sdk_package == "anthropic"
+            else client.chat.completions.create
+        )
+
+        async def worker() -> None:
+            while bodies:
+                await create(**bodies.pop())
+
+        await asyncio.gather(*(worker() for _ in range(limit)))
+
+    async def run() -> tuple[float, float, float]:
+        for model, _, _ in work:
+            await model.ready()  # the SDK imported and the client made before the clock
+        started, cpu = time.monotonic(), time.process_time()
+        await asyncio.gather(*(server_share(*w) for w in work))
+        ended, cpu = time.monotonic(), time.process_time() - cpu
+        for model in built.values():
+            await model.aclose()
+        return started, ended, cpu
+
+    return asyncio.run(run())
+
+
+def sdk_imports() -> list[tuple[str, float, float]]:
+    """Each SDK's import in a fresh interpreter (compiled bytecode): its package, wall and CPU
+    seconds, over the interpreter's own start."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    out = []
+    for package in ("", "openai", "anthropic"):
+        used = resource.getrusage(resource.RUSAGE_CHILDREN)
+        started = time.monotonic()
+        subprocess.run([sys.executable, "-c", f"import {package or 'sys'}"], env=env, check=True)
+        wall = time.monotonic() - started
+        now = resource.getrusage(resource.RUSAGE_CHILDREN)
+        out.append((package, wall, now.ru_utime + now.ru_stime - used.ru_utime - used.ru_stime))
+    _, base_wall, base_cpu = out.pop(0)
+    return [(p, w - base_wall, c - base_cpu) for p, w, c in out]
+
+
 def measure(how: str, servers: list[Server], samples: int, against: Path | None = None) -> Timing:
-    """One run, by the command (``against``: another tree's ``src/``, e.g. the commit before)
-    or in this process."""
+    """One run, by the command (``against``: another tree's ``src/``, e.g. the commit before),
+    in this process, or by the bare SDK clients (``sdk``)."""
     procs = {
         s.name: TimedServer(latency=lognormal_median(s.median_s, s.sigma), seed=hash(s.name) % 97)
         for s in servers
@@ -181,6 +277,9 @@ def measure(how: str, servers: list[Server], samples: int, against: Path | None 
                 complete = p.returncode == 0
                 if not complete:
                     print(p.stdout[-2000:], p.stderr[-2000:], file=sys.stderr)
+            elif how == "bare SDK":
+                started, ended, cpu = bare_sdk(servers, urls, samples)
+                complete = True
             else:
                 b = default_benchmark()
                 models = [m for s in servers for m in s.models]
@@ -196,6 +295,10 @@ def measure(how: str, servers: list[Server], samples: int, against: Path | None 
         for p in procs.values():
             p.__exit__()
     intervals = [i for p in procs.values() for i in p.stats["intervals"]]
+    lanes = tuple(
+        (name, min((a for a, _ in p.stats["intervals"]), default=ended) - started)
+        for name, p in procs.items()
+    )
     first = min((a for a, _ in intervals), default=ended)
     last = max((b for _, b in intervals), default=ended)
     return Timing(
@@ -207,6 +310,7 @@ def measure(how: str, servers: list[Server], samples: int, against: Path | None 
         complete,
         cpu,
         len(intervals),
+        lanes,
     )
 
 
@@ -217,15 +321,22 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--against", type=Path, help="another tree's src/ whose command runs instead of in process"
     )
+    parser.add_argument("--no-sdk", action="store_true", help="without the bare SDK client's run")
     args = parser.parse_args(argv)
     other = "against" if args.against else "in-process"
     print(
         f"two servers (openai + anthropic wire), limit 8 each, 2 models + 2 judges, quick x "
         f"{args.samples} samples; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
     )
-    timings: dict[str, list[Timing]] = {"command": [], other: []}
+    imports = sdk_imports()
+    print(
+        "each SDK's import in a fresh interpreter: "
+        + ", ".join(f"{p} {w:.2f}s wall, {c:.2f}s CPU" for p, w, c in imports)
+    )
+    hows = ["command", other] + ([] if args.no_sdk else ["bare SDK"])
+    timings: dict[str, list[Timing]] = {how: [] for how in hows}
     for i in range(args.repeat):
-        for how in ("command", other):
+        for how in hows:
             t = measure(how, TWO, args.samples, args.against)
             timings[how].append(t)
             print(
@@ -254,6 +365,15 @@ def main(argv: list[str] | None = None) -> None:
         f": {verdict(first <= TARGET_FIRST_S)}), requests {requests:.2f} x the floor, last "
         f"reply to exit {tail:.2f}s (target <= {TARGET_TAIL_S}: {verdict(tail <= TARGET_TAIL_S)})"
     )
+    if "bare SDK" in timings:
+        bare = statistics.median(t.wall / t.floor for t in timings["bare SDK"])
+        imported = sum(c for _, _, c in imports)
+        floor = statistics.median(t.floor for t in timings["command"])
+        print(
+            f"the bare SDK client {bare:.2f} x the floor (CPU {median('bare SDK', 'cpu'):.1f}s): "
+            f"the command adds {cmd - bare:.2f} x; the SDKs' imports alone ({imported:.1f}s of "
+            f"CPU, one after the other under the GIL) would add {imported / floor:.2f} x to it"
+        )
 
 
 if __name__ == "__main__":
