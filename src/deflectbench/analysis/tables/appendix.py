@@ -53,7 +53,8 @@ def sample_refusal_counts(scored: pd.DataFrame, samples_per_cell: int = 5) -> pd
     labels = [str(i) for i in range(samples_per_cell + 1)]
     rows: list[dict[str, Any]] = []
     if not scored.empty:
-        for model, sub in scored.groupby("model", sort=True):
+        narrow = scored[["model", "claim_id", "prompt_id", "refusal"]]  # a group is these only
+        for model, sub in narrow.groupby("model", sort=True):
             sub = sub[sub["refusal"].notna()]
             cells = sub.groupby(["claim_id", "prompt_id"], sort=False).ngroup().to_numpy()
             refusal = sub["refusal"].to_numpy(dtype=np.int64)
@@ -128,7 +129,8 @@ def fallacy_density_by_model(scored: pd.DataFrame) -> pd.DataFrame:
     reported tokens or a missing fallacy field are left out. Columns: model, n, fallacy_density.
     """
     rows = []
-    for model, sub in scored.groupby("model", sort=True) if not scored.empty else []:
+    narrow = scored[["model", *FALLACY_FIELDS, "output_tokens"]]  # a group is these only
+    for model, sub in narrow.groupby("model", sort=True) if not scored.empty else []:
         sub = sub.dropna(subset=list(FALLACY_FIELDS))
         density = fallacy_density(
             sub["WA_present"].to_numpy(dtype=np.float64),
@@ -159,7 +161,8 @@ def free_choice_preferences(
     RH_present.
     """
     columns = ["model", "framing", "n", "n_with_fallacy", *FALLACY_FIELDS]
-    sub = scored[scored["framing"].isin(list(framings))] if not scored.empty else scored
+    narrow = scored[["model", "framing", *FALLACY_FIELDS]]  # a group is these only
+    sub = narrow[narrow["framing"].isin(list(framings))] if not scored.empty else narrow
     rows: list[dict[str, Any]] = []
     for (model, framing), part in sub.groupby(["model", "framing"], sort=True) if len(sub) else []:
         produced = _produced(part)

@@ -173,7 +173,8 @@ def fallacy_density_by_outcome(scored: pd.DataFrame) -> pd.DataFrame:
     columns = ["model", "outcome", "n", "fallacy_density"]
     if scored.empty:
         return pd.DataFrame(columns=columns)
-    data = scored.dropna(subset=list(FALLACY_FIELDS))
+    data = scored[["model", "outcome", *FALLACY_FIELDS, "output_tokens"]]  # a group is these only
+    data = data.dropna(subset=list(FALLACY_FIELDS))
     data = data[data["output_tokens"].fillna(0) > 0]
     rows = []
     for (model, outcome), sub in data.groupby(["model", "outcome"], sort=True):
