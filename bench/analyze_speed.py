@@ -23,6 +23,8 @@ the one before and one thing more, beside the command and its floor (bench/comma
 what is left for the command's own work, and how far the imports alone are from twice the floor.
 ``--pycache DIR`` runs the children with compiled bytecode (as installed) instead of as the shell
 does (``PYTHONDONTWRITEBYTECODE=1`` recompiles every module changed since its .pyc).
+``--read --db PATH`` times the reading layer alone: each table's frame (as every command that
+reads the store builds it) beside the SQL that fetches the same columns as plain rows.
 Pin to 2 cores to match the target: ``taskset -c 0,1 .venv/bin/python bench/analyze_speed.py``.
 """
 
@@ -193,6 +195,47 @@ def split(db: Path, repeat: int, pycache: Path | None) -> None:
     print(f"load average after: {os.getloadavg()[0]:.1f}")
 
 
+# ---- --read: the reading layer beside the SQL alone ---------------------------------------
+
+
+def read_layer(db: Path, repeat: int) -> None:
+    """Per table, the CPU (in this process, best of ``repeat``) of the frame every command
+    builds from the store (``generation_frame``/``judgment_frame``, with compare's extra
+    columns), beside the SQL alone that fetches the same columns as plain rows (its floor:
+    ``fetchall``): what the layer adds on top of SQLite handing Python the values."""
+    import gc
+
+    from deflectbench.analysis.frames.scored import CONDITION_COLUMNS, GEN_COLUMNS
+
+    gen_extra = ("run_id", "served_model")
+    judg_columns = "gen_id, judge, parse_error, error, consistency_flag, run_id, said_json"
+    floors = {
+        "generations": f"SELECT {', '.join([*GEN_COLUMNS, *CONDITION_COLUMNS, *gen_extra])} "
+        "FROM generations ORDER BY gen_id",
+        "judgments": f"SELECT {judg_columns} FROM judgments ORDER BY judgment_id",
+    }
+    with Store.open(db, readonly=True) as store:
+        frames = {
+            "generations": lambda: generation_frame(store, extra=gen_extra),
+            "judgments": lambda: judgment_frame(store, extra=("run_id",)),
+        }
+        print(f"load average before: {os.getloadavg()[0]:.1f}; {store.counts()}")
+        for table, sql in floors.items():
+            best = [float("inf"), float("inf")]
+            for _ in range(repeat):
+                for i, work in enumerate((lambda q=sql: store.conn.execute(q).fetchall(),
+                                          frames[table])):  # fmt: skip
+                    gc.collect()
+                    c0 = time.process_time()
+                    work()
+                    best[i] = min(best[i], time.process_time() - c0)
+            print(
+                f"  {table:<12} frame {best[1]:6.3f} s CPU beside the SQL alone {best[0]:6.3f} s "
+                f"(x{best[1] / best[0]:.2f})"
+            )
+    print(f"load average after: {os.getloadavg()[0]:.1f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -210,7 +253,18 @@ def main() -> None:
     ap.add_argument(
         "--pycache", type=Path, help="with --split: children use compiled bytecode here"
     )
+    ap.add_argument(
+        "--read",
+        action="store_true",
+        help="the reading layer (the frames every command builds) beside the SQL alone "
+        "(needs --db of an existing store)",
+    )
     args = ap.parse_args()
+    if args.read:
+        if args.db is None or not args.db.exists():
+            ap.error("--read needs --db PATH of an existing store")
+        read_layer(args.db, args.repeat)
+        return
     if args.split:
         if args.db is None or not args.db.exists():
             ap.error("--split needs --db PATH of an existing store")

@@ -143,36 +143,40 @@ def compare_scored(
         n_resamples=n_resamples, seed=seed, level=level,
     )  # fmt: skip
     res = cut.diffs
-    rows: list[dict[str, Any]] = []
-    for i, (scope, framing, template) in enumerate(cuts):
-        for j, (kind, measure) in enumerate(zip(KINDS, MEASURES, strict=True)):
-            rows.append(
-                {
-                    "model_a": model_a,
-                    "model_b": model_b,
-                    "kind": kind,
-                    "measure": measure,
-                    "scope": scope,
-                    "framing": framing,
-                    "template": template,
-                    "corrected": False,
-                    "rate_a": float(res.rate_a[i, j]),
-                    "rate_b": float(res.rate_b[i, j]),
-                    "diff": float(res.diff[i, j]),
-                    "ci_lo": float(res.lo[i, j]),
-                    "ci_hi": float(res.hi[i, j]),
-                    "p": float(res.p[i, j]),
-                    "p_holm": math.nan,
-                    "h": _h(float(res.rate_b[i, j]), float(res.rate_a[i, j])),
-                    "n_a": int(cut.n_a[i, j]),
-                    "n_b": int(cut.n_b[i, j]),
-                    "n_claims": int(res.n_claims[i, j]),
-                    "holm_family": None,
-                    "holm_m": None,
-                    "a_lo": float(res.lo_a[i, j]),
-                    "a_hi": float(res.hi_a[i, j]),
-                }
-            )
+    k = len(MEASURES)
+    each = len(cuts) * k  # row i * k + j: cut i, measure j
+
+    def per_cut(at: int) -> list[Any]:
+        return [c[at] for c in cuts for _ in range(k)]
+
+    rows = {  # column by column: the same values, dtypes and order as a dict per row
+        "model_a": [model_a] * each,
+        "model_b": [model_b] * each,
+        "kind": list(KINDS) * len(cuts),
+        "measure": list(MEASURES) * len(cuts),
+        "scope": per_cut(0),
+        "framing": per_cut(1),
+        "template": per_cut(2),
+        "corrected": [False] * each,
+        "rate_a": res.rate_a.reshape(-1),
+        "rate_b": res.rate_b.reshape(-1),
+        "diff": res.diff.reshape(-1),
+        "ci_lo": res.lo.reshape(-1),
+        "ci_hi": res.hi.reshape(-1),
+        "p": res.p.reshape(-1),
+        "p_holm": np.full(each, math.nan),
+        "h": [
+            _h(float(rb), float(ra))
+            for ra, rb in zip(res.rate_a.flat, res.rate_b.flat, strict=True)
+        ],
+        "n_a": cut.n_a.reshape(-1).astype(np.int64),
+        "n_b": cut.n_b.reshape(-1).astype(np.int64),
+        "n_claims": res.n_claims.reshape(-1).astype(np.int64),
+        "holm_family": [None] * each,
+        "holm_m": [None] * each,
+        "a_lo": res.lo_a.reshape(-1),
+        "a_hi": res.hi_a.reshape(-1),
+    }
     table = pd.DataFrame(rows, columns=list(COLUMNS))
     return table if holm_family is None else with_holm(table, holm_family)
 
