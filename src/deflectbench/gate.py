@@ -101,12 +101,12 @@ def ascii_natural(text: str) -> int | None:
 
 def sample(value: Any) -> int:
     """A sample (the release's run) number: a whole number from 0 to :data:`MAX_SAMPLE`."""
-    return whole_number(value, "sample", 0, MAX_SAMPLE)
+    return RULES["sample"].check(value, "sample")
 
 
 def tokens(value: Any, name: str = "token usage") -> int:
     """Token usage: a whole number from 0 to :data:`MAX_TOKENS` (None counts as 0)."""
-    return 0 if value is None else whole_number(value, name, 0, MAX_TOKENS)
+    return 0 if value is None else TOKENS.check(value, name)
 
 
 def reply_usage(input_tokens: Any, output_tokens: Any) -> tuple[int, int]:
@@ -214,25 +214,95 @@ def prompt(got: Any, expected: str, where: str) -> str:
     return expected
 
 
+# -- the one table ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """What one plain field of a record may hold: an ``"id"`` (:func:`identifier`), a
+    ``"whole"`` number from ``low`` to ``high`` (:func:`whole_number`), or ``"text"`` of at most
+    ``high`` characters (:func:`text`; None too when ``optional``)."""
+
+    kind: str
+    high: int
+    low: int = 0
+    optional: bool = True
+
+    def check(self, value: Any, name: str) -> Any:
+        """``value`` when it meets the rule (a number read as :func:`whole_number` reads one),
+        else :class:`GateError` naming ``name``."""
+        if self.kind == "id":
+            return identifier(value, name)
+        if self.kind == "whole":
+            return whole_number(value, name, self.low, self.high)
+        return text(value, name, limit=self.high, optional=self.optional)
+
+    def holds(self, values: Collection[Any]) -> bool:
+        """Whether every one of ``values`` meets the rule exactly as it is: an int for a whole
+        number (never a bool, a float or digits in a string), a str for text and ids. A column
+        checked at once (an import's chunk); False only says "check them one by one"."""
+        kinds = set(map(type, values))
+        if self.kind == "whole":
+            return kinds <= {int} and (
+                not values or (self.low <= min(values) and max(values) <= self.high)
+            )
+        if self.optional and type(None) in kinds:
+            kinds.discard(type(None))
+            values = [v for v in values if v is not None]
+        if not kinds <= {str}:
+            return False
+        if self.kind == "text":
+            return max(map(len, values), default=0) <= self.high
+        return all(map(_is_identifier, set(values)))
+
+
+def _is_identifier(value: str) -> bool:
+    try:
+        identifier(value, "id")
+    except GateError:
+        return False
+    return True
+
+
+ID = Rule("id", MAX_ID_CHARS, optional=False)
+TEXT = Rule("text", MAX_TEXT_CHARS)
+TOKENS = Rule("whole", MAX_TOKENS)
+
+#: Every plain field a record brings in, by its store name, with its rule: the one table the
+#: checks below and the import's fast lane (:mod:`deflectbench.interop.bulk`) read.
+RULES: dict[str, Rule] = {
+    **dict.fromkeys(("benchmark", "model", "claim_id", "prompt_id", "condition", "judge"), ID),
+    "sample": Rule("whole", MAX_SAMPLE),
+    "prompt": Rule("text", MAX_TEXT_CHARS, optional=False),
+    **dict.fromkeys(("response", "error", "raw", "reasoning"), TEXT),
+    "input_tokens": TOKENS,
+    "output_tokens": TOKENS,
+    "finish_reason": Rule("text", MAX_ID_CHARS),
+}
+
+
 # -- whole records ------------------------------------------------------------------------------
+
+
+#: A generation's fields checked first, in this order (each by its rule in :data:`RULES`).
+_GENERATION_FIELDS = (
+    *("benchmark", "model", "claim_id", "prompt_id", "condition"),
+    *("sample", "prompt", "response", "error"),
+)
 
 
 def generation(rec: Any) -> Any:
     """A :class:`~deflectbench.records.GenerationRecord` fit to store, returned unchanged: ids printable, sample, usage and cost in
     range, texts within bounds, exactly one of response and error."""
-    for name in ("benchmark", "model", "claim_id", "prompt_id", "condition"):
-        identifier(getattr(rec, name), name)
-    sample(rec.sample)
-    text(rec.prompt, "prompt", optional=False)
-    text(rec.response, "response")
-    text(rec.error, "error")
+    for name in _GENERATION_FIELDS:
+        RULES[name].check(getattr(rec, name), name)
     if (rec.response is None) == (rec.error is None):
         raise GateError("a generation has exactly one of response and error")
     tokens(rec.input_tokens, "input_tokens")
     tokens(rec.output_tokens, "output_tokens")
     cost(rec.cost_usd)
     seconds(rec.latency_s)
-    text(rec.finish_reason, "finish_reason", limit=MAX_ID_CHARS)
+    RULES["finish_reason"].check(rec.finish_reason, "finish_reason")
     served = (rec.extra or {}).get("served_model") if isinstance(rec.extra, dict) else None
     if served is not None:
         identifier(served, "served model")
@@ -242,11 +312,11 @@ def generation(rec: Any) -> Any:
 def judgment(rec: Any, fields: Collection[str]) -> Any:
     """A :class:`~deflectbench.records.JudgmentRecord` fit to store, returned unchanged: its judge an id, its verdict fields 0, 1 or
     missing, usage and cost in range, texts within bounds."""
-    identifier(rec.judge, "judge")
+    RULES["judge"].check(rec.judge, "judge")
     verdicts(rec.scores, fields)
     verdicts(rec.said, fields)
     for name in ("raw", "reasoning", "error"):
-        text(getattr(rec, name), name)
+        RULES[name].check(getattr(rec, name), name)
     tokens(rec.input_tokens, "input_tokens")
     tokens(rec.output_tokens, "output_tokens")
     cost(rec.cost_usd)

@@ -18,15 +18,14 @@ every stored row.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from json.encoder import encode_basestring
-from operator import itemgetter
-from typing import Any
+from typing import Any, cast
 
 from deflectbench import gate
 from deflectbench.conditions import RELEASE
-from deflectbench.gate import GateError
 from deflectbench.interop.decode import MAX_LINE_CHARS
 from deflectbench.interop.fidelity import line_style
 from deflectbench.interop.release import (
@@ -43,50 +42,55 @@ from deflectbench.vocab import FALLACY_FIELDS, FALLACY_NAMES, FIELDS, apply_rule
 #: ``(line number, text, problem)`` as the importer reads them.
 Line = tuple[int, str | None, str | None]
 Row = tuple[Any, ...]
-#: A line and its JSON object.
-Parsed = tuple[str, dict[str, Any]]
+#: A chunk's lines and their JSON objects, in step.
+Parsed = tuple[list[str], list[dict[str, Any]]]
+#: A chunk's columns: each field's values, in line order.
+Columns = dict[str, tuple[Any, ...]]
+GenKey = tuple[str, str, str, int]
+#: The store id of each generation of a list of keys (the importer's lookup).
+Lookup = Callable[[list[GenKey]], Mapping[GenKey, int]]
 
-#: json.loads's own reader, called on a line that starts with ``{`` (no per-call set-up).
-_scan = json.JSONDecoder().raw_decode
+#: json.loads's own scanner, ``(object, end)`` from a position (its C reader, without
+#: ``raw_decode``'s Python call around it per line; the stubs do not know the attribute).
+_scan: Callable[[str, int], tuple[Any, int]] = vars(json.JSONDecoder())["scan_once"]
 #: ``json.dumps(extra, sort_keys=True, ensure_ascii=False)``, as the store writes ``extra``;
 #: a string as that writes it.
 _extra_json = json.JSONEncoder(sort_keys=True, ensure_ascii=False).encode
 _text = encode_basestring
 
-#: The fields of a record that vary from record to record (the rest are its cell's).
-_GEN_NAMES = (
-    "gen_id", "prompt_text", "model", "run", "response", "input_tokens", "output_tokens",
-    "is_error", "timestamp",
-)  # fmt: skip
-_EVAL_NAMES = (
-    "eval_id", "gen_id", "judge_model", "run", "gen_model", "reasoning", "parse_error",
-    "raw_judge_response", "detected_fallacies", "consistency_flag", "timestamp",
-)  # fmt: skip
-_GEN_OWN, _EVAL_OWN = itemgetter(*_GEN_NAMES), itemgetter(*_EVAL_NAMES)
-_SAID = itemgetter(*FIELDS)
-_INTS = (int,) * len(FIELDS)
-_CELL = itemgetter("claim_id", "prompt_id")
-_GENERATION_KEY = itemgetter("gen_model", "claim_id", "prompt_id", "run")
+#: The fields of a record that vary from record to record, each with the gate's rule it meets
+#: as it is (by the store's name for it, in :data:`deflectbench.gate.RULES`), or None where the
+#: release says more (an id that follows from other fields, a flag, a timestamp, a verdict).
+_GEN_OWN = {
+    "gen_id": None, "prompt_text": "prompt", "model": "model", "run": "sample",
+    "response": "response", "input_tokens": "input_tokens", "output_tokens": "output_tokens",
+    "is_error": None, "timestamp": None,
+}  # fmt: skip
+_EVAL_OWN = {
+    "eval_id": None, "gen_id": None, "judge_model": "judge", "run": "sample", "gen_model": None,
+    "reasoning": "reasoning", "parse_error": None, "raw_judge_response": "raw",
+    **dict.fromkeys(FIELDS), "detected_fallacies": None, "consistency_flag": None,
+    "timestamp": None,
+}  # fmt: skip
+#: The fields a record copies from its claim and template, in the release's order.
+_GEN_COPIED = tuple(k for k in GEN_KEYS if k not in _GEN_OWN)
+_EVAL_COPIED = tuple(k for k in EVAL_KEYS if k not in _EVAL_OWN)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class _Cell:
     """One claim x template as a record must repeat it."""
 
     #: The values (and their types) of the fields a generation / judge record copies.
-    gen_fields: itemgetter[Any]
     gen_copied: tuple[Any, ...]
     gen_types: tuple[type, ...]
-    eval_fields: itemgetter[Any]
     eval_copied: tuple[Any, ...]
     eval_types: tuple[type, ...]
     #: The pack's prompt for the cell.
     prompt: str
-    claim_id: str
-    prompt_id: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class _Verdict:
     """What one judge record's eight values become in the store."""
 
@@ -97,65 +101,135 @@ class _Verdict:
     detected_json: str
 
 
-def _copied(record: Mapping[str, Any]) -> tuple[itemgetter[Any], tuple[Any, ...], tuple[type, ...]]:
-    keys = [k for k, v in record.items() if v is not None]
-    values = tuple(record[k] for k in keys)
-    return itemgetter(*keys), values, tuple(map(type, values))
+def _copied(
+    record: Mapping[str, Any], names: tuple[str, ...]
+) -> tuple[tuple[Any, ...], tuple[type, ...]] | None:
+    """The values of ``names`` in a record as its origin has it, with their types; None when
+    another field is filled in or one of them is not (then every record of the cell is read
+    the careful way)."""
+    if tuple(k for k, v in record.items() if v is not None) != names:
+        return None
+    values = tuple(record[k] for k in names)
+    return values, tuple(map(type, values))
+
+
+def _typed(column: tuple[Any, ...], *kinds: type) -> bool:
+    """Whether every value of ``column`` is exactly of one of ``kinds``."""
+    return set(map(type, column)) <= set(kinds)
+
+
+def _ruled(columns: Columns, own: Mapping[str, str | None]) -> bool:
+    """Whether every value of the columns ``own`` names a rule for meets it as it is."""
+    return all(gate.RULES[rule].holds(columns[k]) for k, rule in own.items() if rule)
+
+
+def _repeat_their_cells(cells: list[_Cell], columns: Columns, judged: bool) -> bool:
+    """Whether each record repeats its cell's copied fields, value and type. (The chunk's cells
+    must agree on the types, as a benchmark's do; else the careful way compares them.)"""
+    names = _EVAL_COPIED if judged else _GEN_COPIED
+    kinds = {c.eval_types if judged else c.gen_types for c in set(cells)}
+    if len(kinds) != 1:
+        return False
+    copied = [columns[k] for k in names]
+    return all(map(_typed, copied, kinds.pop())) and list(zip(*copied, strict=True)) == [
+        c.eval_copied if judged else c.gen_copied for c in cells
+    ]
+
+
+def _stamped(column: tuple[Any, ...]) -> bool:
+    """Every record has a timestamp: a non-empty string."""
+    return _typed(column, str) and all(column)
+
+
+def _gen_extra(line: str, obj: dict[str, Any], gid: str, ts: str) -> str:
+    """A generation's ``extra`` as the store writes it (``json.dumps``, keys sorted)."""
+    if style := line_style(line, obj):
+        return _extra_json({"gen_id": gid, "timestamp": ts, "_style": style})
+    return f'{{"gen_id": {_text(gid)}, "timestamp": {_text(ts)}}}'
+
+
+def _eval_extra(
+    line: str, obj: dict[str, Any], flag: int, detected: list[str], v: _Verdict, eid: str,
+    gid: str, ts: str,
+) -> str:  # fmt: skip
+    """A judge record's ``extra`` as the store writes it (``json.dumps``, keys sorted)."""
+    if style := line_style(line, obj):
+        return _extra_json(
+            {"consistency_flag": flag, "detected_fallacies": detected, "eval_id": eid,
+             "gen_id": gid, "timestamp": ts, "_style": style}
+        )  # fmt: skip
+    return (
+        f'{{"consistency_flag": {flag}, "detected_fallacies": {v.detected_json}, '
+        f'"eval_id": {_text(eid)}, "gen_id": {_text(gid)}, "timestamp": {_text(ts)}}}'
+    )
+
+
+def _answer_or_error(text: str, is_error: int) -> tuple[str | None, str | None] | None:
+    """``(response, error)`` of a release ``response`` in the common form, else None."""
+    if is_error == 0 and not text.startswith("ERROR:"):
+        return text, None
+    if is_error == 1 and text.startswith(ERROR_PREFIX):
+        return None, text[len(ERROR_PREFIX) :]
+    return None
 
 
 class BulkRows:
-    """Store rows of the common records, for one import (its cells, ids and verdicts are
-    checked once and remembered)."""
+    """Store rows of the common records, for one import (its cells and verdicts are checked
+    once and remembered)."""
 
     def __init__(self, catalog: Catalog) -> None:
         self.catalog = catalog
         self.benchmark = catalog.key
-        #: Ids the gate has passed (models, judges, the benchmark's claims and templates).
-        self.ids: set[str] = set()
-        self.cells: dict[tuple[str, str], _Cell | None] = {}
+        self.cells: dict[tuple[Any, Any], _Cell | None] = {}
         self.verdicts: dict[tuple[int, tuple[int, ...]], _Verdict | None] = {}
-        self.fast = self._id(self.benchmark) and self._id(RELEASE)
+        self.fast = gate.RULES["benchmark"].holds((self.benchmark,)) and gate.RULES[
+            "condition"
+        ].holds((RELEASE,))
 
-    def _id(self, value: Any) -> bool:
-        """Whether ``value`` is an id the gate passes (remembered when it is)."""
-        if value in self.ids:
-            return True
-        try:
-            self.ids.add(gate.identifier(value, "id"))
-        except GateError:
-            return False
-        return True
-
-    def _build(self, claim_id: str, prompt_id: str) -> _Cell | None:
+    def _build(self, claim_id: Any, prompt_id: Any) -> _Cell | None:
+        if not gate.RULES["claim_id"].holds((claim_id,)) or not gate.RULES["prompt_id"].holds(
+            (prompt_id,)
+        ):
+            return None
         try:
             origin = self.catalog.origin(claim_id, prompt_id)
             prompt = self.catalog.rendered(claim_id, prompt_id)
         except RecordError:
             return None
-        if not (
-            origin.claim.claim_id == claim_id
-            and origin.template.prompt_id == prompt_id
-            and self._id(claim_id)
-            and self._id(prompt_id)
-            and len(prompt) <= gate.MAX_TEXT_CHARS
+        gen = _copied(origin.generation, _GEN_COPIED)
+        judged = _copied(origin.judgment, _EVAL_COPIED)
+        if (
+            origin.claim.claim_id != claim_id
+            or origin.template.prompt_id != prompt_id
+            or not gate.RULES["prompt"].holds((prompt,))
+            or gen is None
+            or judged is None
         ):
-            return None
-        copied = [
-            [k for k, v in r.items() if v is not None] for r in (origin.generation, origin.judgment)
-        ]
-        if sorted([*copied[0], *_GEN_NAMES]) != sorted(GEN_KEYS) or sorted(
-            [*copied[1], *_EVAL_NAMES, *FIELDS]
-        ) != sorted(EVAL_KEYS):
             return None  # every field checked once, copied or the record's own
-        return _Cell(
-            *_copied(origin.generation), *_copied(origin.judgment), prompt, claim_id, prompt_id
-        )
+        return _Cell(*gen, *judged, prompt)
 
-    def _verdict(self, parse_error: int, values: tuple[int, ...]) -> _Verdict | None:
-        key = (parse_error, values)
-        if key not in self.verdicts:
-            self.verdicts[key] = self._judge(parse_error, values)
-        return self.verdicts[key]
+    def _cells(self, columns: Columns) -> list[_Cell] | None:
+        """Each record's cell, when every record names one of the benchmark's."""
+        try:
+            keys = list(zip(columns["claim_id"], columns["prompt_id"], strict=True))
+            for key in set(keys).difference(self.cells):
+                self.cells[key] = self._build(*key)
+        except TypeError:  # an id that is a list or an object
+            return None
+        cells = list(map(self.cells.__getitem__, keys))
+        return cast(list[_Cell], cells) if all(cells) else None
+
+    def _verdicts(self, columns: Columns) -> list[_Verdict] | None:
+        """Each judge record's verdict, when its eight values and parse_error are in range."""
+        said = [columns[f] for f in FIELDS]
+        parse_error = columns["parse_error"]
+        if not (_typed(parse_error, int) and all(_typed(c, int) for c in said)):
+            return None
+        keys = list(zip(parse_error, zip(*said, strict=True), strict=True))
+        for key in set(keys).difference(self.verdicts):
+            self.verdicts[key] = self._judge(*key)
+        verdicts = list(map(self.verdicts.__getitem__, keys))
+        return cast(list[_Verdict], verdicts) if all(verdicts) else None
 
     @staticmethod
     def _judge(parse_error: int, values: tuple[int, ...]) -> _Verdict | None:
@@ -172,7 +246,7 @@ class BulkRows:
         try:
             gate.verdicts(scores, FIELDS)
             gate.verdicts(said, FIELDS)
-        except GateError:
+        except gate.GateError:
             return None
         detected = [FALLACY_NAMES[f] for f in FALLACY_FIELDS if said[f] == 1]
         return _Verdict(
@@ -184,150 +258,100 @@ class BulkRows:
 
     # -- one chunk ----------------------------------------------------------------------------
 
-    def objects(self, lines: Sequence[Line], keys: tuple[str, ...]) -> list[Parsed] | None:
-        """Each line with its JSON object, when every line is one object with exactly ``keys``,
-        in their order, and nothing around it (what ``json.loads`` reads the same)."""
-        out: list[Parsed] = []
+    @staticmethod
+    def objects(lines: Sequence[Line], keys: tuple[str, ...]) -> Parsed | None:
+        """The lines and their JSON objects, when every line is one object with exactly
+        ``keys``, in their order, and nothing around it (what ``json.loads`` reads the same)."""
+        texts: list[str] = []
+        objects: list[dict[str, Any]] = []
         for _, line, _ in lines:
             if line is None or len(line) > MAX_LINE_CHARS or line[:1] != "{":
                 return None
             try:
-                obj, end = _scan(line)
-            except (ValueError, RecursionError):
+                obj, end = _scan(line, 0)
+            except (ValueError, RecursionError, StopIteration):
                 return None
             if end != len(line) or type(obj) is not dict or tuple(obj) != keys:
                 return None
-            out.append((line, obj))
-        return out
-
-    def _cell_of(self, obj: Mapping[str, Any]) -> _Cell | None:
-        key = _CELL(obj)
-        try:
-            return self.cells[key]
-        except (KeyError, TypeError):
-            if type(key[0]) is not str or type(key[1]) is not str:
-                return None
-            found = self.cells[key] = self._build(*key)
-            return found
-
-    def generations(self, lines: Sequence[Line]) -> tuple[list[Row], list[tuple[Any, ...]]] | None:
-        """``(rows, keys)`` of a chunk of common generation records, else None."""
-        objects = self.objects(lines, GEN_KEYS) if self.fast else None
-        if objects is None:
-            return None
-        rows, keys = [], []
-        benchmark, ids, cell_of = self.benchmark, self.ids, self._cell_of
-        for line, obj in objects:
-            c = cell_of(obj)
-            if c is None:
-                return None
-            fixed = c.gen_fields(obj)
-            gid, prompt, model, run, text, tokens_in, tokens_out, is_error, ts = _GEN_OWN(obj)
-            if (
-                fixed != c.gen_copied
-                or tuple(map(type, fixed)) != c.gen_types
-                or prompt != c.prompt
-                or type(model) is not str
-                or not (model in ids or self._id(model))
-                or type(run) is not int
-                or not 0 <= run <= gate.MAX_SAMPLE
-                or type(text) is not str
-                or len(text) > gate.MAX_TEXT_CHARS
-                or type(tokens_in) is not int
-                or not 0 <= tokens_in <= gate.MAX_TOKENS
-                or type(tokens_out) is not int
-                or not 0 <= tokens_out <= gate.MAX_TOKENS
-                or type(ts) is not str
-                or not ts
-                or type(is_error) is not int
-                or gid != gen_id(c.claim_id, c.prompt_id, model, run)
-            ):
-                return None
-            if is_error == 0 and not text.startswith("ERROR:"):
-                response, error = text, None
-            elif is_error == 1 and text.startswith(ERROR_PREFIX):
-                response, error = None, text[len(ERROR_PREFIX) :]
-            else:
-                return None
-            if style := line_style(line, obj):
-                extra = _extra_json({"gen_id": gid, "timestamp": ts, "_style": style})
-            else:
-                extra = f'{{"gen_id": {_text(gid)}, "timestamp": {_text(ts)}}}'
-            rows.append(
-                (benchmark, model, RELEASE, c.claim_id, c.prompt_id, run, prompt, response, error,
-                 tokens_in, tokens_out, None, None, "{}", None, "import", ts, extra, None, None)
-            )  # fmt: skip
-            keys.append((model, c.claim_id, c.prompt_id, run))
-        return rows, keys
-
-    def evals(
-        self, objects: list[Parsed], generations: Mapping[Any, int]
-    ) -> tuple[list[Row], list[tuple[Any, ...]]] | None:
-        """``(rows, keys)`` of a chunk of common judge records (``objects``, from
-        :meth:`objects`; ``generations`` the store id of each generation they name), else
-        None."""
-        rows, keys = [], []
-        ids, cell_of, verdicts = self.ids, self._cell_of, self.verdicts
-        for line, obj in objects:
-            c = cell_of(obj)
-            if c is None:
-                return None
-            fixed = c.eval_fields(obj)
-            (eid, generation_id, judge, run, gen_model, reasoning, parse_error, raw, detected,
-             flag, ts) = _EVAL_OWN(obj)  # fmt: skip
-            said = _SAID(obj)
-            if (
-                fixed != c.eval_copied
-                or tuple(map(type, fixed)) != c.eval_types
-                or type(judge) is not str
-                or not (judge in ids or self._id(judge))
-                or type(gen_model) is not str
-                or type(run) is not int
-                or not 0 <= run <= gate.MAX_SAMPLE
-                or type(parse_error) is not int
-                or type(flag) is not int
-                or flag not in (0, 1)
-                or tuple(map(type, said)) != _INTS
-                or type(ts) is not str
-                or not ts
-                or not (reasoning is None or type(reasoning) is str)
-                or not (raw is None or type(raw) is str)
-                or len(reasoning or "") > gate.MAX_TEXT_CHARS
-                or len(raw or "") > gate.MAX_TEXT_CHARS
-                or generation_id != gen_id(c.claim_id, c.prompt_id, gen_model, run)
-                or eid != eval_id(generation_id, judge)
-            ):
-                return None
-            v = verdicts.get((parse_error, said)) or self._verdict(parse_error, said)
-            gid = generations.get((gen_model, c.claim_id, c.prompt_id, run))
-            if v is None or gid is None or type(detected) is not list or detected != v.detected:
-                return None
-            if style := line_style(line, obj):
-                extra = _extra_json(
-                    {"consistency_flag": flag, "detected_fallacies": detected, "eval_id": eid,
-                     "gen_id": generation_id, "timestamp": ts, "_style": style}
-                )  # fmt: skip
-            else:
-                extra = (
-                    f'{{"consistency_flag": {flag}, "detected_fallacies": {v.detected_json}, '
-                    f'"eval_id": {_text(eid)}, "gen_id": {_text(generation_id)}, '
-                    f'"timestamp": {_text(ts)}}}'
-                )
-            rows.append(
-                (gid, judge, raw, reasoning, parse_error, None, v.said_json, flag, *v.columns,
-                 0, 0, None, None, "import", ts, extra, None)
-            )  # fmt: skip
-            keys.append((gid, judge))
-        return rows, keys
+            texts.append(line)
+            objects.append(obj)
+        return texts, objects
 
     @staticmethod
-    def generation_keys(objects: list[Parsed]) -> list[tuple[str, str, str, int]] | None:
-        """The (model, claim_id, prompt_id, run) each judge record names, when all are well
-        typed (else None: the careful way)."""
-        keys = [_GENERATION_KEY(obj) for _, obj in objects]
-        for model, claim, prompt, run in keys:
-            if not (type(model) is str and type(claim) is str and type(prompt) is str):
-                return None
-            if type(run) is not int or not 0 <= run <= gate.MAX_SAMPLE:
-                return None
-        return keys
+    def _columns(objects: list[dict[str, Any]], keys: tuple[str, ...]) -> Columns:
+        """The chunk's values field by field (every object has exactly ``keys``, in order)."""
+        return dict(zip(keys, zip(*map(dict.values, objects), strict=True), strict=True))
+
+    def generations(self, lines: Sequence[Line]) -> tuple[list[Row], list[GenKey]] | None:
+        """``(rows, keys)`` of a chunk of common generation records, else None."""
+        parsed = self.objects(lines, GEN_KEYS) if self.fast else None
+        if parsed is None:
+            return None
+        texts, objects = parsed
+        col = self._columns(objects, GEN_KEYS)
+        cells = self._cells(col)
+        claims, prompt_ids, model, run = col["claim_id"], col["prompt_id"], col["model"], col["run"]
+        if not (
+            cells is not None
+            and _ruled(col, _GEN_OWN)
+            and _repeat_their_cells(cells, col, judged=False)
+            and list(col["prompt_text"]) == [c.prompt for c in cells]
+            and _typed(col["is_error"], int)
+            and _stamped(col["timestamp"])
+            and list(col["gen_id"]) == list(map(gen_id, claims, prompt_ids, model, run))
+        ):
+            return None
+        split = list(map(_answer_or_error, col["response"], col["is_error"]))
+        if None in split:
+            return None
+        responses, errors = zip(*split, strict=True)
+        extras = list(map(_gen_extra, texts, objects, col["gen_id"], col["timestamp"]))
+        rows = list(
+            zip(repeat(self.benchmark), model, repeat(RELEASE), claims, prompt_ids, run,
+                col["prompt_text"], responses, errors, col["input_tokens"], col["output_tokens"],
+                repeat(None), repeat(None), repeat("{}"), repeat(None), repeat("import"),
+                col["timestamp"], extras, repeat(None), repeat(None))
+        )  # fmt: skip
+        return rows, list(zip(model, claims, prompt_ids, run, strict=True))
+
+    def evals(self, parsed: Parsed, lookup: Lookup) -> tuple[list[Row], list[Any]] | None:
+        """``(rows, keys)`` of a chunk of common judge records (``parsed``, from
+        :meth:`objects`; ``lookup`` gives the store id of each generation they name), else
+        None."""
+        texts, objects = parsed
+        col = self._columns(objects, EVAL_KEYS)
+        cells = self._cells(col)
+        claims, prompt_ids, run = col["claim_id"], col["prompt_id"], col["run"]
+        gen_model, judge, generation_id = col["gen_model"], col["judge_model"], col["gen_id"]
+        flag, detected = col["consistency_flag"], col["detected_fallacies"]
+        if not (
+            cells is not None
+            and _ruled(col, _EVAL_OWN)
+            and _repeat_their_cells(cells, col, judged=True)
+            and _typed(gen_model, str)
+            and _typed(flag, int)
+            and set(flag) <= {0, 1}
+            and _stamped(col["timestamp"])
+            and list(generation_id) == list(map(gen_id, claims, prompt_ids, gen_model, run))
+            and list(col["eval_id"]) == list(map(eval_id, generation_id, judge))
+            and (verdicts := self._verdicts(col)) is not None
+            and _typed(detected, list)
+            and list(detected) == [v.detected for v in verdicts]
+        ):
+            return None
+        named = list(zip(gen_model, claims, prompt_ids, run, strict=True))
+        gids = list(map(lookup(named).get, named))
+        if None in gids:
+            return None
+        extras = list(
+            map(_eval_extra, texts, objects, flag, detected, verdicts, col["eval_id"],
+                generation_id, col["timestamp"])
+        )  # fmt: skip
+        scores = zip(*(v.columns for v in verdicts), strict=True)
+        rows = list(
+            zip(gids, judge, col["raw_judge_response"], col["reasoning"], col["parse_error"],
+                repeat(None), [v.said_json for v in verdicts], flag, *scores, repeat(0),
+                repeat(0), repeat(None), repeat(None), repeat("import"), col["timestamp"],
+                extras, repeat(None))
+        )  # fmt: skip
+        return rows, list(zip(gids, judge, strict=True))

@@ -74,16 +74,23 @@ def generation_ids_of(
 def generation_ids_by_model(
     conn: sqlite3.Connection, benchmark: str, condition: str, keys: Sequence[GenKey], most: int
 ) -> dict[GenKey, int] | None:
-    """:func:`generation_ids_of` read as each named model's rows, in one pass of the unique
-    index per model (a chunk of one model's records costs a read of its rows, not a search
-    per key); None when that would read more than ``most`` rows (then search per key)."""
+    """:func:`generation_ids_of` read as each named model's rows of the named claims, in one
+    pass of the unique index per model (a chunk of one model's records costs a read of its
+    claims' rows, not a search per key); None when that would read more than ``most`` rows
+    (then search per key)."""
     wanted = set(keys)
     out: dict[GenKey, int] = {}
-    for model in dict.fromkeys(k[0] for k in keys):
+    claims: dict[str, dict[str, None]] = {}
+    for key in keys:
+        claims.setdefault(key[0], {})[key[1]] = None
+    if any(len(named) > _PER_QUERY for named in claims.values()):
+        return None  # (parameters under SQLite's limit)
+    for model, named in claims.items():
         rows = conn.execute(
-            "SELECT claim_id, prompt_id, sample, gen_id FROM generations "
-            "WHERE benchmark = ? AND model = ? AND condition = ? LIMIT ?",
-            (benchmark, model, condition, most + 1),
+            "SELECT claim_id, prompt_id, sample, gen_id FROM generations WHERE benchmark = ? "
+            f"AND model = ? AND condition = ? AND claim_id IN ({', '.join('?' * len(named))}) "
+            "LIMIT ?",
+            (benchmark, model, condition, *named, most + 1),
         )
         rows.row_factory = None
         for claim, prompt, sample, gen_id in rows:
