@@ -21,15 +21,15 @@ class Coded(NamedTuple):
 
 
 class _Codes(dict[Any, int]):
-    """Value -> its index in ``values``, a new value appended to ``values`` as it is met."""
+    """Value -> its index in ``distinct``, a new value appended to ``distinct`` as it is met."""
 
-    def __init__(self, values: list[Any]) -> None:
+    def __init__(self, distinct: list[Any]) -> None:
         super().__init__()
-        self.values = values
+        self.distinct = distinct
 
     def __missing__(self, value: Any) -> int:
-        code = self[value] = len(self.values)
-        self.values.append(value)
+        code = self[value] = len(self.distinct)
+        self.distinct.append(value)
         return code
 
 

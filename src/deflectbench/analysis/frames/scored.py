@@ -132,11 +132,11 @@ def _read(store: RowReader, table: str, columns: list[str], *, said: bool = Fals
     if texts is None:
         return frame
     if isinstance(texts, Coded):  # each distinct verdict parsed once
-        return _with_said(frame, _codes_of(texts), texts.values)
+        return _with_said(frame, np.frombuffer(texts.codes, dtype=np.int64), texts.values)
     return use_said_values(frame.assign(said_json=_column(texts)))
 
 
-def _codes_of(values: list[Any] | Coded) -> Sequence[Any]:
+def _codes_of(values: list[Any] | Coded) -> np.ndarray | list[Any]:
     """A coded column's codes as an integer array (a plain column: its values)."""
     return np.frombuffer(values.codes, dtype=np.int64) if isinstance(values, Coded) else values
 
