@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 
 from deflectbench.analysis.stats.agreement import chance_corrected
 from deflectbench.analysis.stats.arrays import binary
-from deflectbench.analysis.tables.grouping import keys_of
+from deflectbench.analysis.tables.grouping import group_codes, keys_of
 from deflectbench.vocab import FIELDS
 
 __all__ = [
@@ -176,25 +176,38 @@ def agreement_by_field(agree: pd.DataFrame, *, by: str | None = None) -> pd.Data
     rows: list[dict[str, Any]] = []
     if agree.empty:
         return pd.DataFrame(rows, columns=columns)
-    groups = agree.groupby(keys, sort=True) if keys else [((), agree)]
-    for group, part in groups:
-        labels = dict(zip(keys, group if isinstance(group, tuple) else (group,), strict=True))
-        by_field = dict(tuple(part.groupby("field", sort=False)))
+    if keys:
+        codes, labels = group_codes(agree, keys)
+        groups = labels.to_dict(orient="records")
+    else:
+        codes, groups = np.zeros(len(agree), dtype=np.intp), [{}]
+    fields = agree["field"].tolist()
+    values = {c: agree[c].to_numpy(dtype=np.float64) for c in AGREEMENT_COLUMNS}
+    for g, group in enumerate(groups):
+        mine = np.flatnonzero(codes == g)
         for f in FIELDS:
-            pairs = by_field.get(f)
-            if pairs is None or pairs.empty:
+            pairs = mine[[fields[i] == f for i in mine]] if mine.size else mine
+            if not pairs.size:
                 continue
             rows.append(
                 {
-                    **labels,
+                    **group,
                     "field": f,
-                    "kappa": float(pairs["kappa"].mean()),
-                    "ac1": float(pairs["ac1"].mean()),
-                    "disagreement": float(pairs["disagreement"].mean()),
-                    "n": int(pairs["n"].min()),
+                    "kappa": _mean(values["kappa"][pairs]),
+                    "ac1": _mean(values["ac1"][pairs]),
+                    "disagreement": _mean(values["disagreement"][pairs]),
+                    "n": int(values["n"][pairs].min()),
                 }
             )
     return pd.DataFrame(rows, columns=columns)
+
+
+def _mean(x: NDArray[np.float64]) -> float:
+    """A Series' mean (NaN left out; NaN when none is left), as pandas computes it: the sum of
+    the values with NaN as 0, over the count of the others."""
+    seen = ~np.isnan(x)
+    count = int(seen.sum())
+    return float(np.where(seen, x, 0.0).sum() / float(count)) if count else math.nan
 
 
 def prevalence(scored: pd.DataFrame) -> dict[str, float]:
