@@ -250,7 +250,11 @@ def _summary(frames: StoreFrames, benchmark: Benchmark, options: AnalysisOptions
         claim_refusal=claim_refusal,
         framing_h_refusal={
             str(m): tables.framing_h_matrix(sub, "refusal")
-            for m, sub in (by_model if by_model is not None else [])
+            for m, sub in (
+                scored[["model", "framing", "outcome"]].groupby("model", sort=True)
+                if by_model is not None
+                else []
+            )
         },
         steps=steps,
         cost=cost(attempted, judg),

@@ -205,7 +205,9 @@ def cohens_h_table(
     """
     keys = keys_of(by)
     rows: list[dict[str, Any]] = []
-    groups = scored.groupby(keys, sort=True) if keys and not scored.empty else [((), scored)]
+    used = [*keys, "framing", "outcome", *(m for m in measures if kind == "field" and m in scored)]
+    narrow = scored[list(dict.fromkeys(used))]  # a group is these only
+    groups = narrow.groupby(keys, sort=True) if keys and not scored.empty else [((), narrow)]
     for group, sub in groups:
         if sub.empty:
             continue
