@@ -27,14 +27,13 @@ JUDG = [*scored.JUDGMENT_COLUMNS, "said_json", "run_id", "input_tokens"]
 
 @pytest.fixture(scope="module")
 def made(tmp_path_factory):
-    benchmark = default_benchmark()
-    root = tmp_path_factory.mktemp("coded")
-    copy_of_release_fixture(
-        root / "rel", claims=[c.claim_id for c in benchmark.claims[::20]], runs=1, seed=3
-    )
-    with Store.open(root / "x.db") as s:
-        assert import_paths(s, [root / "rel"]).ok
-    return root / "x.db"
+    """A small imported store (every 20th claim, one run)."""
+    path = tmp_path_factory.mktemp("coded") / "x.db"
+    ids = [c.claim_id for c in default_benchmark().claims[::20]]
+    copy_of_release_fixture(path.parent / "rel", claims=ids, runs=1, seed=3)
+    with Store.open(path) as s:
+        assert import_paths(s, [path.parent / "rel"]).ok
+    return path
 
 
 def _expected(store: Store, table: str, columns: list[str]) -> pd.DataFrame:

@@ -211,46 +211,21 @@ class Reads:
         per column: what a frame is built from, without a dict per row (those cost ten times
         the frame). ``gen_ids``: only those generations' rows. Each value of a ``repeated``
         column (a model, a verdict) is one object however many rows hold it."""
-        data = self.column_codes(table, columns, gen_ids=gen_ids, coded=repeated)
+        data = _coded(self._ordered(table, columns, gen_ids), columns, repeated)
         return {
             c: list(map(v.values.__getitem__, v.codes)) if isinstance(v, Coded) else v
             for c, v in data.items()
         }
 
     def column_codes(
-        self,
-        table: str,
-        columns: Sequence[str],
-        *,
-        gen_ids: Sequence[int] | None = None,
-        coded: Collection[str] = (),
+        self, table: str, columns: Sequence[str], coded: Collection[str]
     ) -> dict[str, list[Any] | Coded]:
         """:meth:`column_lists`, each ``coded`` column (one whose values repeat: a model, a
         judge, a verdict) as :class:`Coded`: its distinct values, in the order first read, and
         each row's index into them. No Python code runs per value: the codes are looked up by
         ``map`` over a dict (a new value alone calls back), so a column of a few distinct
         values costs a dict lookup a row, and holds each value once."""
-        cur = self._ordered(table, columns, gen_ids)
-        out: dict[str, list[Any] | Coded] = {}
-        for c in columns:
-            out[c] = Coded(array("q"), []) if c in coded else []
-        sinks = list(out.values())
-        lookups = [_Codes(x.values).__getitem__ if isinstance(x, Coded) else None for x in sinks]
-        collecting = gc.isenabled()
-        gc.disable()  # rows of plain values make no cycle; the collections their allocations
-        try:  # set off cost a quarter of the read
-            while batch := cur.fetchmany(20_000):
-                for sink, lookup, column in zip(
-                    sinks, lookups, zip(*batch, strict=True), strict=True
-                ):
-                    if isinstance(sink, Coded) and lookup is not None:
-                        sink.codes.extend(map(lookup, column))
-                    elif isinstance(sink, list):
-                        sink.extend(column)
-        finally:
-            if collecting:
-                gc.enable()
-        return out
+        return _coded(self._ordered(table, columns, None), columns, coded)
 
     def judgment_rows(self, *, columns: Sequence[str] | None = None) -> list[dict[str, Any]]:
         cols = self._columns("judgments", columns)
@@ -262,3 +237,27 @@ class Reads:
         ).fetchone()
         j = self.conn.execute("SELECT count(*) FROM judgments").fetchone()
         return {"generations": int(g[0]), "valid_generations": int(g[1]), "judgments": int(j[0])}
+
+
+def _coded(
+    cur: sqlite3.Cursor, columns: Sequence[str], coded: Collection[str]
+) -> dict[str, list[Any] | Coded]:
+    """The cursor's rows as columns, each of ``coded`` as :class:`Coded` (the others lists)."""
+    out: dict[str, list[Any] | Coded] = {}
+    for c in columns:
+        out[c] = Coded(array("q"), []) if c in coded else []
+    sinks = list(out.values())
+    lookups = [_Codes(x.values).__getitem__ if isinstance(x, Coded) else None for x in sinks]
+    collecting = gc.isenabled()
+    gc.disable()  # rows of plain values make no cycle; the collections their allocations
+    try:  # set off cost a quarter of the read
+        while batch := cur.fetchmany(20_000):
+            for sink, lookup, column in zip(sinks, lookups, zip(*batch, strict=True), strict=True):
+                if isinstance(sink, Coded) and lookup is not None:
+                    sink.codes.extend(map(lookup, column))
+                elif isinstance(sink, list):
+                    sink.extend(column)
+    finally:
+        if collecting:
+            gc.enable()
+    return out
