@@ -1,7 +1,7 @@
-"""The import's reader decodes a run of whole lines at once (interop/importer.py ``_runs``), and
-that changes no line: any bytes (a BOM, CRLF, blank and whitespace-only lines, bad UTF-8 among
-good, a missing last newline, lines longer than a block) give the lines a plain reader gives,
-one line at a time, at any block and run size, gzipped or not."""
+"""The import's reader (interop/importer.py ``_lines``: blocks split into lines as they come,
+the last line held back) against a plain reader of the whole file: any bytes (a BOM, CRLF,
+blank and whitespace-only lines, bad UTF-8 among good, a missing last newline, lines longer
+than a block) give the same lines at any block size, gzipped or not."""
 
 from __future__ import annotations
 
@@ -44,16 +44,14 @@ PIECES = st.sampled_from(
     pieces=st.lists(PIECES, max_size=60),
     bom=st.booleans(),
     block=st.sampled_from([1, 2, 5, 64, 1 << 20]),
-    run=st.sampled_from([1, 3, 16, 1 << 16]),
     gz=st.booleans(),
 )
-def test_any_bytes_read_as_a_plain_reader_reads_them(tmp_path_factory, pieces, bom, block, run, gz):
+def test_any_bytes_read_as_a_plain_reader_reads_them(tmp_path_factory, pieces, bom, block, gz):
     data = (b"\xef\xbb\xbf" if bom else b"") + b"".join(pieces)
     path = tmp_path_factory.mktemp("r") / ("f.jsonl.gz" if gz else "f.jsonl")
     path.write_bytes(gzip.compress(data) if gz else data)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(importer, "BLOCK_BYTES", block)
-        mp.setattr(importer, "RUN_BYTES", run)
         assert list(importer._lines(path)) == plainly(data)
 
 
@@ -61,7 +59,6 @@ def test_a_line_longer_than_many_blocks_is_one_line(tmp_path: Path, monkeypatch)
     long = b'{"a": "' + b"y" * 5_000 + b'"}'
     (tmp_path / "f.jsonl").write_bytes(b"first\n" + long + b"\n\nlast")
     monkeypatch.setattr(importer, "BLOCK_BYTES", 7)
-    monkeypatch.setattr(importer, "RUN_BYTES", 3)
     assert list(importer._lines(tmp_path / "f.jsonl")) == [
         (1, "first", None),
         (2, long.decode(), None),

@@ -170,71 +170,45 @@ def _lines(path: Path) -> Generator[Line, None, None]:
         blocks = _Blocks(path, fh)
         held: Line | None = None  # the last line, held back: a damaged archive may cut it
         tail = b""
-        for first, run in _runs(blocks):
-            tail = run
-            found = _lines_of(first, run)
-            if found:
-                if held is not None:
-                    yield held
-                yield from found[:-1]
-                held = found[-1]
+        for lineno, raw in _split(blocks):
+            tail = raw
+            if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                found: Line = (
+                    lineno,
+                    None,
+                    f"not UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})",
+                )
+            else:
+                if not line.strip():
+                    continue
+                found = (lineno, line.rstrip("\r"), None)
+            if held is not None:
+                yield held
+            held = found
         yield from _last(held, blocks.damage, whole_lines=tail == b"")
 
 
-#: Bytes of whole lines decoded at a time (about; a longer line is one run of its own).
-RUN_BYTES = 1 << 16
-
-
-def _runs(blocks: Iterable[bytes]) -> Iterator[tuple[int, bytes]]:
-    """``(number of its first line, lines joined by newlines)`` about :data:`RUN_BYTES` at a
-    time, every line whole; last, the end of the file after its last newline (``b""`` when it
-    ends with one)."""
-    lineno = 1
-    pieces: list[bytes] = []
+def _split(blocks: Iterable[bytes]) -> Iterator[tuple[int, bytes]]:
+    """``(line number, bytes)`` of every line, the last one (after the last newline) included."""
+    lineno = 0
+    pending: list[bytes] = []
     for block in blocks:
-        start = 0
-        while (end := block.find(b"\n", start + RUN_BYTES)) >= 0 or (
-            end := block.rfind(b"\n", start)
-        ) >= 0:
-            pieces.append(block[start:end])
-            run = b"".join(pieces)
-            pieces = []
-            yield lineno, run
-            lineno += run.count(b"\n") + 1
-            start = end + 1
-        pieces.append(block[start:])
-    yield lineno, b"".join(pieces)
-
-
-def _lines_of(first: int, run: bytes) -> list[Line]:
-    """The non-blank lines of ``run`` (lines joined by newlines, the first numbered ``first``),
-    decoded at once (a newline is never inside a UTF-8 sequence, so that is decoding each
-    line), line by line only when one holds a bad byte."""
-    try:
-        texts = run.decode("utf-8").split("\n")
-    except UnicodeDecodeError:
-        lines = (_decoded_line(n, raw) for n, raw in enumerate(run.split(b"\n"), first))
-        return [line for line in lines if line is not None]
-    if first == 1 and texts[0].startswith("\ufeff"):
-        texts[0] = texts[0][1:]
-    return [(n, t.rstrip("\r"), None) for n, t in enumerate(texts, first) if t and not t.isspace()]
-
-
-def _decoded_line(lineno: int, raw: bytes) -> Line | None:
-    """One line, None when blank."""
-    if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
-        raw = raw[3:]
-    try:
-        line = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return (
-            lineno,
-            None,
-            f"not UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})",
-        )
-    if not line.strip():
-        return None
-    return (lineno, line.rstrip("\r"), None)
+        parts = block.split(b"\n")
+        if len(parts) == 1:
+            pending.append(block)
+            continue
+        pending.append(parts[0])
+        lineno += 1
+        yield lineno, b"".join(pending)
+        for part in parts[1:-1]:
+            lineno += 1
+            yield lineno, part
+        pending = [parts[-1]]
+    yield lineno + 1, b"".join(pending)
 
 
 #: The most a compressed file may expand to (a release file is tens of MB).
