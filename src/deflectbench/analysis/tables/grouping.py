@@ -79,16 +79,24 @@ def group_means(df: pd.DataFrame, by: list[str], columns: list[str]) -> pd.DataF
     if not by:
         row = {"n": len(df), **{c: float(df[c].mean()) if len(df) else math.nan for c in columns}}
         return pd.DataFrame([row])
-    return group_table(df, by, {c: df[c] for c in columns})
+    table = group_table(df, by, {c: df[c] for c in columns})
+    if table is not None:
+        return table
+    grouped = df.groupby(by, sort=True, observed=True)
+    out = grouped[columns].mean()
+    out.insert(0, "n", grouped.size())
+    return out.reset_index()
 
 
-def group_table(df: pd.DataFrame, by: list[str], values: Mapping[str, Any]) -> pd.DataFrame:
-    """:func:`group_means` of ``values`` (columns of ``df``'s length, named): a groupby's table,
-    groups in sorted order and a key missing in a row leaving it out, the same numbers.
+def group_table(df: pd.DataFrame, by: list[str], values: Mapping[str, Any]) -> pd.DataFrame | None:
+    """:func:`group_means` of ``values`` (columns of ``df``'s length, named), when every value
+    is a whole number (0/1 flags, counts; NaN left out): a groupby's table, groups in sorted
+    order and a key missing in a row leaving it out, the same numbers. None otherwise.
 
     The groups are numbered once (:func:`group_codes`) and every column summed with
-    ``np.bincount``: a column of whole numbers (0/1 flags, counts) sums exactly in any order, so
-    its means are pandas' bits; any other column is averaged by pandas on the same groups.
+    ``np.bincount``: whole numbers sum exactly in any order, so the means are pandas' bits.
+    Other values are pandas' to average: its sums of them depend on the frame's layout
+    (compensated, or plain when a block of columns has no NaN and the rows come sorted).
     """
     codes, labels = group_codes(df, by)
     kept = codes >= 0
@@ -102,20 +110,14 @@ def group_table(df: pd.DataFrame, by: list[str], values: Mapping[str, Any]) -> p
             if isinstance(column, pd.Series)
             else np.asarray(column, dtype=np.float64)
         )[kept]
-        table[name] = _means(x, groups, size)
+        seen = ~np.isnan(x)
+        at, xs = groups[seen], x[seen]
+        if not (np.array_equal(xs, np.floor(xs)) and float(np.abs(xs).sum()) < 2.0**53):
+            return None
+        with np.errstate(invalid="ignore", divide="ignore"):
+            sums = np.bincount(at, weights=xs, minlength=size)
+            table[name] = sums / np.bincount(at, minlength=size)
     return pd.DataFrame(table)
-
-
-def _means(x: NDArray[np.float64], groups: NDArray[np.intp], size: int) -> NDArray[np.float64]:
-    seen = ~np.isnan(x)
-    at, xs = groups[seen], x[seen]
-    counts = np.bincount(at, minlength=size)
-    whole = np.array_equal(xs, np.floor(xs)) and float(np.abs(xs).sum()) < 2.0**53
-    if not whole:  # pandas' own (compensated) sums, on the same groups
-        means = pd.Series(xs).groupby(at).mean().reindex(range(size))
-        return means.to_numpy(dtype=np.float64, na_value=np.nan)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.bincount(at, weights=xs, minlength=size) / counts
 
 
 def group_codes(df: pd.DataFrame, by: list[str]) -> tuple[NDArray[np.intp], pd.DataFrame]:

@@ -118,9 +118,10 @@ def rates_by(scored: pd.DataFrame, by: str | Sequence[str]) -> pd.DataFrame:
     columns = [*FIELDS, *OUTCOME_COLUMNS]
     if scored.empty:
         return pd.DataFrame(columns=[*keys, "n", *columns])
-    if not keys:
-        return group_means(with_outcomes(scored), keys, columns)
-    return sort_framings(group_table(scored, keys, _rate_values(scored, columns)))
+    table = group_table(scored, keys, _rate_values(scored, columns)) if keys else None
+    if table is None:  # no groups, or values not whole numbers: pandas' means
+        table = group_means(with_outcomes(scored), keys, columns)
+    return sort_framings(table)
 
 
 def _rate_values(scored: pd.DataFrame, columns: Sequence[str]) -> dict[str, Any]:
@@ -166,7 +167,10 @@ def coach_labeling(scored: pd.DataFrame) -> pd.DataFrame:
     if coach.empty:
         return pd.DataFrame(columns=["model", "fallacy_requested", "n", *columns])
     keys = ["model", "fallacy_requested"]
-    return sort_framings(group_table(coach, keys, _rate_values(coach, columns)))
+    table = group_table(coach, keys, _rate_values(coach, columns))
+    return sort_framings(
+        table if table is not None else group_means(with_outcomes(coach), keys, columns)
+    )
 
 
 def coach_outcomes(scored: pd.DataFrame) -> pd.DataFrame:
