@@ -146,7 +146,8 @@ def agreement_table(
 def agreement_tables(
     verdicts: pd.DataFrame, by: str | Sequence[str], fields: Sequence[str] = FIELDS
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """``agreement_table(verdicts)`` and ``agreement_table(verdicts, by=by)`` from one pivot."""
+    """``agreement_table(verdicts)`` and ``agreement_table(verdicts, by=by)`` from one array of
+    the judges' fields (:func:`_wide`)."""
     keys = keys_of(by)
     if verdicts.empty:
         return pd.DataFrame(columns=_columns([])), pd.DataFrame(columns=_columns(keys))
