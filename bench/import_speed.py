@@ -7,12 +7,24 @@ beside each import, one into another fresh store with every chunk read the caref
 bulk writes: ``importer.BULK`` off), and prints the ratio. Bounded: one fixture, ``--repeat``
 imports (default 1), then it stops; the temporary folder is removed.
 
+``--against OLD/src`` times instead the whole command, ``deflectbench import RELEASE --db NEW``
+of this tree and of another (a checkout of the code before a change), each beside the floor of
+bench/command_floors.py, interleaved, as child processes reading compiled bytecode (as an
+installed package does), and prints the best CPU of ``--repeat`` runs of each, their ratios to
+the floor and the load average; ``--release`` names the release folder (default: the 1x
+fixture bench/command_floors.py writes).
+
     .venv/bin/python bench/import_speed.py [--repeat 3] [--careful]
+    .venv/bin/python bench/import_speed.py --against /tmp/before/src [--repeat 3] [--release DIR]
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
+import os
+import resource
+import subprocess
 import sys
 import tempfile
 import time
@@ -26,14 +38,57 @@ from deflectbench.store import Store  # noqa: E402
 from support.fixtures import write_release_fixture  # noqa: E402
 
 TARGET_S = 5.0
+FLOORS = ROOT / "bench" / "command_floors.py"
+RELEASE = Path("/tmp/deflectbench-floors/x1/release-b")
+
+
+def _child_cpu(argv: list[str], src: Path | None = None) -> float:
+    """User + system CPU seconds of one child process (``src`` first on its path)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    if src is not None:
+        env["PYTHONPATH"] = str(src)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode not in (0, 1):
+        sys.exit(f"{' '.join(argv[:4])} ... exited {done.returncode}: {done.stderr[-400:]!r}")
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def against(other: Path, release: Path, repeat: int) -> None:
+    """The whole command of both trees beside the floor, interleaved; best of ``repeat``."""
+    trees = {"this tree": ROOT / "src", "against": other}
+    for src in trees.values():
+        compileall.compile_dir(str(src / "deflectbench"), quiet=1)  # as installed: compiled
+    floor = [sys.executable, str(FLOORS), "--floor", "import", str(release)]
+    best: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="deflectbench-import-") as tmp:
+        db = Path(tmp) / "new.db"
+        cmd = [sys.executable, "-m", "deflectbench", "import", str(release), "--db", str(db)]
+        for i in range(repeat):
+            for name, src in trees.items():
+                for leftover in Path(tmp).iterdir():
+                    leftover.unlink()
+                best[name] = min(best.get(name, float("inf")), _child_cpu(cmd, src))
+                best["floor"] = min(best.get("floor", float("inf")), _child_cpu([*floor, str(db)]))
+            done = ", ".join(f"{k} {v:.2f} s" for k, v in best.items())
+            print(f"  after run {i + 1}, best: {done}; load {os.getloadavg()[0]:.1f}", flush=True)
+    ratios = "; ".join(f"{k} {best[k]:.2f} s (x{best[k] / best['floor']:.2f})" for k in trees)
+    load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"best of {repeat}, CPU: {ratios}; the floor {best['floor']:.2f} s; load {load}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=1, help="fresh-store imports to time (1-10)")
     parser.add_argument("--careful", action="store_true", help="time the careful way beside")
+    parser.add_argument("--against", type=Path, help="another tree's src/: the whole command")
+    parser.add_argument("--release", type=Path, default=RELEASE, help="with --against")
     args = parser.parse_args()
     repeat = max(1, min(args.repeat, 10))
+    if args.against:
+        against(args.against, args.release, repeat)
+        return
     with tempfile.TemporaryDirectory(prefix="deflectbench-import-") as tmp:
         root = Path(tmp)
         t0 = time.perf_counter()

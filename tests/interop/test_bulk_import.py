@@ -16,7 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from deflectbench.interop import decode, import_paths, importer
+from deflectbench.interop import bulk as fast_lane
+from deflectbench.interop import decode, fidelity, import_paths, importer
 from deflectbench.interop.release import EVAL_KEYS, GEN_KEYS
 from deflectbench.store import Store
 from support.fixtures import copy_of_release_fixture
@@ -340,3 +341,27 @@ def test_a_run_too_large_for_sqlite_is_its_line_s_problem(tmp_path, benchmark, m
         f"{evals[0]}:5: field 'run' must be from 0 to 1,000,000, got {10**30}"
     ]
     assert report.total("evals", "imported") == len(lines) - 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    chunk=st.lists(
+        st.tuples(st.text(max_size=4), JSON, st.booleans(), st.booleans()), min_size=1, max_size=6
+    )
+)
+def test_a_chunk_s_line_styles_are_those_line_style_gives_line_by_line(chunk):
+    """The fast lane asks fidelity.line_style line by line only when the chunk is not plain."""
+    keys = ("gen_id", "value")
+    lines = [
+        json.dumps(
+            {"gen_id": gid, "value": value},
+            ensure_ascii=escaped,
+            separators=(",", ":") if compact else None,
+        )
+        for gid, value, escaped, compact in chunk
+    ]
+    objects = [json.loads(line) for line in lines]
+    columns = fast_lane.BulkRows._columns(objects, keys)
+    assert fast_lane._styles(lines, objects, columns, keys) == [
+        fidelity.line_style(line, obj) for line, obj in zip(lines, objects, strict=True)
+    ]

@@ -20,14 +20,14 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import repeat
+from itertools import chain, repeat
 from json.encoder import encode_basestring
 from typing import Any, cast
 
 from deflectbench import gate
 from deflectbench.conditions import RELEASE
 from deflectbench.interop.decode import MAX_LINE_CHARS
-from deflectbench.interop.fidelity import line_style
+from deflectbench.interop.fidelity import line_style, plain
 from deflectbench.interop.release import (
     ERROR_PREFIX,
     EVAL_KEYS,
@@ -141,19 +141,45 @@ def _stamped(column: tuple[Any, ...]) -> bool:
     return _typed(column, str) and all(column)
 
 
-def _gen_extra(line: str, obj: dict[str, Any], gid: str, ts: str) -> str:
+def _styles(
+    texts: list[str], objects: list[dict[str, Any]], columns: Columns, keys: tuple[str, ...]
+) -> list[str | None]:
+    """Each line's style (:func:`.fidelity.line_style`), asked line by line only when the chunk
+    is not plain (:func:`.fidelity.plain`)."""
+    ascii_texts = all(k.isascii() for k in keys) and all(map(_ascii, columns.values()))
+    if plain(texts, keys[0], ascii_texts):
+        return [None] * len(texts)
+    return list(map(line_style, texts, objects))
+
+
+def _ascii(column: tuple[Any, ...]) -> bool:
+    """Whether every text in a column of JSON values is ASCII (numbers and null are)."""
+    kinds = set(map(type, column))
+    if kinds <= {str}:
+        return all(map(str.isascii, column))
+    if kinds <= {int, float, bool, type(None)}:
+        return True
+    if kinds <= {str, type(None)}:
+        return all(map(str.isascii, filter(None, column)))
+    if kinds <= {list}:
+        items = list(chain.from_iterable(column))
+        if set(map(type, items)) <= {str}:
+            return all(map(str.isascii, items))
+    return all(json.dumps(v, ensure_ascii=False).isascii() for v in column)
+
+
+def _gen_extra(style: str | None, gid: str, ts: str) -> str:
     """A generation's ``extra`` as the store writes it (``json.dumps``, keys sorted)."""
-    if style := line_style(line, obj):
+    if style:
         return _extra_json({"gen_id": gid, "timestamp": ts, "_style": style})
     return f'{{"gen_id": {_text(gid)}, "timestamp": {_text(ts)}}}'
 
 
 def _eval_extra(
-    line: str, obj: dict[str, Any], flag: int, detected: list[str], v: _Verdict, eid: str,
-    gid: str, ts: str,
-) -> str:  # fmt: skip
+    style: str | None, flag: int, detected: list[str], v: _Verdict, eid: str, gid: str, ts: str
+) -> str:
     """A judge record's ``extra`` as the store writes it (``json.dumps``, keys sorted)."""
-    if style := line_style(line, obj):
+    if style:
         return _extra_json(
             {"consistency_flag": flag, "detected_fallacies": detected, "eval_id": eid,
              "gen_id": gid, "timestamp": ts, "_style": style}
@@ -305,7 +331,8 @@ class BulkRows:
         if None in split:
             return None
         responses, errors = zip(*split, strict=True)
-        extras = list(map(_gen_extra, texts, objects, col["gen_id"], col["timestamp"]))
+        styles = _styles(texts, objects, col, GEN_KEYS)
+        extras = list(map(_gen_extra, styles, col["gen_id"], col["timestamp"]))
         rows = list(
             zip(repeat(self.benchmark), model, repeat(RELEASE), claims, prompt_ids, run,
                 col["prompt_text"], responses, errors, col["input_tokens"], col["output_tokens"],
@@ -343,9 +370,10 @@ class BulkRows:
         gids = list(map(lookup(named).get, named))
         if None in gids:
             return None
+        styles = _styles(texts, objects, col, EVAL_KEYS)
         extras = list(
-            map(_eval_extra, texts, objects, flag, detected, verdicts, col["eval_id"],
-                generation_id, col["timestamp"])
+            map(_eval_extra, styles, flag, detected, verdicts, col["eval_id"], generation_id,
+                col["timestamp"])
         )  # fmt: skip
         scores = zip(*(v.columns for v in verdicts), strict=True)
         rows = list(

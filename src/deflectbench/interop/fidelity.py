@@ -11,7 +11,8 @@ line's JSON style when it is not ``json.dumps(record, ensure_ascii=False)``).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from itertools import repeat
 from typing import Any
 
 #: Kept in ``extra`` even when derivable: the spec asks for these ids and flags verbatim.
@@ -44,6 +45,16 @@ def line_style(line: str, obj: Mapping[str, Any]) -> str | None:
     if end != -1 and line[end + 2 : end + 3] != " ":
         style.append("compact")
     return "+".join(style) or None
+
+
+def plain(lines: Sequence[str], first_key: str, texts_ascii: bool) -> bool:
+    """Whether :func:`line_style` is None for every one of ``lines`` (each a record whose first
+    key is ``first_key``, a name without quotes): each opens as ``json.dumps`` opens it (not
+    compact), and none is ASCII-escaped (no line is ASCII, or ``texts_ascii``: every key and
+    text of their records is). A test of a chunk at once; False says "ask line by line"."""
+    return all(map(str.startswith, lines, repeat(f'{{"{first_key}": '))) and (
+        texts_ascii or not any(map(str.isascii, lines))
+    )
 
 
 def remember(
