@@ -29,8 +29,10 @@ This file is the notebook's import; the package's own modules import the module 
 a name, never this one.
 """
 
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
 from deflectbench.analysis import stats, tables
-from deflectbench.analysis.compat.audit import Audit, audit
 from deflectbench.analysis.compat.quirks import ReleaseQuirks
 from deflectbench.analysis.consensus import consensus_fields
 from deflectbench.analysis.frames.scored import (
@@ -44,14 +46,36 @@ from deflectbench.analysis.frames.scored import (
 )
 from deflectbench.analysis.jsonable import jsonable
 from deflectbench.analysis.options import AnalysisOptions
-from deflectbench.analysis.summary.build import (
-    Summary,
-    analyze,
-    analyze_frames,
-    summarize,
-    summarize_frames,
-)
 from deflectbench.analysis.tables import *  # noqa: F403 (the paper's tables, tables.__all__)
+
+if TYPE_CHECKING:
+    from deflectbench.analysis.compat.audit import Audit, audit
+    from deflectbench.analysis.summary.build import (
+        Summary,
+        analyze,
+        analyze_frames,
+        summarize,
+        summarize_frames,
+    )
+
+#: Names loaded on first use, with the module that defines each: ``compare`` and the other
+#: commands that read one part of the analysis need not load the summary and the audit.
+_LAZY = {
+    "Audit": "compat.audit",
+    "audit": "compat.audit",
+    "Summary": "summary.build",
+    "analyze": "summary.build",
+    "analyze_frames": "summary.build",
+    "summarize": "summary.build",
+    "summarize_frames": "summary.build",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(import_module(f"deflectbench.analysis.{_LAZY[name]}"), name)
+    raise AttributeError(f"module 'deflectbench.analysis' has no attribute {name!r}")
+
 
 __all__ = [
     "AnalysisOptions",

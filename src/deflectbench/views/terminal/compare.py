@@ -2,7 +2,8 @@
 what was compared, the runs' manifests, per pair the overall differences (judged, then corrected for judge error), the outcomes
 by framing (each table's caption names its Holm families and their sizes), and the flipped
 cells. Read from the typed rows; text from a store or a reply is shown without markup or
-control codes."""
+control codes. Each cell is a ``Text`` made once (what its markup would read as), so rich
+neither parses nor re-reads markup for the hundreds of cells a comparison has."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import RenderableType
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from deflectbench.views.format import interval, num, pct, points, pval
 
@@ -24,23 +26,39 @@ FLIP_LIMIT = 10
 MISSING = "-"
 
 
-def safe(text: Any) -> str:
-    """Text from a store or a reply as the terminal shows it: no markup, no control codes
-    (nothing for a missing value)."""
+def _shown(text: Any) -> str:
     from deflectbench.escaping import terminal_safe
     from deflectbench.views.format import isnan
 
-    return escape(terminal_safe("" if isnan(text) else str(text)))
+    return terminal_safe("" if isnan(text) else str(text))
 
 
-def _rate(x: Any) -> str:
-    return pct(x, missing=MISSING)
+def safe(text: Any) -> str:
+    """Text from a store or a reply as the terminal shows it: no markup, no control codes
+    (nothing for a missing value)."""
+    return escape(_shown(text))
 
 
-def _diff(r: DiffRow) -> str:
+def cell(text: Any) -> Text:
+    """:func:`safe` as a table's cell: the text itself, no markup to read (the console's
+    control-code rule applied, as it applies it to a string)."""
+    return Text(_shown(text))
+
+
+def _rate(x: Any) -> Text:
+    return Text(pct(x, missing=MISSING))
+
+
+def _diff(r: DiffRow) -> Text:
     """The difference in points over its CI on a second, dimmed line (80 columns)."""
     ci = interval(r.ci_lo, r.ci_hi, sep=", ", signed=True, missing="")
-    return f"{points(r.diff, missing=MISSING)}\n[dim]{f'[{ci}]' if ci else MISSING}[/]"
+    text = Text(f"{points(r.diff, missing=MISSING)}\n")
+    text.append(f"[{ci}]" if ci else MISSING, style="dim")
+    return text
+
+
+def _p(r: DiffRow) -> Text:
+    return Text(pval(r.p_holm, missing=MISSING))
 
 
 def _sides_table(c: Comparison) -> Table:
@@ -49,8 +67,8 @@ def _sides_table(c: Comparison) -> Table:
         t.add_column(col, overflow="fold")
     for s in c.side_rows:
         t.add_row(
-            safe(s.label), safe(s.condition or MISSING), safe(s.served), safe(s.versions),
-            safe(s.judges),
+            cell(s.label), cell(s.condition or MISSING), cell(s.served), cell(s.versions),
+            cell(s.judges),
         )  # fmt: skip
     return t
 
@@ -62,7 +80,7 @@ def _recorded_table(c: Comparison) -> Table:
     for col in RECORDED_HEADER:
         t.add_column(col, overflow="fold")
     for row in c.recorded_rows:
-        t.add_row(*(safe(v) for v in row))  # served ids, fingerprints: untrusted text
+        t.add_row(*(cell(v) for v in row))  # served ids, fingerprints: untrusted text
     return t
 
 
@@ -99,8 +117,8 @@ def _pair_tables(rows: list[DiffRow], title: str, a_word: str, b_word: str) -> l
     for r in judged:
         if r.scope == "overall":
             overall.add_row(
-                escape(r.name), _rate(r.rate_a), _rate(r.rate_b), _diff(r),
-                pval(r.p_holm, missing=MISSING), num(r.h, "+.2f", missing=MISSING),
+                cell(r.name), _rate(r.rate_a), _rate(r.rate_b), _diff(r), _p(r),
+                Text(num(r.h, "+.2f", missing=MISSING)),
             )  # fmt: skip
     out = [overall]
     fixed = [r for r in rows if r.corrected and r.scope == "overall"]
@@ -112,10 +130,7 @@ def _pair_tables(rows: list[DiffRow], title: str, a_word: str, b_word: str) -> l
         for col in ("measure", a_word, b_word, "diff [95% CI]", "p (Holm)"):
             ct.add_column(col, justify="left" if col == "measure" else "right")
         for r in fixed:
-            ct.add_row(
-                escape(r.name), _rate(r.rate_a), _rate(r.rate_b), _diff(r),
-                pval(r.p_holm, missing=MISSING),
-            )  # fmt: skip
+            ct.add_row(cell(r.name), _rate(r.rate_a), _rate(r.rate_b), _diff(r), _p(r))
         out.append(ct)
     shown = [r for r in judged if r.scope == "framing" and r.kind == "outcome"]
     framed = Table(title=f"Outcomes by framing: {title}", caption=_caption(shown))
@@ -125,8 +140,8 @@ def _pair_tables(rows: list[DiffRow], title: str, a_word: str, b_word: str) -> l
         if r.scope == "framing" and r.kind == "outcome":
             framing = str(r.framing)
             framed.add_row(
-                escape(SHORT_FRAMING.get(framing, framing)), escape(r.measure), _rate(r.rate_a),
-                _rate(r.rate_b), _diff(r), pval(r.p_holm, missing=MISSING),
+                cell(SHORT_FRAMING.get(framing, framing)), cell(r.measure), _rate(r.rate_a),
+                _rate(r.rate_b), _diff(r), _p(r),
             )  # fmt: skip
     out.append(framed)
     return out
@@ -141,11 +156,11 @@ def _flips(c: Comparison, a_word: str, b_word: str) -> RenderableType:
         t.add_column(col, overflow="fold")
     for f in flips[:FLIP_LIMIT]:
         t.add_row(
-            escape(str(f.claim_id)),
-            escape(str(f.prompt_id)),
-            f"{escape(str(f.outcome_a))} ({_rate(f.share_a)})",
-            f"{escape(str(f.outcome_b))} ({_rate(f.share_b)})",
-            safe(f.example_b),
+            cell(f.claim_id),
+            cell(f.prompt_id),
+            cell(f"{f.outcome_a} ({_rate(f.share_a)})"),
+            cell(f"{f.outcome_b} ({_rate(f.share_b)})"),
+            cell(f.example_b),
         )
     return t
 
