@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from rich.console import RenderableType
-from rich.markup import escape
+from rich.markup import escape, render
 from rich.table import Table
 from rich.text import Text
 
@@ -40,9 +40,13 @@ def safe(text: Any) -> str:
 
 
 def cell(text: Any) -> Text:
-    """:func:`safe` as a table's cell: the text itself, no markup to read (the console's
-    control-code rule applied, as it applies it to a string)."""
-    return Text(_shown(text))
+    """:func:`safe` as a table's cell, read as the console reads that markup: the text itself
+    when it holds no ``[`` or backslash (nearly every cell: nothing to parse), else rich's own
+    reading of it (which shows a lone trailing backslash doubled, as the table always did)."""
+    shown = _shown(text)
+    if "[" in shown or "\\" in shown:
+        return render(escape(shown), emoji=False)
+    return Text(shown)
 
 
 def _rate(x: Any) -> Text:
