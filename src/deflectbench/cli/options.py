@@ -79,6 +79,14 @@ IncludeUnsureOption = Annotated[
     ),
 ]
 ProgressOption = Annotated[bool, typer.Option(help="Show progress bars.")]
+AllowSelfJudgingOption = Annotated[
+    bool,
+    typer.Option(
+        "--allow-self-judging",
+        help="Let a judge be one of the models tested, whose answers the store holds (refused "
+        "by default: a model grading its own answers is biased).",
+    ),
+]
 BenchmarkOption = Annotated[
     str | None,
     typer.Option(

@@ -22,6 +22,7 @@ from deflectbench.cli.flags import flag_command
 from deflectbench.cli.live import RUN_SUMMARY_MODULES, LiveBoard
 from deflectbench.cli.options import (
     DEFAULT_DB,
+    AllowSelfJudgingOption,
     BenchmarkOption,
     DbOption,
     ProgressOption,
@@ -176,14 +177,7 @@ class RunCommandFlags:
         ),
     ] = None
     retry_errors: Annotated[bool, typer.Option(help="Try stored error rows again.")] = False
-    allow_self_judging: Annotated[
-        bool,
-        typer.Option(
-            "--allow-self-judging",
-            help="Let a judge be one of the models tested (refused by default: a model grading "
-            "its own answers is biased).",
-        ),
-    ] = False
+    allow_self_judging: AllowSelfJudgingOption = False
     control: Annotated[
         bool,
         typer.Option(
@@ -330,13 +324,7 @@ class JudgeCommandFlags:
             "price; `deflectbench status` collects them).",
         ),
     ] = False
-    allow_self_judging: Annotated[
-        bool,
-        typer.Option(
-            "--allow-self-judging",
-            help="Let a judge be a model whose answers the store holds (refused by default).",
-        ),
-    ] = False
+    allow_self_judging: AllowSelfJudgingOption = False
     self_consistency: Annotated[
         float | None,
         typer.Option(
