@@ -224,12 +224,12 @@ def prepare(work: Path, scale: int) -> dict[str, Path]:
     return paths
 
 
-def run_cli(args: list[str]) -> tuple[float, float]:
-    """(CPU s of the child: user + sys, wall s) of ``deflectbench ARGS`` as a user runs it."""
-    return timed([str(Path(sys.executable).with_name("deflectbench")), *args])
+def run_cli(args: list[str], ok_codes: frozenset[int] = frozenset({0})) -> tuple[float, float, str]:
+    """(CPU s of the child: user + sys, wall s, "" or why it failed) of ``deflectbench ARGS``."""
+    return timed([str(Path(sys.executable).with_name("deflectbench")), *args], ok_codes)
 
 
-def run_floor(name: str, args: list[str]) -> tuple[float, float]:
+def run_floor(name: str, args: list[str]) -> tuple[float, float, str]:
     return timed([sys.executable, __file__, "--floor", name, *args])
 
 
@@ -237,6 +237,10 @@ def run_floor(name: str, args: list[str]) -> tuple[float, float]:
 #: PYTHONDONTWRITEBYTECODE (this machine's does) would make every command recompile each module
 #: changed since its .pyc was written, on every run (about 0.1-0.5 s of CPU a command).
 CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+#: The exit codes of a run that did its work: import's 1 says it skipped the fixture's planted
+#: bad lines (README, exit codes); any other command's 1 is an internal error.
+OK_CODES = {"import": frozenset({0, 1})}
 
 
 def compile_package() -> None:
@@ -246,7 +250,9 @@ def compile_package() -> None:
     compileall.compile_dir(str(ROOT / "src" / "deflectbench"), quiet=1)
 
 
-def timed(argv: list[str]) -> tuple[float, float]:
+def timed(argv: list[str], ok_codes: frozenset[int] = frozenset({0})) -> tuple[float, float, str]:
+    """(CPU s, wall s, failure): a child that exits with a code outside ``ok_codes`` did not do
+    the work, so its time says nothing; the failure names the code and the end of its stderr."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.run(
@@ -254,11 +260,15 @@ def timed(argv: list[str]) -> tuple[float, float]:
     )
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if proc.returncode not in (0, 1):  # said, and the pair is measured still (its CPU spent)
-        tail = proc.stderr.decode(errors="replace")[-300:]
-        print(f"  {' '.join(argv[1:4])} ... exited {proc.returncode}: {tail}", flush=True)
+    failure = ""
+    if proc.returncode not in ok_codes:
+        tail = proc.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
+        failure = f"{' '.join(argv[1:4])} ... exited {proc.returncode}: {tail[0][:200]}"
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return cpu, wall
+    return cpu, wall, failure
+
+
+COMMANDS = ("import", "analyze", "compare", "report")
 
 
 def pairs(p: dict[str, Path]) -> dict[str, tuple[list[str], str, list[str]]]:
@@ -289,31 +299,44 @@ def pairs(p: dict[str, Path]) -> dict[str, tuple[list[str], str, list[str]]]:
 
 
 def measure(p: dict[str, Path], repeat: int) -> dict[str, tuple[float, float, float, float]]:
-    """command -> (CPU, wall, floor CPU, floor wall), the best of ``repeat`` runs each."""
+    """command -> (CPU, wall, floor CPU, floor wall), the best of the ``repeat`` runs that did
+    their work; a pair whose command or floor failed is printed and left out of the best, and a
+    command with no such pair is left out of the result (reported as failed, never as a ratio)."""
     best: dict[str, tuple[float, float, float, float]] = {}
     for _ in range(repeat):
         for name, (cli, floor, floor_args) in pairs(p).items():
             if name == "import":
                 p["store_b"].unlink(missing_ok=True)
-            c, w = run_cli(cli)
-            fc, fw = run_floor(floor, floor_args)
+            c, w, failed = run_cli(cli, OK_CODES.get(name, frozenset({0})))
+            fc, fw, floor_failed = run_floor(floor, floor_args)
+            if failed or floor_failed:
+                print(f"  {name:<8} FAILED, not counted: {failed or floor_failed}", flush=True)
+                continue
             print(
                 f"  {name:<8} {c:7.2f} s CPU beside its floor's {fc:.2f} s (x{c / fc:.2f}); "
                 f"load {os.getloadavg()[0]:.1f}",
                 flush=True,
             )
             old = best.get(name)
-            best[name] = (c, w, fc, fw) if old is None else tuple(map(min, old, (c, w, fc, fw)))  # type: ignore[assignment]
+            new = (c, w, fc, fw)
+            best[name] = (
+                new
+                if old is None
+                else (min(old[0], c), min(old[1], w), min(old[2], fc), min(old[3], fw))
+            )
     return best
 
 
 def measure_version(repeat: int) -> tuple[float, float, float, float]:
     runs = []
     for _ in range(max(repeat, 5)):
-        c, w = run_cli(["--version"])
-        fc, fw = timed([sys.executable, "-c", "pass"])
+        c, w, failed = run_cli(["--version"])
+        fc, fw, _ = timed([sys.executable, "-c", "pass"])
+        if failed:
+            sys.exit(f"--version failed: {failed}")
         runs.append((c, w, fc, fw))
-    return tuple(sorted(col)[len(col) // 2] for col in zip(*runs, strict=True))  # type: ignore[return-value]
+    c, w, fc, fw = (sorted(col)[len(col) // 2] for col in zip(*runs, strict=True))
+    return c, w, fc, fw
 
 
 def main() -> None:
@@ -351,8 +374,13 @@ def main() -> None:
         f"{'-':<5} {'--version':<8} {c:7.2f} {fc:7.2f} {c / fc:6.1f}  {w:7.2f} {fw:7.2f}  "
         f"+{c - fc:.2f} s over python -c pass (<= 0.2: {ok})"
     )
+    failed = [(scale, name) for scale in scales for name in COMMANDS if name not in results[scale]]
     for scale in scales:
-        for name, (c, w, fc, fw) in results[scale].items():
+        for name in COMMANDS:
+            if name not in results[scale]:
+                print(f"x{scale:<4} {name:<8} FAILED: no run did its work (see above)")
+                continue
+            c, w, fc, fw = results[scale][name]
             ok = "OK" if c / fc <= MAX_FLOOR_RATIO else "OVER"
             print(
                 f"x{scale:<4} {name:<8} {c:7.2f} {fc:7.2f} {c / fc:6.2f}  {w:7.2f} {fw:7.2f}  "
@@ -360,11 +388,13 @@ def main() -> None:
             )
     if 1 in results and 10 in results:
         print("\n10x / 1x CPU:")
-        for name in results[1]:
+        for name in (n for n in results[1] if n in results[10]):
             grow, floor_grow = (results[10][name][i] / results[1][name][i] for i in (0, 2))
             ok = "OK" if grow <= MAX_GROWTH else "OVER"
             print(f"  {name:<8} x{grow:5.1f} (floor x{floor_grow:5.1f})  <= {MAX_GROWTH:g}: {ok}")
     print(f"load average after: {' '.join(f'{x:.1f}' for x in load_after)}")
+    if failed:
+        sys.exit(f"failed: {', '.join(f'x{s} {n}' for s, n in failed)}")
 
 
 if __name__ == "__main__":
