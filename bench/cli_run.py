@@ -350,6 +350,17 @@ def main(argv: list[str] | None = None) -> None:
                 f"{t.wall / t.floor:.2f} x; {t.parts()}" + ("" if t.complete else " INCOMPLETE")
             )
 
+    left_out = {how: sum(not t.complete for t in ts) for how, ts in timings.items()}
+    if any(left_out.values()):
+        # A run that did not finish every cell says nothing about the speed of one that does.
+        print(
+            "left out of the medians (incomplete): "
+            + ", ".join(f"{n} of {args.repeat} {how}" for how, n in left_out.items() if n)
+        )
+        timings = {how: [t for t in ts if t.complete] for how, ts in timings.items()}
+        if not all(timings.values()):
+            sys.exit("no complete run of " + ", ".join(h for h, ts in timings.items() if not ts))
+
     def median(how: str, of: str) -> float:
         return statistics.median(getattr(t, of) for t in timings[how])
 
