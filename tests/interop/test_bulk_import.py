@@ -278,6 +278,73 @@ def test_a_clean_release_is_written_in_bulk_alone(tmp_path, benchmark, monkeypat
     assert chunks == sum(-(-len(p.read_text().splitlines()) // 100) for p in [*gens, *evals])
 
 
+def test_a_release_imported_again_is_found_stored_without_decoding_a_line(
+    tmp_path, benchmark, monkeypatch
+):
+    """A re-import reads each chunk of a stored release in one look (failed requests among
+    them, written over as the careful way writes them over), and says the same as the careful
+    way: every record already present, the same rows."""
+    release(tmp_path / "rel", benchmark)
+    decoded = {"n": 0}
+    for name in ("decode_generation", "decode_eval"):
+        decode_one = getattr(importer, name)
+
+        def counted(*args, decode_one=decode_one, **kwargs):
+            decoded["n"] += 1
+            return decode_one(*args, **kwargs)
+
+        monkeypatch.setattr(importer, name, counted)
+    looked = {"chunks": 0}
+    already = importer._already_stored
+
+    def seen(*args, **kwargs):
+        n = already(*args, **kwargs)
+        looked["chunks"] += n > 0
+        return n
+
+    monkeypatch.setattr(importer, "_already_stored", seen)
+    import_both_ways([tmp_path / "rel"], tmp_path, monkeypatch, 50)  # asserts both agree
+    assert looked["chunks"] > 0
+    with Store.open(tmp_path / "again.db") as store:
+        monkeypatch.setattr(importer, "BULK", True)
+        import_paths(store, [tmp_path / "rel"], chunk_records=50)
+        failed = store.conn.execute("SELECT count(*) FROM generations WHERE error IS NOT NULL")
+        assert failed.fetchone()[0] > 0  # the fixture's failed requests are stored
+        decoded["n"] = 0
+        report = import_paths(store, [tmp_path / "rel"], chunk_records=50)
+    assert decoded["n"] == 0  # no line read the careful way
+    assert report.problems == []
+    assert all(f.imported == 0 and f.already_present == f.read > 0 for f in report.files)
+
+
+def test_a_re_import_with_one_record_changed_reports_it_as_the_careful_way_does(
+    tmp_path, benchmark, monkeypatch
+):
+    """Stores holding the release, then the release again with a stored record's content
+    changed in each file: in bulk and the careful way, the same conflicts and the same rows."""
+    gens, evals = release(tmp_path / "rel", benchmark)
+    work = tmp_path / "w"
+    work.mkdir()
+    monkeypatch.setattr(decode, "now_iso", lambda: "2026-12-04T00:00:00+00:00")
+    for name in ("bulk-50.db", "careful-50.db", "third.db"):
+        with Store.open(work / name) as store:
+            import_paths(store, [tmp_path / "rel"], chunk_records=50)
+    for path, field in ((gens[0], "response"), (evals[0], "raw_judge_response")):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        at = next(
+            i for i, line in enumerate(lines[60:], 60) if line.startswith("{") and field in line
+        )
+        obj = json.loads(lines[at])
+        obj[field] = "Other content, same key, on a re-import."
+        lines[at] = json.dumps(obj, ensure_ascii=False)
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    import_both_ways([tmp_path / "rel"], work, monkeypatch, 50, again=False)
+    with Store.open(work / "third.db") as store:
+        report = import_paths(store, [tmp_path / "rel"], chunk_records=50)
+    conflicts = [p for p in report.problems if "conflicting duplicate" in p]
+    assert len(conflicts) == 2, report.problems
+
+
 # -- any value in any field ---------------------------------------------------------------------
 
 JSON = st.recursive(

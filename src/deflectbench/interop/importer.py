@@ -498,9 +498,11 @@ def _in_bulk(
     table, column = (
         ("generations", "gen_id") if kind == "generations" else ("judgments", "judgment_id")
     )
+    if stored:
+        return _already_stored(store, kind, bulk, rows, keys, lines, first_lines)
     last_id = f"SELECT coalesce(max({column}), 0) FROM {table}"
     before = conn.execute(last_id).fetchone()[0]
-    if stored or not _write_rows(store, kind, rows):
+    if not _write_rows(store, kind, rows):
         return 0
     n, first_line = len(rows), lines[0][0]
     if conn.execute(last_id).fetchone()[0] == before + n and lines[-1][0] == first_line + n - 1:
@@ -508,6 +510,60 @@ def _in_bulk(
     else:
         first_lines.remember({key: line[0] for key, line in zip(keys, lines, strict=True)})
     return n
+
+
+#: Where a row's content (the gate's duplicate rule: a generation's response, a judgment's raw
+#: reply) and its error stand in the rows :func:`_write_rows` writes.
+_CONTENT_AT = {
+    "generations": (
+        len(GENERATION_KEYS) + GENERATION_COLUMNS.index("response"),
+        len(GENERATION_KEYS) + GENERATION_COLUMNS.index("error"),
+    ),
+    "evals": (
+        len(JUDGMENT_KEYS) + JUDGMENT_COLUMNS.index("raw"),
+        len(JUDGMENT_KEYS) + JUDGMENT_COLUMNS.index("error"),
+    ),
+}
+
+
+def _already_stored(
+    store: Store,
+    kind: Kind,
+    bulk: BulkRows,
+    rows: list[Any],
+    keys: list[Any],
+    lines: Sequence[Line],
+    first_lines: FirstLines,
+) -> int:
+    """A re-import's chunk in one look, when every record in it is stored already: as the
+    careful way would, a stored good result with the same content is left as it is, a stored
+    failed request is written over by the record (the one upsert), each counted as already
+    present, and their first lines remembered. Any other chunk is left to the careful way (0,
+    nothing written): a record new to the store, one whose content differs from a stored good
+    result (a conflict to report), or a failed one this file already had on an earlier line
+    (the gate holds it to that line's content)."""
+    conn = store.conn
+    have: dict[Any, tuple[int, str | None, str | None]]
+    if kind == "generations":
+        have = generation_rows_of(conn, bulk.benchmark, RELEASE, keys)
+    else:
+        have = judgment_rows_of(conn, keys)
+    text_at, error_at = _CONTENT_AT[kind]
+    failed: list[Any] = []
+    for key, row in zip(keys, rows, strict=True):
+        got = have.get(key)
+        if got is None:
+            return 0
+        if got[2] is not None:
+            failed.append((key, row))
+        elif row[error_at] is not None or got[1] != row[text_at]:
+            return 0
+    if failed:
+        ids = {key: have[key][0] for key, _ in failed}
+        if first_lines.of(list(ids), ids) or not _write_rows(store, kind, [r for _, r in failed]):
+            return 0
+    first_lines.remember({key: line[0] for key, line in zip(keys, lines, strict=True)})
+    return len(rows)
 
 
 def _write_rows(store: Store, kind: Kind, rows: list[Any]) -> bool:
