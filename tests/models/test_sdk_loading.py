@@ -177,6 +177,41 @@ def test_a_later_sdk_waits_for_a_request_and_its_waiters_need_no_thread_pool(
     assert json.loads(done.stdout) == [True, False, True, True, True]
 
 
+def test_a_request_awaiting_the_next_sdk_in_an_idle_process_loads_it(tmp_path: Path) -> None:
+    """A resumed run whose first model is done and whose judges wait for the other model's
+    answers sends nothing on the first SDK's wire: the process sits idle while a request
+    awaits the second SDK. The loader then loads it (it waited for a request or for CPU that
+    an idle process never uses: such a run stood still for 5 to 45 s)."""
+    root = _packages(tmp_path, "pkg_first", "pkg_second")
+    done = _child(
+        f"""
+        import asyncio, json, sys, time
+        sys.path.insert(0, {str(root)!r})
+        from deflectbench.models import sdk_loader
+
+        sdk_loader.preload("pkg_first", "pkg_second")
+
+        async def main():
+            await sdk_loader.aload("pkg_first")
+            started = time.monotonic()
+            try:
+                module = await asyncio.wait_for(sdk_loader.aload("pkg_second"), 5)
+            except TimeoutError:
+                return None, time.monotonic() - started
+            return module.LOADED, time.monotonic() - started
+
+        loaded, waited = asyncio.run(main())
+        print(json.dumps([loaded, waited, sdk_loader.went_out()]))
+        """,
+        tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    loaded, waited, went_out = json.loads(done.stdout)
+    assert loaded is True, f"still waiting after {waited:.1f}s"
+    assert waited < 2.0
+    assert went_out is False  # no request was sent: the idle wait let it load
+
+
 def test_the_collector_held_during_start_up_comes_back(tmp_path: Path) -> None:
     """``hold_gc`` (the run command) turns the collector off while the SDKs load; the loader
     turns it back on once its queue is empty, with what start-up made frozen; with nothing to

@@ -11,8 +11,9 @@ needs it (:func:`aload` waits for its own SDK only, without holding up the event
 provider's requests go out while another's SDK is still loading.
 
 The first SDK is imported alone: the next waits until a request has been sent (:func:`sent`),
-a blocking :func:`load` needs it, or the process has used :data:`NEXT_AFTER_S` of CPU since
-the first was imported (a run whose first provider has nothing to send). Under the GIL two
+a blocking :func:`load` needs it, the process has used :data:`NEXT_AFTER_S` of CPU since
+the first was imported, or it has sat idle for :data:`IDLE_S` while a request awaits the next
+SDK (a run whose first provider has nothing to send: idle, it would never use that CPU). Under the GIL two
 imports, or an import and the first request's set-up, share one core: the first request
 would leave late.
 
@@ -36,6 +37,7 @@ from collections.abc import Iterable
 from types import ModuleType
 
 __all__ = [
+    "IDLE_S",
     "NEXT_AFTER_S",
     "aload",
     "hold_gc",
@@ -65,6 +67,10 @@ _go_on = threading.Event()
 #: CPU seconds the process may use after the first SDK's import before the next starts
 #: though no request has been sent (CPU, not wall: a busy machine slows both alike).
 NEXT_AFTER_S = 0.5
+#: Wall seconds the process may sit idle (using under :data:`IDLE_SHARE` of a core) with a
+#: request awaiting a later SDK before that SDK loads though no request has been sent.
+IDLE_S = 0.1
+IDLE_SHARE = 0.2
 #: Whether :func:`hold_gc` turned the collector off (the loader turns it back on).
 _gc_held = False
 
@@ -87,10 +93,27 @@ def _work() -> None:
 
 
 def _wait_for_a_request() -> None:
-    """Until a request has been sent (:func:`sent`), or :data:`NEXT_AFTER_S` of CPU used."""
+    """Until a request has been sent (:func:`sent`), :data:`NEXT_AFTER_S` of CPU used, or
+    the process idle for :data:`IDLE_S` while a request awaits an SDK not yet loaded (the
+    loaded SDK's providers have nothing to send now, e.g. a resumed run whose first model
+    is done and whose judges wait for the other model's answers: waiting on for CPU that an
+    idle process never uses would hold the run still)."""
     until = time.process_time() + NEXT_AFTER_S
-    while not _go_on.wait(0.02) and time.process_time() < until:
-        pass
+    quiet_cpu, quiet_since = time.process_time(), time.monotonic()
+    while not _go_on.wait(0.02):
+        cpu, now = time.process_time(), time.monotonic()
+        if cpu >= until:
+            return
+        if cpu - quiet_cpu > IDLE_S * IDLE_SHARE:  # busy: the quiet starts again
+            quiet_cpu, quiet_since = cpu, now
+        elif now - quiet_since >= IDLE_S and _awaited():
+            return
+
+
+def _awaited() -> bool:
+    """Whether a coroutine awaits an SDK whose import has not ended (:func:`aload`)."""
+    with _lock:
+        return any(waiters for waiters in _waiters.values())
 
 
 def _finished(name: str) -> None:
