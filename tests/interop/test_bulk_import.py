@@ -261,18 +261,24 @@ def test_hostile_files_import_the_same_in_bulk_and_the_careful_way(
         assert bulk_chunks > 0  # the fast lane was taken, and left where it must be
 
 
+def count_decoded(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """``{"n": lines the careful way decoded}``, counted from now on."""
+    decoded = {"n": 0}
+    for name in ("decode_generation", "decode_eval"):
+        decode_one = getattr(importer, name)
+
+        def counted(*args, decode_one=decode_one, **kwargs):
+            decoded["n"] += 1
+            return decode_one(*args, **kwargs)
+
+        monkeypatch.setattr(importer, name, counted)
+    return decoded
+
+
 def test_a_clean_release_is_written_in_bulk_alone(tmp_path, benchmark, monkeypatch):
     gens, evals = release(tmp_path / "rel", benchmark)
     lines = sum(len(p.read_text().splitlines()) for p in [*gens, *evals])
-    decoded = {"n": 0}
-    for name in ("decode_generation", "decode_eval"):
-        decode = getattr(importer, name)
-
-        def counted(*args, decode=decode, **kwargs):
-            decoded["n"] += 1
-            return decode(*args, **kwargs)
-
-        monkeypatch.setattr(importer, name, counted)
+    decoded = count_decoded(monkeypatch)
     chunks = import_both_ways([tmp_path / "rel"], tmp_path, monkeypatch, 100, again=False)
     assert decoded["n"] == lines  # the careful way decoded every line; in bulk, none
     assert chunks == sum(-(-len(p.read_text().splitlines()) // 100) for p in [*gens, *evals])
@@ -285,15 +291,7 @@ def test_a_release_imported_again_is_found_stored_without_decoding_a_line(
     them, written over as the careful way writes them over), and says the same as the careful
     way: every record already present, the same rows."""
     release(tmp_path / "rel", benchmark)
-    decoded = {"n": 0}
-    for name in ("decode_generation", "decode_eval"):
-        decode_one = getattr(importer, name)
-
-        def counted(*args, decode_one=decode_one, **kwargs):
-            decoded["n"] += 1
-            return decode_one(*args, **kwargs)
-
-        monkeypatch.setattr(importer, name, counted)
+    decoded = count_decoded(monkeypatch)
     looked = {"chunks": 0}
     already = importer._already_stored
 
