@@ -90,3 +90,19 @@ def test_run_help_and_the_light_install_name_ones_own_server():
         "[providers.x] base_url",
     ):
         assert part in NEEDS_LOCAL_EXTRA
+
+
+def test_a_store_given_as_an_argument_gets_the_db_line_to_type(tmp_path):
+    """`deflectbench analyze results.db` (the store where only compare and merge take it):
+    the usage error, then the line to type instead; a path that is no file gets no hint."""
+    store = tmp_path / "my results.db"
+    store.write_bytes(b"")
+    for command in ("analyze", "report", "status"):
+        p = cli(command, store)
+        assert p.returncode == 2, (p.stdout, p.stderr)
+        text = " ".join(p.stderr.split())
+        assert "unexpected extra argument" in text, text
+        want = f"hint: {command} reads its store from --db: deflectbench {command} --db '{store}'"
+        assert want in text, text
+    p = cli("analyze", tmp_path / "missing.db")
+    assert p.returncode == 2 and "hint:" not in p.stderr, p.stderr

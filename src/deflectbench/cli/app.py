@@ -9,9 +9,12 @@ command built, when it runs or a help lists it. ``--version`` imports none of th
 from __future__ import annotations
 
 import os
+import re
+import shlex
 import sys
 from collections.abc import Iterator, MutableMapping
 from importlib import import_module
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -204,6 +207,27 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     return (UserError, *(e for e in found if isinstance(e, type)))
 
 
+_EXTRA = re.compile(r"unexpected extra arguments?(?:\(s\))? \((.*)\)", re.DOTALL)
+
+
+def _store_hint(exc: Exception) -> str | None:
+    """The line to type instead when a store was given as an argument to a command that reads
+    it from ``--db`` (``deflectbench analyze results.db``: only compare, merge and the like
+    take stores as arguments), else None."""
+    command = getattr(getattr(exc, "ctx", None), "command", None)
+    said = _EXTRA.search(str(getattr(exc, "message", "")))
+    if said is None or not any(p.name == "db" for p in getattr(command, "params", ())):
+        return None
+    words = said.group(1)
+    stores = [w for w in (words, *words.split()) if Path(w).is_file()]
+    if not stores:
+        return None
+    name = getattr(command, "name", "COMMAND")
+    return (
+        f"hint: {name} reads its store from --db: deflectbench {name} --db {shlex.quote(stores[0])}"
+    )
+
+
 def main() -> None:
     """Entry point: run the app, turning known errors into one line and exit code 2."""
     from deflectbench.secrets import scrub
@@ -230,6 +254,8 @@ def main() -> None:
         show, code = getattr(exc, "show", None), getattr(exc, "exit_code", None)
         if callable(show) and isinstance(code, int):
             show()
+            if (hint := _store_hint(exc)) is not None:
+                err.print(escape(hint), highlight=False, soft_wrap=True)
             sys.exit(code)
         if os.environ.get("DEFLECTBENCH_DEBUG"):
             raise
