@@ -59,7 +59,9 @@ def workdir(tmp_path_factory) -> Path:
         runs=1,
         seed=11,
     )
-    for db in ("deflectbench.db",):
+    # paper.db too, as the README's `import ... --db paper.db` writes it: under pytest-xdist the
+    # commands that read it may run on a worker that never ran that import (its own workdir)
+    for db in ("deflectbench.db", "paper.db"):
         with Store.open(work / db) as store:
             import_paths(store, [release], b)
     config = toml_config()
