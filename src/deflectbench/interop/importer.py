@@ -399,11 +399,20 @@ def _batched(lines: Iterable[Line], n: int) -> Iterator[list[Line]]:
         yield chunk
 
 
+#: The fields a duplicate must repeat exactly (the gate's duplicate rule): the reply and its
+#: error, a record's attributes and the store's columns alike.
+_CONTENT: dict[str, tuple[str, str]] = {
+    "generations": ("response", "error"),
+    "evals": ("raw", "error"),
+}
+
+
 def _identity(kind: Kind, rec: Any) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
     """A record's key in the store and the content a duplicate must repeat exactly."""
+    content = tuple(getattr(rec, name) for name in _CONTENT[kind])
     if kind == "generations":
-        return (rec.model, rec.claim_id, rec.prompt_id, rec.sample), (rec.response, rec.error)
-    return (rec.gen_id, rec.judge), (rec.raw, rec.error)
+        return (rec.model, rec.claim_id, rec.prompt_id, rec.sample), content
+    return (rec.gen_id, rec.judge), content
 
 
 def _import_file(
@@ -512,17 +521,13 @@ def _in_bulk(
     return n
 
 
-#: Where a row's content (the gate's duplicate rule: a generation's response, a judgment's raw
-#: reply) and its error stand in the rows :func:`_write_rows` writes.
+#: Where :data:`_CONTENT`'s fields stand in the rows :func:`_write_rows` writes.
 _CONTENT_AT = {
-    "generations": (
-        len(GENERATION_KEYS) + GENERATION_COLUMNS.index("response"),
-        len(GENERATION_KEYS) + GENERATION_COLUMNS.index("error"),
-    ),
-    "evals": (
-        len(JUDGMENT_KEYS) + JUDGMENT_COLUMNS.index("raw"),
-        len(JUDGMENT_KEYS) + JUDGMENT_COLUMNS.index("error"),
-    ),
+    kind: tuple(len(keys) + columns.index(name) for name in _CONTENT[kind])
+    for kind, keys, columns in (
+        ("generations", GENERATION_KEYS, GENERATION_COLUMNS),
+        ("evals", JUDGMENT_KEYS, JUDGMENT_COLUMNS),
+    )
 }
 
 

@@ -13,9 +13,9 @@ provider's requests go out while another's SDK is still loading.
 The first SDK is imported alone: the next waits until a request has been sent (:func:`sent`),
 a blocking :func:`load` needs it, the process has used :data:`NEXT_AFTER_S` of CPU since
 the first was imported, or it has sat idle for :data:`IDLE_S` while a request awaits the next
-SDK (a run whose first provider has nothing to send: idle, it would never use that CPU). Under the GIL two
-imports, or an import and the first request's set-up, share one core: the first request
-would leave late.
+SDK (a run whose first provider has nothing to send: idle, it would never use that CPU).
+Under the GIL two imports, or an import and the first request's set-up, share one core: the
+first request would leave late.
 
 :func:`hold_gc` (the ``run`` command, at its start) turns the cyclic garbage collector off
 while the interpreter fills up with the SDKs' thousands of classes (its passes over them cost
