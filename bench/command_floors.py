@@ -58,9 +58,16 @@ MAX_GROWTH = 11.0
 # ---- the floors ---------------------------------------------------------------------------
 
 
+def remove_store(db: Path) -> None:
+    """A SQLite file and its write-ahead log and index beside it: a log left behind by an
+    earlier run would be replayed into the next store of that name."""
+    for path in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
+        path.unlink(missing_ok=True)
+
+
 def floor_import(release: Path, db: Path) -> None:
     """json.loads every line; insert every record with its whole line; one transaction."""
-    db.unlink(missing_ok=True)
+    remove_store(db)
     con = sqlite3.connect(db)
     con.execute("CREATE TABLE generations (gen_id TEXT PRIMARY KEY, line TEXT NOT NULL)")
     con.execute("CREATE TABLE evals (eval_id TEXT PRIMARY KEY, line TEXT NOT NULL)")
@@ -306,7 +313,7 @@ def measure(p: dict[str, Path], repeat: int) -> dict[str, tuple[float, float, fl
     for _ in range(repeat):
         for name, (cli, floor, floor_args) in pairs(p).items():
             if name == "import":
-                p["store_b"].unlink(missing_ok=True)
+                remove_store(p["store_b"])
             c, w, failed = run_cli(cli, OK_CODES.get(name, frozenset({0})))
             fc, fw, floor_failed = run_floor(floor, floor_args)
             if failed or floor_failed:

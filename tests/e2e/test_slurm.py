@@ -81,7 +81,11 @@ class Slurm:
                     f"SlurmctldPort={free_port()}",
                     f"SlurmdPort={free_port()}",
                     "AuthType=auth/munge",
-                    f"AuthInfo=socket={self.socket}",
+                    # a requeued task waits cred_expire (120 s by default) before it starts
+                    # again, and a pending one waits for the next scheduling pass (60 s):
+                    # both shortened, so the test waits on the recipe, not on Slurm's clocks
+                    f"AuthInfo=socket={self.socket},cred_expire=15",
+                    "SchedulerParameters=sched_interval=2,bf_interval=2",
                     "SlurmUser=root",
                     "SlurmdUser=root",
                     # 16 CPUs declared on a smaller machine: the 8 tasks of --cpus-per-task=2 at once
