@@ -8,11 +8,21 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from deflectbench.benchmark import default_benchmark
 from deflectbench.config import resolve_plan
 from deflectbench.config.plan import shard_plan
-from deflectbench.config.shard import SCHEME, Shard, check_resumable, parse_shard, shard_of
+from deflectbench.config.shard import (
+    SCHEME,
+    Shard,
+    check_resumable,
+    claim_key,
+    ordered,
+    parse_shard,
+    shard_of,
+)
 from deflectbench.errors import ConfigError
 
 CLAIMS = [c.claim_id for c in default_benchmark().claims]
@@ -140,3 +150,15 @@ def test_a_bad_part_is_one_line(text: str, words: str) -> None:
 def test_no_part_is_the_whole_run() -> None:
     assert parse_shard(None) is None and parse_shard("") is None
     assert parse_shard(" 2 / 3 ") == Shard(2, 3)
+
+
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["c1", "c2", "c3", "é", ""]), st.text(max_size=3), st.integers()),
+        max_size=40,
+    )
+)
+def test_the_row_is_a_stable_sort_of_the_cells_by_their_claims_key(cells) -> None:
+    """``ordered`` groups by claim (each claim's hash made once): the same row as sorting every
+    cell by its claim's key, a claim's cells in the order given."""
+    assert ordered(cells) == sorted(cells, key=lambda c: claim_key(c[0]))

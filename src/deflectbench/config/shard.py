@@ -90,7 +90,10 @@ def shard_of(claim_id: str, count: int) -> int:
 def ordered(cells: Iterable[Cell]) -> list[Cell]:
     """The row the parts are cut from: claims by :func:`claim_key`, each claim's cells in the
     order given."""
-    return sorted(cells, key=lambda c: claim_key(c[0]))  # sorted is stable within a claim
+    by_claim: dict[str, list[Cell]] = {}
+    for cell in cells:  # a claim's key (a hash) made once, not once per cell
+        by_claim.setdefault(cell[0], []).append(cell)
+    return [cell for claim in sorted(by_claim, key=claim_key) for cell in by_claim[claim]]
 
 
 def sizes(n_cells: int, count: int) -> list[int]:
