@@ -15,7 +15,6 @@ spends nothing more once it is used.
 
 from __future__ import annotations
 
-import asyncio
 import fnmatch
 import json
 import math
@@ -23,9 +22,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from typing import TYPE_CHECKING
 
 from deflectbench import gate
 from deflectbench.errors import ConfigError
+
+if TYPE_CHECKING:  # asyncio costs every command that reads prices (analyze, compare) 15 ms
+    import asyncio
 
 
 @dataclass(frozen=True)
@@ -214,6 +217,8 @@ class CostMeter:
 
     async def released(self) -> None:
         """Return once a reservation in flight is released or settled (room may be left)."""
+        import asyncio  # here: a run has it already; analyze and compare never wait
+
         if self._released is None:
             self._released = asyncio.Event()
         await self._released.wait()
