@@ -24,7 +24,13 @@ PYTHONDONTWRITEBYTECODE says in the calling shell.
 The fixtures and stores are kept in ``--work`` (default ``/tmp/deflectbench-floors``) and
 reused: the first run writes them (several minutes at 10x, not timed).
 
+``--against OTHER/src`` runs each command of another checkout too (``git worktree add OTHER
+COMMIT``: the code before a change), between the command and its floor, and prints its CPU and
+ratio beside: before and after measured at the same moments, which is what this machine's
+noise allows (the same floor program varies by a third from one hour to the next).
+
     .venv/bin/python bench/command_floors.py [--scales 1,10] [--repeat 1] [--work DIR]
+        [--against OTHER/src]
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import math
 import os
 import resource
 import sqlite3
@@ -212,6 +219,7 @@ def prepare(work: Path, scale: int) -> dict[str, Path]:
         "release_b": folder / "release-b",
         "store_a": folder / "paper.db",
         "store_b": folder / "import-b.db",
+        "store_b_against": folder / "import-b-against.db",
         "floor_db": folder / "floor-import.db",
         "out": folder / "out",
     }
@@ -231,9 +239,15 @@ def prepare(work: Path, scale: int) -> dict[str, Path]:
     return paths
 
 
-def run_cli(args: list[str], ok_codes: frozenset[int] = frozenset({0})) -> tuple[float, float, str]:
-    """(CPU s of the child: user + sys, wall s, "" or why it failed) of ``deflectbench ARGS``."""
-    return timed([str(Path(sys.executable).with_name("deflectbench")), *args], ok_codes)
+def run_cli(
+    args: list[str], ok_codes: frozenset[int] = frozenset({0}), src: Path | None = None
+) -> tuple[float, float, str]:
+    """(CPU s of the child: user + sys, wall s, "" or why it failed) of ``deflectbench ARGS``;
+    with ``src``, the package of that source folder (``python -m deflectbench``, PYTHONPATH)."""
+    if src is None:
+        return timed([str(Path(sys.executable).with_name("deflectbench")), *args], ok_codes)
+    env = {**CHILD_ENV, "PYTHONPATH": str(src)}
+    return timed([sys.executable, "-m", "deflectbench", *args], ok_codes, env)
 
 
 def run_floor(name: str, args: list[str]) -> tuple[float, float, str]:
@@ -250,20 +264,24 @@ CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECOD
 OK_CODES = {"import": frozenset({0, 1})}
 
 
-def compile_package() -> None:
-    """Write the package's .pyc files once, before anything is timed (not timed itself)."""
+def compile_package(*others: Path) -> None:
+    """Write the package's .pyc files once (and those of ``--against``'s tree), before anything
+    is timed (not timed itself)."""
     import compileall
 
-    compileall.compile_dir(str(ROOT / "src" / "deflectbench"), quiet=1)
+    for src in (ROOT / "src", *others):
+        compileall.compile_dir(str(src / "deflectbench"), quiet=1)
 
 
-def timed(argv: list[str], ok_codes: frozenset[int] = frozenset({0})) -> tuple[float, float, str]:
+def timed(
+    argv: list[str], ok_codes: frozenset[int] = frozenset({0}), env: dict[str, str] | None = None
+) -> tuple[float, float, str]:
     """(CPU s, wall s, failure): a child that exits with a code outside ``ok_codes`` did not do
     the work, so its time says nothing; the failure names the code and the end of its stderr."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.run(
-        argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False, env=CHILD_ENV
+        argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False, env=env or CHILD_ENV
     )
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -305,32 +323,46 @@ def pairs(p: dict[str, Path]) -> dict[str, tuple[list[str], str, list[str]]]:
     }
 
 
-def measure(p: dict[str, Path], repeat: int) -> dict[str, tuple[float, float, float, float]]:
-    """command -> (CPU, wall, floor CPU, floor wall), the best of the ``repeat`` runs that did
-    their work; a pair whose command or floor failed is printed and left out of the best, and a
-    command with no such pair is left out of the result (reported as failed, never as a ratio)."""
-    best: dict[str, tuple[float, float, float, float]] = {}
+#: command -> (CPU, wall, floor CPU, floor wall, ``--against``'s CPU or NaN), each the best.
+Best = tuple[float, float, float, float, float]
+
+
+def measure(p: dict[str, Path], repeat: int, against: Path | None = None) -> dict[str, Best]:
+    """command -> (CPU, wall, floor CPU, floor wall, the other tree's CPU), the best of the
+    ``repeat`` runs that did their work; a pair whose command or floor failed is printed and
+    left out of the best, and a command with no such pair is left out of the result (reported
+    as failed, never as a ratio). ``against``: the same command of another source folder (the
+    code before a change) runs between the two, so before and after share the machine's
+    moment; its import writes a store of its own."""
+    best: dict[str, Best] = {}
     for _ in range(repeat):
         for name, (cli, floor, floor_args) in pairs(p).items():
+            ok_codes = OK_CODES.get(name, frozenset({0}))
             if name == "import":
                 remove_store(p["store_b"])
-            c, w, failed = run_cli(cli, OK_CODES.get(name, frozenset({0})))
+            c, w, failed = run_cli(cli, ok_codes)
+            ac = math.nan
+            if against is not None and not failed:
+                other = [*cli]
+                if name == "import":
+                    other[other.index(str(p["store_b"]))] = str(p["store_b_against"])
+                    remove_store(p["store_b_against"])
+                ac, _, failed = run_cli(other, ok_codes, src=against)
             fc, fw, floor_failed = run_floor(floor, floor_args)
             if failed or floor_failed:
                 print(f"  {name:<8} FAILED, not counted: {failed or floor_failed}", flush=True)
                 continue
+            before = "" if math.isnan(ac) else f"; --against {ac:.2f} s (x{ac / fc:.2f})"
             print(
-                f"  {name:<8} {c:7.2f} s CPU beside its floor's {fc:.2f} s (x{c / fc:.2f}); "
-                f"load {os.getloadavg()[0]:.1f}",
+                f"  {name:<8} {c:7.2f} s CPU beside its floor's {fc:.2f} s (x{c / fc:.2f})"
+                f"{before}; load {os.getloadavg()[0]:.1f}",
                 flush=True,
             )
-            old = best.get(name)
-            new = (c, w, fc, fw)
+            old = best.get(name, (math.inf,) * 5)
             best[name] = (
-                new
-                if old is None
-                else (min(old[0], c), min(old[1], w), min(old[2], fc), min(old[3], fw))
-            )
+                min(old[0], c), min(old[1], w), min(old[2], fc), min(old[3], fw),
+                ac if math.isnan(old[4]) or math.isinf(old[4]) else min(old[4], ac),
+            )  # fmt: skip
     return best
 
 
@@ -352,6 +384,13 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=1, help="runs of each pair (best is kept)")
     ap.add_argument("--work", type=Path, default=Path("/tmp/deflectbench-floors"))
     ap.add_argument("--prepare-only", action="store_true", help="write the fixtures, time nothing")
+    ap.add_argument(
+        "--against",
+        type=Path,
+        metavar="SRC",
+        help="also run each command of another checkout's src/ folder (the code before a "
+        "change), interleaved, and print its CPU and ratio beside",
+    )
     ap.add_argument("--floor", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.floor:
@@ -361,19 +400,22 @@ def main() -> None:
     paths = {scale: prepare(args.work, scale) for scale in scales}
     if args.prepare_only:
         return
-    compile_package()
+    if args.against is not None and not (args.against / "deflectbench").is_dir():
+        sys.exit(f"--against {args.against}: no deflectbench package in it (give a src/ folder)")
+    compile_package(*([args.against] if args.against is not None else []))
     load_before = os.getloadavg()
     print(f"load average before: {' '.join(f'{x:.1f}' for x in load_before)}", flush=True)
     version = measure_version(args.repeat)
     results = {}
     for scale in scales:
         print(f"x{scale}:", flush=True)
-        results[scale] = measure(paths[scale], args.repeat)
+        results[scale] = measure(paths[scale], args.repeat, args.against)
         print(f"x{scale} done; load {os.getloadavg()[0]:.1f}", flush=True)
     load_after = os.getloadavg()
     print(
         f"\n{'scale':<5} {'command':<8} {'CPU s':>7} {'floor s':>7} {'ratio':>6}  "
         f"{'wall s':>7} {'floor s':>7}  target"
+        + ("  | --against: CPU s, ratio" if args.against is not None else "")
     )
     c, w, fc, fw = version
     ok = "OK" if c - fc <= 0.2 else "OVER"
@@ -387,11 +429,12 @@ def main() -> None:
             if name not in results[scale]:
                 print(f"x{scale:<4} {name:<8} FAILED: no run did its work (see above)")
                 continue
-            c, w, fc, fw = results[scale][name]
+            c, w, fc, fw, ac = results[scale][name]
             ok = "OK" if c / fc <= MAX_FLOOR_RATIO else "OVER"
+            before = "" if math.isnan(ac) else f"  | {ac:7.2f} {ac / fc:6.2f}"
             print(
                 f"x{scale:<4} {name:<8} {c:7.2f} {fc:7.2f} {c / fc:6.2f}  {w:7.2f} {fw:7.2f}  "
-                f"<= {MAX_FLOOR_RATIO:g}: {ok}"
+                f"<= {MAX_FLOOR_RATIO:g}: {ok:<4}{before}"
             )
     if 1 in results and 10 in results:
         print("\n10x / 1x CPU:")
