@@ -84,7 +84,7 @@ class Slurm:
                     # a requeued task waits cred_expire (120 s by default) before it starts
                     # again, and a pending one waits for the next scheduling pass (60 s):
                     # both shortened, so the test waits on the recipe, not on Slurm's clocks
-                    f"AuthInfo=socket={self.socket},cred_expire=15",
+                    f"AuthInfo=socket={self.socket},cred_expire=30",
                     "SchedulerParameters=sched_interval=2,bf_interval=2",
                     "SlurmUser=root",
                     "SlurmdUser=root",
