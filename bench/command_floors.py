@@ -358,10 +358,10 @@ def measure(p: dict[str, Path], repeat: int, against: Path | None = None) -> dic
                 f"{before}; load {os.getloadavg()[0]:.1f}",
                 flush=True,
             )
-            old = best.get(name, (math.inf,) * 5)
-            best[name] = (
-                min(old[0], c), min(old[1], w), min(old[2], fc), min(old[3], fw),
-                ac if math.isnan(old[4]) or math.isinf(old[4]) else min(old[4], ac),
+            new: Best = (c, w, fc, fw, ac)  # ac: NaN in every run without --against
+            old = best.get(name)
+            best[name] = new if old is None else (
+                min(old[0], c), min(old[1], w), min(old[2], fc), min(old[3], fw), min(old[4], ac)
             )  # fmt: skip
     return best
 
