@@ -426,7 +426,6 @@ def test_a_chunk_s_line_styles_are_those_line_style_gives_line_by_line(chunk):
         for gid, value, escaped, compact in chunk
     ]
     objects = [json.loads(line) for line in lines]
-    columns = fast_lane.BulkRows._columns(objects, keys)
-    assert fast_lane._styles(lines, objects, columns, keys) == [
+    assert fast_lane._styles(lines, objects, keys) == [
         fidelity.line_style(line, obj) for line, obj in zip(lines, objects, strict=True)
     ]

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain, repeat
+from itertools import repeat
 from json.encoder import encode_basestring
 from typing import Any, cast
 
@@ -142,30 +142,13 @@ def _stamped(column: tuple[Any, ...]) -> bool:
 
 
 def _styles(
-    texts: list[str], objects: list[dict[str, Any]], columns: Columns, keys: tuple[str, ...]
+    texts: list[str], objects: list[dict[str, Any]], keys: tuple[str, ...]
 ) -> list[str | None]:
     """Each line's style (:func:`.fidelity.line_style`), asked line by line only when the chunk
     is not plain (:func:`.fidelity.plain`)."""
-    ascii_texts = all(k.isascii() for k in keys) and all(map(_ascii, columns.values()))
-    if plain(texts, keys[0], ascii_texts):
+    if plain(texts, keys[0]):
         return [None] * len(texts)
     return list(map(line_style, texts, objects))
-
-
-def _ascii(column: tuple[Any, ...]) -> bool:
-    """Whether every text in a column of JSON values is ASCII (numbers and null are)."""
-    kinds = set(map(type, column))
-    if kinds <= {str}:
-        return all(map(str.isascii, column))
-    if kinds <= {int, float, bool, type(None)}:
-        return True
-    if kinds <= {str, type(None)}:
-        return all(map(str.isascii, filter(None, column)))
-    if kinds <= {list}:
-        items = list(chain.from_iterable(column))
-        if set(map(type, items)) <= {str}:
-            return all(map(str.isascii, items))
-    return all(json.dumps(v, ensure_ascii=False).isascii() for v in column)
 
 
 def _gen_extra(style: str | None, gid: str, ts: str) -> str:
@@ -331,7 +314,7 @@ class BulkRows:
         if None in split:
             return None
         responses, errors = zip(*split, strict=True)
-        styles = _styles(texts, objects, col, GEN_KEYS)
+        styles = _styles(texts, objects, GEN_KEYS)
         extras = list(map(_gen_extra, styles, col["gen_id"], col["timestamp"]))
         rows = list(
             zip(repeat(self.benchmark), model, repeat(RELEASE), claims, prompt_ids, run,
@@ -370,7 +353,7 @@ class BulkRows:
         gids = list(map(lookup(named).get, named))
         if None in gids:
             return None
-        styles = _styles(texts, objects, col, EVAL_KEYS)
+        styles = _styles(texts, objects, EVAL_KEYS)
         extras = list(
             map(_eval_extra, styles, flag, detected, verdicts, col["eval_id"], generation_id,
                 col["timestamp"])

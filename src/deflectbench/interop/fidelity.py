@@ -47,13 +47,14 @@ def line_style(line: str, obj: Mapping[str, Any]) -> str | None:
     return "+".join(style) or None
 
 
-def plain(lines: Sequence[str], first_key: str, texts_ascii: bool) -> bool:
+def plain(lines: Sequence[str], first_key: str) -> bool:
     """Whether :func:`line_style` is None for every one of ``lines`` (each a record whose first
     key is ``first_key``, a name without quotes): each opens as ``json.dumps`` opens it (not
-    compact), and none is ASCII-escaped (no line is ASCII, or ``texts_ascii``: every key and
-    text of their records is). A test of a chunk at once; False says "ask line by line"."""
-    return all(map(str.startswith, lines, repeat(f'{{"{first_key}": '))) and (
-        texts_ascii or not any(map(str.isascii, lines))
+    compact), and no ASCII line holds a ``\\u`` escape (only such a line can be ASCII-escaped;
+    one whose escapes are all of ASCII characters is asked line by line). A test of a chunk at
+    once, on the lines alone: False says "ask line by line"."""
+    return all(map(str.startswith, lines, repeat(f'{{"{first_key}": '))) and not any(
+        "\\u" in line for line in lines if line.isascii()
     )
 
 
