@@ -53,8 +53,10 @@ def plain(lines: Sequence[str], first_key: str) -> bool:
     compact), and no ASCII line holds a ``\\u`` escape (only such a line can be ASCII-escaped;
     one whose escapes are all of ASCII characters is asked line by line). A test of a chunk at
     once, on the lines alone: False says "ask line by line"."""
-    return all(map(str.startswith, lines, repeat(f'{{"{first_key}": '))) and not any(
-        "\\u" in line for line in lines if line.isascii()
+    opening = f'{{"{first_key}": '
+    # the ASCII lines searched as one text ("\\u" cannot span the newlines between them)
+    return all(map(str.startswith, lines, repeat(opening))) and (
+        "\\u" not in "\n".join(filter(str.isascii, lines))
     )
 
 
