@@ -73,17 +73,6 @@ def _scanned(line: str) -> Any:
     return obj if end == len(line) else None
 
 
-def _read(line: str) -> Any:
-    """The one JSON value that is the whole line (orjson, which allows whitespace after the
-    value: a line must end as the object does), else None."""
-    if line[-1:] != "}":
-        return None
-    try:
-        return _orjson_loads(line)
-    except (ValueError, RecursionError):  # orjson.JSONDecodeError is a ValueError
-        return None
-
-
 #: ``json.dumps(extra, sort_keys=True, ensure_ascii=False)``, as the store writes ``extra``;
 #: a string as that writes it.
 _extra_json = json.JSONEncoder(sort_keys=True, ensure_ascii=False).encode
@@ -303,34 +292,50 @@ class BulkRows:
         """The lines and their JSON objects, when every line is one object with exactly
         ``keys``, in their order, and nothing around it (what ``json.loads`` reads the same).
 
-        Read by orjson when it is installed (twice as fast as json's scanner): it reads a
-        subset of what ``json.loads`` reads, the same, but an integer beyond 64 bits becomes a
-        float there, so a chunk with any float is read again by json's own scanner, and so is
-        a line orjson refuses."""
-        texts: list[str] = []
-        objects: list[dict[str, Any]] = []
-        fast = ORJSON
-        for _, line, _ in lines:
-            if line is None or len(line) > MAX_LINE_CHARS or line[:1] != "{":
-                return None
-            obj = _read(line) if fast else None
-            if obj is None:  # orjson refuses what json may read (NaN, a lone surrogate): ask it
-                obj = _scanned(line)
-            if obj is None or type(obj) is not dict or tuple(obj) != keys:
-                return None
-            texts.append(line)
-            objects.append(obj)
-        if fast and float in set(map(type, chain.from_iterable(map(dict.values, objects)))):
-            return BulkRows._scanned_chunk(texts, keys)
-        return texts, objects
+        Read by orjson when it is installed (twice as fast as json's scanner), the whole chunk
+        at once: it reads a subset of what ``json.loads`` reads, the same, but an integer
+        beyond 64 bits becomes a float there, so a chunk with any float, or a line orjson
+        refuses, is read line by line by json's own scanner."""
+        texts = [line for _, line, _ in lines]
+        if ORJSON and None not in texts:
+            objects = BulkRows._orjson_chunk(cast(list[str], texts), keys)
+            if objects is not None:
+                return cast(list[str], texts), objects
+        return BulkRows._scanned_chunk(texts, keys)
 
     @staticmethod
-    def _scanned_chunk(texts: list[str], keys: tuple[str, ...]) -> Parsed | None:
-        """:meth:`objects` read by json's own scanner alone."""
-        objects = list(map(_scanned, texts))
-        if any(obj is None or type(obj) is not dict or tuple(obj) != keys for obj in objects):
+    def _orjson_chunk(texts: list[str], keys: tuple[str, ...]) -> list[dict[str, Any]] | None:
+        """Each line's object read by orjson, when each line is one (opening with ``{`` and
+        ending with ``}``: orjson allows whitespace around a value) with exactly ``keys`` and no
+        float among its values; else None (json's scanner reads the chunk)."""
+        if not (
+            max(map(len, texts), default=0) <= MAX_LINE_CHARS
+            and all(map(str.startswith, texts, repeat("{")))
+            and all(map(str.endswith, texts, repeat("}")))
+        ):
             return None
-        return texts, cast(list[dict[str, Any]], objects)
+        try:
+            objects = list(map(_orjson_loads, texts))
+        except (ValueError, RecursionError):  # orjson.JSONDecodeError is a ValueError
+            return None
+        if set(map(type, objects)) != {dict} or not all(map(keys.__eq__, map(tuple, objects))):
+            return None
+        if float in set(map(type, chain.from_iterable(map(dict.values, objects)))):
+            return None
+        return objects
+
+    @staticmethod
+    def _scanned_chunk(texts: list[str | None], keys: tuple[str, ...]) -> Parsed | None:
+        """:meth:`objects` read by json's own scanner, line by line."""
+        objects: list[dict[str, Any]] = []
+        for line in texts:
+            if line is None or len(line) > MAX_LINE_CHARS or line[:1] != "{":
+                return None
+            obj = _scanned(line)
+            if type(obj) is not dict or tuple(obj) != keys:
+                return None
+            objects.append(obj)
+        return cast(list[str], texts), objects
 
     @staticmethod
     def _columns(objects: list[dict[str, Any]], keys: tuple[str, ...]) -> Columns:
