@@ -93,12 +93,12 @@ def generation_ids_by_model(
             (benchmark, model, condition, *named, most + 1),
         )
         rows.row_factory = None
-        for claim, prompt, sample, gen_id in rows:
-            most -= 1
-            if (key := (model, claim, prompt, int(sample))) in wanted:
-                out[key] = int(gen_id)
+        found = rows.fetchall()
+        most -= len(found)
         if most < 0:
             return None
+        keyed = [((model, c, p, int(s)), int(g)) for c, p, s, g in found]
+        out.update(kv for kv in keyed if kv[0] in wanted)
     return out
 
 
