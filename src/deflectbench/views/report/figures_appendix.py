@@ -25,6 +25,8 @@ from deflectbench.views.report.chart import (
     Chart,
     bar_kw,
     facet_grid,
+    pick,
+    row_positions,
     styled_figure,
 )
 from deflectbench.views.report.svg import LegendItem
@@ -223,14 +225,14 @@ def tokens_chart(
     if tokens.empty or not tokens["mean_tokens"].fillna(0).any():
         chart.missing = "No output token counts recorded."
         return chart
-    present = [m for m in models if (tokens["model"] == m).any()]
+    seen = set(tokens["model"].tolist())
+    present = [m for m in models if m in seen]
     n = len(present)
     width = 0.8 / len(OUTCOMES)
-    by_outcome = {
-        o: tokens[tokens["outcome"] == o].set_index("model").reindex(present)["mean_tokens"]
-        .to_numpy(dtype=float)
-        for o in OUTCOMES
-    }  # fmt: skip
+    # each outcome's mean per present model (NaN where it has none), from the whole columns
+    rows = row_positions([tokens["outcome"], tokens["model"]])
+    means = tokens["mean_tokens"].to_numpy(dtype=float)
+    by_outcome = {o: pick(means, [rows.get((o, m)) for m in present]) for o in OUTCOMES}
     marks = [overall.get(m) for m in present]
     finite = [v for vals in by_outcome.values() for v in vals if math.isfinite(v)]
     finite += [float(v) for v in marks if v is not None and not math.isnan(v)]
