@@ -151,10 +151,13 @@ def headline_tables(s: Summary) -> list[Table]:
 
 def _cohens_h_rows(s: Summary) -> list[dict[str, Any]]:
     """Per model, comparisons in their order, each with its outcome measures."""
+    of_model: dict[Any, list[dict[str, Any]]] = {}  # the frame's rows per model, in order
+    for r in s.cohens_h.to_dict(orient="records"):
+        of_model.setdefault(r["model"], []).append(r)
     rows = []
     for m in s.models:
         nested: dict[str, dict[str, Any]] = {}
-        for r in s.cohens_h[s.cohens_h["model"] == m].to_dict(orient="records"):
+        for r in of_model.get(m, ()):
             nested.setdefault(r["comparison"], {})[r["measure"]] = r["h"]
         for comp, measures in nested.items():
             for measure, h in measures.items():
@@ -169,10 +172,11 @@ def framing_tables(s: Summary) -> list[Table]:
 
     h_rows = _cohens_h_rows(s)
     h_frame = pd.DataFrame(h_rows, columns=["model", "comparison", "measure", "h"])
+    measured = {(r["comparison"], r["measure"]) for r in h_rows if not isnan(r["h"])}
     pairs = [
         p
         for p in dict.fromkeys(zip(h_frame["comparison"], h_frame["measure"], strict=True))
-        if any(not isnan(r["h"]) for r in h_rows if (r["comparison"], r["measure"]) == p)
+        if p in measured
     ]
     lookup = {(r["model"], r["comparison"], r["measure"]): r["h"] for r in h_rows}
     cohens = make_table(
