@@ -346,12 +346,13 @@ def _md_cell(value: Any) -> str:
     return str(value).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
 
 
+#: Markdown's markup characters, each written with a backslash before it.
+_MD_ESCAPES = str.maketrans({ch: "\\" + ch for ch in "\\`*_{}[]()#!|~"})
+
+
 def _md_text(value: Any) -> str:
     """Untrusted text as Markdown that renders as plain text (markup characters escaped)."""
-    out = []
-    for ch in str(value):
-        out.append("\\" + ch if ch in "\\`*_{}[]()#!|~" else ch)
-    return "".join(out)
+    return str(value).translate(_MD_ESCAPES)
 
 
 def render_pages(
