@@ -19,6 +19,7 @@ import pandas as pd
 
 from deflectbench.analysis.tables.rates import FramingSwing
 from deflectbench.views.format import pct
+from deflectbench.views.records import records
 from deflectbench.views.report.chart import (
     FALLACY_LABELS,
     FORMATS,
@@ -97,7 +98,7 @@ def signature_chart(
     rates = np.full((n, len(OUTCOMES)), np.nan)
     lo, hi = rates.copy(), rates.copy()
     outcomes = rates_ci[rates_ci["kind"] == "outcome"]
-    index = {(r["model"], r["measure"]): r for r in outcomes.to_dict(orient="records")}
+    index = {(r["model"], r["measure"]): r for r in records(outcomes)}
     for i, m in enumerate(models):
         for k, o in enumerate(OUTCOMES):
             entry = index.get((m, o), {})

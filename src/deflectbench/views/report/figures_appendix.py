@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from deflectbench.views.records import records
 from deflectbench.views.report.chart import (
     HATCH_COLORS,
     INK,
@@ -166,7 +167,7 @@ def sample_counts_chart(models: Sequence[str], counts: pd.DataFrame, runs: int) 
     )
     chart = Chart("run_refusal_counts", title, caption, caption)
     labels = [c for c in counts.columns if c not in ("model", "cells", "incomplete_cells")]
-    by_model = {r["model"]: r for r in counts.to_dict(orient="records")}
+    by_model = {r["model"]: r for r in records(counts)}
     dists = {m: {k: by_model[m][k] for k in labels} if m in by_model else {} for m in models}
     dists = {m: d for m, d in dists.items() if d and sum(d.values())}
     if not dists:

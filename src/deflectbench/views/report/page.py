@@ -24,6 +24,7 @@ from deflectbench.analysis.summary.build import Summary
 from deflectbench.analysis.summary.examples import SNIPPET_CHARS
 from deflectbench.benchmark.title import pack_title
 from deflectbench.views.format import num, pct, pval
+from deflectbench.views.records import records
 from deflectbench.views.report.calibration_tables import (
     CORRECTED_FIGURES,
     CORRECTED_TABLES,
@@ -75,7 +76,7 @@ def _key_numbers(s: Summary) -> list[tuple[str, str]]:
         ("definition", definition(o)),
     ]
     if len(s.claim_spread):
-        sp = s.claim_spread.to_dict(orient="records")[0]
+        sp = records(s.claim_spread)[0]
         out.append(
             (
                 "per-claim refusal",
@@ -92,7 +93,7 @@ def _key_numbers(s: Summary) -> list[tuple[str, str]]:
                 f"{pct(swing.rate_high)} ({swing.high})",
             )
         )
-    chi = s.chi2.to_dict(orient="records")[0]
+    chi = records(s.chi2)[0]
     if len(s.models) >= 2:
         out.append(
             (
