@@ -31,7 +31,7 @@ def records(frame: Any) -> list[dict[Any, Any]]:
             for d in dtypes
         )
     ):
-        return frame.to_dict(orient="records")  # type: ignore[no-any-return]
+        return frame.to_dict(orient="records")
     columns = frame.columns.tolist()
     values = [list(col) for _, col in frame.items()]
     return [dict(zip(columns, row, strict=True)) for row in zip(*values, strict=True)]
