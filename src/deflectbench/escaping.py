@@ -23,10 +23,30 @@ def neutralise(value: Any) -> Any:
 
 def csv_safe(frame: Any) -> Any:
     """A copy of a DataFrame with every text cell neutralised (numeric, boolean and time
-    columns are left alone; text columns may be ``object`` or pandas' string dtype)."""
-    return frame.apply(
-        lambda col: col if getattr(col.dtype, "kind", "O") in "biufcmM" else col.map(neutralise)
-    )
+    columns are left alone; text columns may be ``object`` or pandas' string dtype).
+
+    The same result as ``frame.apply(lambda col: col.map(neutralise))`` over the non-numeric
+    columns, without its cost: a string-dtype column holding some text is scanned once and
+    mapped only when one of its cells starts like a formula (mapping it would change nothing
+    else: the same dtype, the same missing values). Any other column is mapped as before,
+    since the map may also change its dtype: an ``object`` column of numbers becomes
+    ``float64`` (which the CSV then writes as ``1.0``), and so does a string column with no
+    text at all."""
+    from pandas import StringDtype  # lazily: the ground floor imports no pandas
+
+    if not all(frame.shape):  # what DataFrame.apply returns for an empty frame
+        return frame.copy()
+    out = frame.copy(deep=False)
+    for i, dtype in enumerate(frame.dtypes):
+        if getattr(dtype, "kind", "O") in "biufcmM":
+            continue
+        col = frame.iloc[:, i]
+        if isinstance(dtype, StringDtype):
+            texts = [v for v in col.tolist() if isinstance(v, str)]
+            if texts and not any(v.startswith(FORMULA_START) for v in texts):
+                continue
+        out.isetitem(i, col.map(neutralise))
+    return out
 
 
 #: Characters a terminal acts on rather than shows: C0 controls (ESC starts a sequence that can

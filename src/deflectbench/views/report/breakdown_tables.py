@@ -7,6 +7,7 @@ from __future__ import annotations
 from deflectbench.analysis.summary.build import Summary
 from deflectbench.analysis.tables.breakdowns import COACH_FIELDS
 from deflectbench.views.format import count, num, pct
+from deflectbench.views.records import records
 from deflectbench.views.report.chart import OUTCOME_LABELS
 from deflectbench.views.report.tables import Table, make_table
 from deflectbench.vocab import LEVEL_NAMES, OUTCOMES
@@ -44,7 +45,7 @@ def _by(s: Summary, name: str, title: str, key: str) -> Table:
             count(r["n"]),
             *(pct(r[f]) for f in BREAKDOWN_FIELDS),
         ]
-        for r in frame.to_dict(orient="records")
+        for r in records(frame)
     ]
     return make_table(
         name,
@@ -78,7 +79,7 @@ def breakdown_tables(s: Summary) -> list[Table]:
                 pct(r["rate_low"]),
                 f"{100 * r['swing']:.1f} pts",
             ]
-            for r in s.fallacy_swing.to_dict(orient="records")
+            for r in records(s.fallacy_swing)
         ],
         left=3,
         note=(
@@ -99,7 +100,7 @@ def breakdown_tables(s: Summary) -> list[Table]:
         show=False,
     )
     density = s.density_by_outcome
-    cells = {(r["model"], r["outcome"]): r for r in density.to_dict(orient="records")}
+    cells = {(r["model"], r["outcome"]): r for r in records(density)}
     dens = make_table(
         "fallacy_density_by_outcome",
         "Fallacies per 100 output tokens, by model and outcome",

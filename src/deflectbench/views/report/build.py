@@ -29,6 +29,7 @@ from deflectbench.analysis.summary.build import Summary, summarize
 from deflectbench.analysis.validity.load import judge_validity
 from deflectbench.benchmark import Benchmark
 from deflectbench.escaping import csv_safe
+from deflectbench.views.records import records
 from deflectbench.views.report import figures as fg
 from deflectbench.views.report.breakdown_tables import breakdown_tables
 from deflectbench.views.report.calibration_figures import corrected_chart
@@ -130,7 +131,7 @@ ReportResult = ReportPaths
 def charts(s: Summary) -> list[fg.Chart]:
     """The report's figures, drawn from the summary's tables (the packs' only when the store
     holds several packs)."""
-    spread = s.claim_spread.to_dict(orient="records")
+    spread = records(s.claim_spread)
     overall = dict(zip(s.output_tokens["model"], s.output_tokens["all"], strict=True))
     return [
         fg.signature_chart(s.models, s.rates, s.model_n),

@@ -56,6 +56,8 @@ __all__ = [
     "model_style",
     "outcome_bars",
     "outcome_legend",
+    "pick",
+    "row_positions",
     "save_chart",
     "styled_figure",
     "text_color",
@@ -217,6 +219,28 @@ def text_color(fill: Any) -> str:
 def facet_grid(n: int, max_cols: int = 4) -> tuple[int, int]:
     cols = min(max(n, 1), max_cols)
     return math.ceil(max(n, 1) / cols), cols
+
+
+def row_positions(keys: Sequence[Any]) -> dict[tuple[Any, ...], int]:
+    """Each key's row (keys as columns: ``[frame["model"], frame["outcome"]]``), so a chart
+    picks its cells from whole columns instead of filtering and reindexing the frame once per
+    model or outcome. A key on two rows raises, as that reindex did."""
+    rows: dict[tuple[Any, ...], int] = {}
+    for i, key in enumerate(zip(*(k.tolist() for k in keys), strict=True)):
+        if key in rows:
+            raise ValueError("cannot reindex on an axis with duplicate labels")
+        rows[key] = i
+    return rows
+
+
+def pick(values: np.ndarray, rows: Sequence[int | None]) -> np.ndarray:
+    """``values[i]`` for each row ``i`` as floats, NaN where a row is missing (``None``): what
+    reindexing a float column to those rows gives."""
+    out = np.full(len(rows), np.nan)
+    for j, i in enumerate(rows):
+        if i is not None:
+            out[j] = values[i]
+    return out
 
 
 def model_style(i: int) -> dict[str, Any]:

@@ -19,6 +19,7 @@ import pandas as pd
 
 from deflectbench.analysis.tables.rates import FramingSwing
 from deflectbench.views.format import pct
+from deflectbench.views.records import records
 from deflectbench.views.report.chart import (
     FALLACY_LABELS,
     FORMATS,
@@ -32,6 +33,8 @@ from deflectbench.views.report.chart import (
     facet_grid,
     model_style,
     outcome_bars,
+    pick,
+    row_positions,
     save_chart,
     styled_figure,
     text_color,
@@ -95,7 +98,7 @@ def signature_chart(
     rates = np.full((n, len(OUTCOMES)), np.nan)
     lo, hi = rates.copy(), rates.copy()
     outcomes = rates_ci[rates_ci["kind"] == "outcome"]
-    index = {(r["model"], r["measure"]): r for r in outcomes.to_dict(orient="records")}
+    index = {(r["model"], r["measure"]): r for r in records(outcomes)}
     for i, m in enumerate(models):
         for k, o in enumerate(OUTCOMES):
             entry = index.get((m, o), {})
@@ -307,19 +310,24 @@ def coach_chart(coach: pd.DataFrame, models: Sequence[str]) -> Chart:
     if coach.empty:
         chart.missing = "No scored generations under the coach framing."
         return chart
-    present = [m for m in models if (coach["model"] == m).any()]
+    seen = set(coach["model"].tolist())
+    present = [m for m in models if m in seen]
     fallacies = sorted(coach["fallacy_requested"].unique().tolist())
     rows, cols = facet_grid(len(present), 2)
     height = 0.9 + rows * (0.75 * len(fallacies) + 0.9)
     bar = 0.8 / len(COACH_BARS)
+    # per model, its row for each requested fallacy (None: no such row), from whole columns
+    where = row_positions([coach["model"], coach["fallacy_requested"]])
+    counts = coach["n"].fillna(0).astype(int).tolist()
+    rates = {f: coach[f].to_numpy(dtype=float) for f, _, _ in COACH_BARS}
     panels: list[tuple[str, list[str], list[np.ndarray]]] = []
     for m in present:
-        sub = coach[coach["model"] == m].set_index("fallacy_requested").reindex(fallacies)
-        ns = sub["n"].fillna(0).astype(int).tolist()
+        at = [where.get((m, f)) for f in fallacies]
+        ns = [0 if i is None else counts[i] for i in at]
         names = [
             f"{FALLACY_LABELS.get(f, f)} (n = {k:,})" for f, k in zip(fallacies, ns, strict=True)
         ]
-        panels.append((m, names, [100 * sub[f].to_numpy(dtype=float) for f, _, _ in COACH_BARS]))
+        panels.append((m, names, [100 * pick(rates[f], at) for f, _, _ in COACH_BARS]))
 
     def draw() -> Figure:
         with styled_figure(11 if cols > 1 else 7, height) as fig:

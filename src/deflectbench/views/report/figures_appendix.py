@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from deflectbench.views.records import records
 from deflectbench.views.report.chart import (
     HATCH_COLORS,
     INK,
@@ -25,6 +26,8 @@ from deflectbench.views.report.chart import (
     Chart,
     bar_kw,
     facet_grid,
+    pick,
+    row_positions,
     styled_figure,
 )
 from deflectbench.views.report.svg import LegendItem
@@ -164,7 +167,7 @@ def sample_counts_chart(models: Sequence[str], counts: pd.DataFrame, runs: int) 
     )
     chart = Chart("run_refusal_counts", title, caption, caption)
     labels = [c for c in counts.columns if c not in ("model", "cells", "incomplete_cells")]
-    by_model = {r["model"]: r for r in counts.to_dict(orient="records")}
+    by_model = {r["model"]: r for r in records(counts)}
     dists = {m: {k: by_model[m][k] for k in labels} if m in by_model else {} for m in models}
     dists = {m: d for m, d in dists.items() if d and sum(d.values())}
     if not dists:
@@ -223,14 +226,14 @@ def tokens_chart(
     if tokens.empty or not tokens["mean_tokens"].fillna(0).any():
         chart.missing = "No output token counts recorded."
         return chart
-    present = [m for m in models if (tokens["model"] == m).any()]
+    seen = set(tokens["model"].tolist())
+    present = [m for m in models if m in seen]
     n = len(present)
     width = 0.8 / len(OUTCOMES)
-    by_outcome = {
-        o: tokens[tokens["outcome"] == o].set_index("model").reindex(present)["mean_tokens"]
-        .to_numpy(dtype=float)
-        for o in OUTCOMES
-    }  # fmt: skip
+    # each outcome's mean per present model (NaN where it has none), from the whole columns
+    rows = row_positions([tokens["outcome"], tokens["model"]])
+    means = tokens["mean_tokens"].to_numpy(dtype=float)
+    by_outcome = {o: pick(means, [rows.get((o, m)) for m in present]) for o in OUTCOMES}
     marks = [overall.get(m) for m in present]
     finite = [v for vals in by_outcome.values() for v in vals if math.isfinite(v)]
     finite += [float(v) for v in marks if v is not None and not math.isnan(v)]

@@ -24,6 +24,7 @@ from deflectbench.analysis.summary.build import Summary
 from deflectbench.analysis.summary.examples import SNIPPET_CHARS
 from deflectbench.benchmark.title import pack_title
 from deflectbench.views.format import num, pct, pval
+from deflectbench.views.records import records
 from deflectbench.views.report.calibration_tables import (
     CORRECTED_FIGURES,
     CORRECTED_TABLES,
@@ -75,7 +76,7 @@ def _key_numbers(s: Summary) -> list[tuple[str, str]]:
         ("definition", definition(o)),
     ]
     if len(s.claim_spread):
-        sp = s.claim_spread.to_dict(orient="records")[0]
+        sp = records(s.claim_spread)[0]
         out.append(
             (
                 "per-claim refusal",
@@ -92,7 +93,7 @@ def _key_numbers(s: Summary) -> list[tuple[str, str]]:
                 f"{pct(swing.rate_high)} ({swing.high})",
             )
         )
-    chi = s.chi2.to_dict(orient="records")[0]
+    chi = records(s.chi2)[0]
     if len(s.models) >= 2:
         out.append(
             (
@@ -346,12 +347,13 @@ def _md_cell(value: Any) -> str:
     return str(value).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
 
 
+#: Markdown's markup characters, each written with a backslash before it.
+_MD_ESCAPES = str.maketrans({ch: "\\" + ch for ch in "\\`*_{}[]()#!|~"})
+
+
 def _md_text(value: Any) -> str:
     """Untrusted text as Markdown that renders as plain text (markup characters escaped)."""
-    out = []
-    for ch in str(value):
-        out.append("\\" + ch if ch in "\\`*_{}[]()#!|~" else ch)
-    return "".join(out)
+    return str(value).translate(_MD_ESCAPES)
 
 
 def render_pages(

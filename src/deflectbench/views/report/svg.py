@@ -11,6 +11,7 @@ and nothing here imports matplotlib. PNG and PDF files are still drawn by matplo
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -80,6 +81,13 @@ def escape(text: object) -> str:
     )
 
 
+@functools.cache
+def _attr_name(key: str) -> str:
+    """An attribute's SVG name from its Python key: ``stroke_width`` is ``stroke-width``,
+    ``class_`` is ``class``."""
+    return key.rstrip("_").replace("_", "-")
+
+
 _NARROW = set("iljtfrI.,:;|!'()[] ")
 _WIDE = set("mwMWOQGCDHNU%@")
 
@@ -123,14 +131,14 @@ class Svg:
 
     def _el(self, tag: str, attrs: dict[str, object], body: str | None = None) -> None:
         """Append one element; one placed at a missing (NaN) coordinate is left out."""
-        if any(k in _PLACES and "n" in str(v) for k, v in attrs.items()):
-            return
-        a = "".join(
-            f' {k.rstrip("_").replace("_", "-")}="{escape(v)}"'
-            for k, v in attrs.items()
-            if v is not None
-        )
-        self.parts.append(f"<{tag}{a}/>" if body is None else f"<{tag}{a}>{body}</{tag}>")
+        a = []
+        for k, v in attrs.items():
+            if k in _PLACES and "n" in str(v):  # "nan", "inf" (or None) where it is placed
+                return
+            if v is not None:
+                a.append(f' {_attr_name(k)}="{escape(v)}"')
+        a_ = "".join(a)
+        self.parts.append(f"<{tag}{a_}/>" if body is None else f"<{tag}{a_}>{body}</{tag}>")
 
     def hatch(self, fill: str, hatch: str, color: str) -> str:
         """The fill reference of ``fill`` crossed by ``hatch`` lines of ``color`` (a pattern)."""

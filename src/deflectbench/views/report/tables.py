@@ -18,6 +18,7 @@ from deflectbench.analysis.summary.build import Summary
 from deflectbench.analysis.summary.small_sample import small_sample_elsewhere
 from deflectbench.analysis.tables.breakdowns import few_claims_note, small_sample_note
 from deflectbench.views.format import ci, count, isnan, num, pct, pval
+from deflectbench.views.records import records
 from deflectbench.views.report.chart import OUTCOME_LABELS
 from deflectbench.vocab import FIELD_SHORT, FIELDS, LEVEL_NAMES, OUTCOMES
 
@@ -99,7 +100,7 @@ def make_table(
 
 def headline_tables(s: Summary) -> list[Table]:
     """Each model's outcome rates (the signature) and field rates, with their CIs."""
-    index = {(r["model"], r["kind"], r["measure"]): r for r in s.rates.to_dict(orient="records")}
+    index = {(r["model"], r["kind"], r["measure"]): r for r in records(s.rates)}
     rows = []
     for m in s.models:
         for kind, names in (("outcome", OUTCOMES), ("field", FIELDS)):
@@ -151,10 +152,13 @@ def headline_tables(s: Summary) -> list[Table]:
 
 def _cohens_h_rows(s: Summary) -> list[dict[str, Any]]:
     """Per model, comparisons in their order, each with its outcome measures."""
+    of_model: dict[Any, list[dict[str, Any]]] = {}  # the frame's rows per model, in order
+    for r in records(s.cohens_h):
+        of_model.setdefault(r["model"], []).append(r)
     rows = []
     for m in s.models:
         nested: dict[str, dict[str, Any]] = {}
-        for r in s.cohens_h[s.cohens_h["model"] == m].to_dict(orient="records"):
+        for r in of_model.get(m, ()):
             nested.setdefault(r["comparison"], {})[r["measure"]] = r["h"]
         for comp, measures in nested.items():
             for measure, h in measures.items():
@@ -169,10 +173,11 @@ def framing_tables(s: Summary) -> list[Table]:
 
     h_rows = _cohens_h_rows(s)
     h_frame = pd.DataFrame(h_rows, columns=["model", "comparison", "measure", "h"])
+    measured = {(r["comparison"], r["measure"]) for r in h_rows if not isnan(r["h"])}
     pairs = [
         p
         for p in dict.fromkeys(zip(h_frame["comparison"], h_frame["measure"], strict=True))
-        if any(not isnan(r["h"]) for r in h_rows if (r["comparison"], r["measure"]) == p)
+        if p in measured
     ]
     lookup = {(r["model"], r["comparison"], r["measure"]): r["h"] for r in h_rows}
     cohens = make_table(
@@ -197,7 +202,7 @@ def framing_tables(s: Summary) -> list[Table]:
     cohens.show = bool(pairs)
 
     p_frame = s.by_prompt[["model", "prompt_id", *FIELDS]].reset_index(drop=True)
-    refusal = {(r["model"], r["prompt_id"]): r["refusal"] for r in p_frame.to_dict("records")}
+    refusal = {(r["model"], r["prompt_id"]): r["refusal"] for r in records(p_frame)}
     template_rows = []
     for t in s.benchmark.templates:
         vals = [refusal.get((m, t.prompt_id)) for m in s.models]
@@ -242,7 +247,7 @@ def fallacy_tables(s: Summary) -> list[Table]:
                     pct(r["compliance_clean"]),
                     pct(r["refusal"]),
                 ]
-                for r in coach.to_dict(orient="records")
+                for r in records(coach)
             ],
             left=2,
             note=(
@@ -269,7 +274,7 @@ def fallacy_tables(s: Summary) -> list[Table]:
 
 def agreement_tables(s: Summary) -> list[Table]:
     """Kappa beside AC1 per field (with each field's prevalence), and per generating model."""
-    agreement = [] if s.empty else s.agreement.to_dict(orient="records")
+    agreement = [] if s.empty else records(s.agreement)
     rows = [
         {
             **{k: a[k] for k in ("field", "kappa", "ac1", "disagreement", "n")},
@@ -312,7 +317,7 @@ def agreement_tables(s: Summary) -> list[Table]:
     out = [main]
     by_model = s.agreement_by_model
     if not s.empty and len(by_model):
-        cells = {(r["model"], r["field"]): r for r in by_model.to_dict(orient="records")}
+        cells = {(r["model"], r["field"]): r for r in records(by_model)}
         models = list(dict.fromkeys(by_model["model"].tolist()))
         out.append(
             make_table(
@@ -344,7 +349,7 @@ def agreement_tables(s: Summary) -> list[Table]:
 
 def significance_tables(s: Summary) -> list[Table]:
     """The chi-square test of model x outcome and TOST equivalence of controversy levels."""
-    chi = {} if s.empty else s.chi2.to_dict(orient="records")[0]
+    chi = {} if s.empty else records(s.chi2)[0]
     chi_frame = s.chi2 if chi else pd.DataFrame(columns=["statistic", "dof", "p_value"])
     chi_rows = []
     if chi and len(s.models) >= 2:
@@ -367,7 +372,7 @@ def significance_tables(s: Summary) -> list[Table]:
     )
     chi_t.numeric[-1] = False
     keep = ["level_a", "level_b", "rate_a", "rate_b", "diff", "p_value", "equivalent"]
-    tost = [] if s.empty else s.tost.to_dict(orient="records")
+    tost = [] if s.empty else records(s.tost)
     tost_frame = s.tost if tost else pd.DataFrame(columns=keep)
     tost_rows = [
         [
@@ -410,7 +415,7 @@ def appendix_tables(s: Summary) -> list[Table]:
     labels = [
         c for c in s.sample_refusal.columns if c not in ("model", "cells", "incomplete_cells")
     ]
-    counts = {r["model"]: r for r in s.sample_refusal.to_dict(orient="records")}
+    counts = {r["model"]: r for r in records(s.sample_refusal)}
     runs = [{"model": m, **{k: counts[m][k] for k in labels if m in counts}} for m in s.models]
     return [
         make_table("claim_refusal", "Per-claim refusal", claims, [], [], show=False),
