@@ -40,6 +40,7 @@ from deflectbench.analysis.summary.validity_checks import (
     with_labels,
     with_store,
 )
+from deflectbench.analysis.tables.grouping import shared_codes
 from deflectbench.benchmark import Benchmark
 
 __all__ = [
@@ -166,6 +167,11 @@ def analyze_frames(
 
 
 def _summary(frames: StoreFrames, benchmark: Benchmark, options: AnalysisOptions) -> Summary:
+    with shared_codes():  # the tables group the one scored table: its codes computed once
+        return _tables(frames, benchmark, options)
+
+
+def _tables(frames: StoreFrames, benchmark: Benchmark, options: AnalysisOptions) -> Summary:
     gens, judg = frames.generations, frames.judgments
     if "input_tokens" not in judg:
         judg = judg.assign(input_tokens=0, output_tokens=0)

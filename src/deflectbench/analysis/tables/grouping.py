@@ -10,8 +10,11 @@ since ``refusal`` and ``soft_refusal`` are both a field and an outcome.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from typing import Any
+import weakref
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -30,12 +33,51 @@ __all__ = [
     "keys_of",
     "measure_values",
     "outcome_indicators",
+    "shared_codes",
     "sort_framings",
     "with_outcomes",
 ]
 
 #: The outcome-share columns of the wide tables, in the ladder's order.
 OUTCOME_COLUMNS: tuple[str, ...] = tuple(f"outcome_{o}" for o in OUTCOMES)
+
+
+_T = TypeVar("_T")
+#: Within :func:`shared_codes`: (id of a frame, what) -> (the frame, weakly, the value).
+_SHARED: ContextVar[dict[tuple[int, Any], tuple[weakref.ref[pd.DataFrame], Any]] | None] = (
+    ContextVar("deflectbench_shared_codes", default=None)
+)
+
+
+@contextmanager
+def shared_codes() -> Iterator[None]:
+    """Within it, a frame's group codes (:func:`group_codes`, each key column's sorted codes)
+    and outcome indicators (:func:`outcome_indicators`) are computed once per frame and shared
+    by every table given that same frame object: the summary's tables each group the one scored
+    table by its model, framing, template, ..., and each factorising its string columns again
+    cost more than their sums. The frames given to the tables must not change within it
+    (the tables never change them); the values are read-only arrays."""
+    token = _SHARED.set(_SHARED.get() if _SHARED.get() is not None else {})
+    try:
+        yield
+    finally:
+        _SHARED.reset(token)
+
+
+def _shared(df: pd.DataFrame, what: Any, compute: Callable[[], _T]) -> _T:
+    """``compute()``, once per frame object and ``what`` within :func:`shared_codes`."""
+    memo = _SHARED.get()
+    if memo is None:
+        return compute()
+    hit = memo.get((id(df), what))
+    if hit is not None and hit[0]() is df:  # a dead frame's id may be another's now
+        return hit[1]
+    value = compute()
+    for a in value if isinstance(value, tuple) else (value,):  # shared, so never changed
+        if isinstance(a, np.ndarray):
+            a.flags.writeable = False
+    memo[(id(df), what)] = (weakref.ref(df), value)
+    return value
 
 
 def keys_of(by: str | Sequence[str] | None) -> list[str]:
@@ -47,8 +89,12 @@ def keys_of(by: str | Sequence[str] | None) -> list[str]:
 
 def outcome_indicators(scored: pd.DataFrame) -> np.ndarray:
     """(n x 5) 0/1 matrix: row i has a 1 in its outcome's column."""
-    out = scored["outcome"].to_numpy()
-    return np.stack([out == o for o in OUTCOMES], axis=1).astype(np.float64)
+
+    def compute() -> np.ndarray:
+        out = scored["outcome"].to_numpy()
+        return np.stack([out == o for o in OUTCOMES], axis=1).astype(np.float64)
+
+    return _shared(scored, "outcome_indicators", compute)
 
 
 def with_outcomes(scored: pd.DataFrame) -> pd.DataFrame:
@@ -125,12 +171,22 @@ def group_codes(df: pd.DataFrame, by: list[str]) -> tuple[NDArray[np.intp], pd.D
     the groups' keys, one row per group in sorted order (a groupby's), with the key columns'
     dtypes. Each key column is factorised once, in sorted order; the groups are the distinct
     combinations of those codes, numbered in lexicographic order."""
+    return _shared(df, ("group_codes", tuple(by)), lambda: _group_codes(df, by))
+
+
+def _sorted_codes(df: pd.DataFrame, k: str) -> tuple[np.ndarray, Any]:
+    """``pd.factorize(df[k], sort=True)``, once per frame and column within
+    :func:`shared_codes`."""
+    return _shared(df, ("sorted_codes", k), lambda: pd.factorize(df[k], sort=True))
+
+
+def _group_codes(df: pd.DataFrame, by: list[str]) -> tuple[NDArray[np.intp], pd.DataFrame]:
     n = len(df)
     combined = np.zeros(n, dtype=np.int64)
     missing = np.zeros(n, dtype=bool)
     bound = 1
     for k in by:
-        codes, uniques = pd.factorize(df[k], sort=True)
+        codes, uniques = _sorted_codes(df, k)
         missing |= codes < 0
         width = max(len(uniques), 1)
         if bound * width > 2**62:  # renumber densely (order kept) so the numbers cannot overflow
