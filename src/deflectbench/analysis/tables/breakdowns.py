@@ -17,7 +17,7 @@ import pandas as pd
 
 from deflectbench.analysis.stats.descriptive import fallacy_density
 from deflectbench.analysis.tables.appendix import FALLACY_FIELD
-from deflectbench.analysis.tables.grouping import group_means, sort_framings
+from deflectbench.analysis.tables.grouping import group_means, group_table, sort_framings
 from deflectbench.analysis.tables.rates import rates_by
 from deflectbench.vocab import CONTEXTS, FALLACY_FIELDS, FRAMINGS, OUTCOMES
 
@@ -118,9 +118,14 @@ def fallacy_swing_by_framing(scored: pd.DataFrame, measure: str = "refusal") -> 
     if named.empty:
         return pd.DataFrame(columns=SWING_COLUMNS)
     keys = ["model", "framing", "prompt_id", "fallacy_requested"]
-    per_template = named.groupby(keys, sort=True)[measure].agg(["mean", "size"])
-    col = {c: per_template.index.get_level_values(c).tolist() for c in keys}
-    mean, size = per_template["mean"].tolist(), per_template["size"].tolist()
+    table = group_table(named, keys, {measure: named[measure]})  # whole numbers: np.bincount
+    if table is not None:
+        col = {c: table[c].tolist() for c in keys}
+        mean, size = table[measure].tolist(), table["n"].tolist()
+    else:
+        per_template = named.groupby(keys, sort=True)[measure].agg(["mean", "size"])
+        col = {c: per_template.index.get_level_values(c).tolist() for c in keys}
+        mean, size = per_template["mean"].tolist(), per_template["size"].tolist()
     rows: list[dict[str, Any]] = []
     # the templates sorted by model and framing: each (model, framing) is one run of rows
     runs = groupby(range(len(mean)), key=lambda i: (col["model"][i], col["framing"][i]))

@@ -19,6 +19,7 @@ from deflectbench.analysis.tables.grouping import (
     OUTCOME_COLUMNS,
     cluster_codes,
     cohens_h,
+    group_codes,
     group_means,
     group_table,
     keys_of,
@@ -83,16 +84,30 @@ def rates_with_ci(
         return pd.DataFrame(
             columns=[*keys, "kind", "measure", "rate", "ci_lo", "ci_hi", "n", "n_clusters"]
         )
-    for group, sub in scored.groupby(keys, sort=True) if keys else [((), scored)]:
-        fields = sub[list(FIELDS)].to_numpy(dtype=np.float64, na_value=np.nan)
-        matrix = np.hstack([fields, outcome_indicators(sub)])
-        clusters = cluster_codes(sub[cluster])
+    # A groupby's groups (sorted, a missing key leaving its row out), each group's rows in the
+    # table's order: numbered once (shared with the other tables), the matrix built once.
+    codes, labels_of = group_codes(scored, keys) if keys else (np.zeros(len(scored), np.intp), None)
+    groups = labels_of.to_dict(orient="records") if labels_of is not None else [{}]
+    order = np.argsort(codes, kind="stable")
+    ends = np.searchsorted(codes[order], np.arange(len(groups) + 1), side="left")
+    fields = scored[list(FIELDS)].to_numpy(dtype=np.float64, na_value=np.nan)
+    whole = np.hstack([fields, outcome_indicators(scored)])
+    claims = scored[cluster]
+    # a claim's number among the group's claims, in sorted order (as cluster_codes numbers the
+    # group's own labels): its rank among all claims, renumbered densely within the group
+    ranked = None if claims.isna().any() else pd.factorize(claims, sort=True)[0]
+    for g, labels in enumerate(groups):
+        rows_g = order[ends[g] : ends[g + 1]]
+        matrix = whole[rows_g]
+        if ranked is not None:
+            clusters = np.unique(ranked[rows_g], return_inverse=True)[1].reshape(-1)
+        else:
+            clusters = cluster_codes(claims.iloc[rows_g])
         res = block_bootstrap_many(
             matrix, clusters, n_resamples=n_resamples, seed=seed, level=level
         )
         n_obs = (~np.isnan(matrix)).sum(axis=0)
         n_clusters = int(pd.unique(clusters).size)
-        labels = dict(zip(keys, group if isinstance(group, tuple) else (group,), strict=True))
         for j, (kind, name) in enumerate(zip(kinds, names, strict=True)):
             rows.append(
                 {

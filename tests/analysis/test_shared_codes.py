@@ -1,0 +1,207 @@
+"""The tables' groups numbered once (``grouping.shared_codes``) and their numpy versions of
+pandas groupbys give the same tables as the pandas code they replace (kept here as the
+reference), bit for bit, on random scored tables: with missing keys, missing field values and
+missing claims, inside the summary's scope and out of it."""
+
+from __future__ import annotations
+
+from itertools import groupby
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from deflectbench.analysis.stats.bootstrap import block_bootstrap_many
+from deflectbench.analysis.tables.appendix import FALLACY_FIELD
+from deflectbench.analysis.tables.breakdowns import SWING_COLUMNS, fallacy_swing_by_framing
+from deflectbench.analysis.tables.grouping import (
+    cluster_codes,
+    group_codes,
+    keys_of,
+    outcome_indicators,
+    shared_codes,
+    sort_framings,
+)
+from deflectbench.analysis.tables.rates import rates_by, rates_with_ci
+from deflectbench.vocab import FIELDS, OUTCOMES
+
+
+def reference_rates_with_ci(
+    scored: pd.DataFrame, *, by: Any = "model", n_resamples: int = 1000, seed: int = 0
+) -> pd.DataFrame:
+    """rates_with_ci as it was: a pandas groupby, each group's matrix and clusters its own."""
+    keys = keys_of(by)
+    kinds = ["field"] * len(FIELDS) + ["outcome"] * len(OUTCOMES)
+    names = [*FIELDS, *OUTCOMES]
+    rows: list[dict[str, Any]] = []
+    if scored.empty:
+        return pd.DataFrame(
+            columns=[*keys, "kind", "measure", "rate", "ci_lo", "ci_hi", "n", "n_clusters"]
+        )
+    for group, sub in scored.groupby(keys, sort=True) if keys else [((), scored)]:
+        fields = sub[list(FIELDS)].to_numpy(dtype=np.float64, na_value=np.nan)
+        matrix = np.hstack([fields, outcome_indicators(sub)])
+        clusters = cluster_codes(sub["claim_id"])
+        res = block_bootstrap_many(matrix, clusters, n_resamples=n_resamples, seed=seed)
+        n_obs = (~np.isnan(matrix)).sum(axis=0)
+        n_clusters = int(pd.unique(clusters).size)
+        labels = dict(zip(keys, group if isinstance(group, tuple) else (group,), strict=True))
+        for j, (kind, name) in enumerate(zip(kinds, names, strict=True)):
+            rows.append(
+                {
+                    **labels,
+                    "kind": kind,
+                    "measure": name,
+                    "rate": float(res.rate[j]),
+                    "ci_lo": float(res.lo[j]),
+                    "ci_hi": float(res.hi[j]),
+                    "n": int(n_obs[j]),
+                    "n_clusters": n_clusters,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def reference_swing(scored: pd.DataFrame, measure: str = "refusal") -> pd.DataFrame:
+    """fallacy_swing_by_framing as it was: the templates' means by a pandas groupby."""
+    if scored.empty:
+        return pd.DataFrame(columns=SWING_COLUMNS)
+    named = scored[
+        (scored["explicitness"] == "explicit")
+        & scored["fallacy_requested"].isin(list(FALLACY_FIELD))
+        & scored[measure].notna()
+    ]
+    if named.empty:
+        return pd.DataFrame(columns=SWING_COLUMNS)
+    keys = ["model", "framing", "prompt_id", "fallacy_requested"]
+    per_template = named.groupby(keys, sort=True)[measure].agg(["mean", "size"])
+    col = {c: per_template.index.get_level_values(c).tolist() for c in keys}
+    mean, size = per_template["mean"].tolist(), per_template["size"].tolist()
+    rows: list[dict[str, Any]] = []
+    runs = groupby(range(len(mean)), key=lambda i: (col["model"][i], col["framing"][i]))
+    for (model, framing), run in runs:
+        part = list(run)
+        if len(part) < 2:
+            continue
+        hi = max(part, key=mean.__getitem__)
+        lo = min(part, key=mean.__getitem__)
+        rows.append(
+            {
+                "model": model,
+                "framing": framing,
+                "measure": measure,
+                "template_high": col["prompt_id"][hi],
+                "fallacy_high": col["fallacy_requested"][hi],
+                "rate_high": float(mean[hi]),
+                "n_high": int(size[hi]),
+                "template_low": col["prompt_id"][lo],
+                "fallacy_low": col["fallacy_requested"][lo],
+                "rate_low": float(mean[lo]),
+                "n_low": int(size[lo]),
+                "swing": float(mean[hi] - mean[lo]),
+            }
+        )
+    return sort_framings(pd.DataFrame(rows, columns=SWING_COLUMNS))
+
+
+TEMPLATES = {  # prompt_id -> framing, fallacy requested, explicitness
+    "c-wa": ("coach", "whataboutism", "explicit"),
+    "c-ah": ("coach", "ad_hominem", "explicit"),
+    "m-wa": ("manipulation", "whataboutism", "explicit"),
+    "m-rh": ("manipulation", "red_herring", "explicit"),
+    "m-ah": ("manipulation", "ad_hominem", "explicit"),
+    "d-00": ("direct", "none", "implicit"),
+}
+
+
+@st.composite
+def scored_tables(draw: Any, missing: bool = True) -> pd.DataFrame:
+    n = draw(st.integers(0, 80))
+    rows = st.lists(st.integers(0, 10**6), min_size=n, max_size=n)
+    models = ["m-b", "m-a", "Z"] + ([None] if missing else [])
+    claims = ["c3", "c1", "c10", "c2"] + ([None] if draw(st.booleans()) and missing else [])
+    seeds = draw(rows)
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    pick = lambda options: [options[s % len(options)] for s in rng.permutation(seeds)]  # noqa: E731
+    prompts = pick(list(TEMPLATES))
+    df = pd.DataFrame(
+        {
+            "model": pd.array(pick(models), dtype="str"),
+            "claim_id": pd.array(pick(claims), dtype="str"),
+            "prompt_id": pd.array(prompts, dtype="str"),
+            "framing": pd.array([TEMPLATES[p][0] for p in prompts], dtype="str"),
+            "fallacy_requested": pd.array([TEMPLATES[p][1] for p in prompts], dtype="str"),
+            "explicitness": pd.array([TEMPLATES[p][2] for p in prompts], dtype="str"),
+            "level": pick([1, 2, 3, 4]),
+        }
+    )
+    for f in FIELDS:
+        values = rng.integers(0, 2, n).astype(np.float64)
+        if missing and draw(st.booleans()):
+            values[rng.random(n) < 0.2] = np.nan
+            df[f] = values
+        else:
+            df[f] = values.astype(np.int64)
+    df["outcome"] = pd.Series(pick(list(OUTCOMES)), dtype=object)
+    return df
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    scored_tables(),
+    st.sampled_from(["model", ["model", "framing"], ["level"], []]),
+    st.booleans(),
+)
+def test_rates_with_ci_is_the_pandas_groupby_version(df, by, shared):
+    want = reference_rates_with_ci(df, by=by, n_resamples=25, seed=3)
+    if shared:
+        with shared_codes():
+            rates_by(df, ["model", "framing"])  # the codes computed first, then shared
+            got = rates_with_ci(df, by=by, n_resamples=25, seed=3)
+    else:
+        got = rates_with_ci(df, by=by, n_resamples=25, seed=3)
+    pd.testing.assert_frame_equal(got, want, check_exact=True)
+    assert got.to_csv() == want.to_csv()
+
+
+@settings(max_examples=150, deadline=None)
+@given(scored_tables(), st.sampled_from(["refusal", "WA_present"]), st.booleans())
+def test_fallacy_swing_is_the_pandas_groupby_version(df, measure, shared):
+    want = reference_swing(df, measure)
+    if shared:
+        with shared_codes():
+            got = fallacy_swing_by_framing(df, measure)
+    else:
+        got = fallacy_swing_by_framing(df, measure)
+    pd.testing.assert_frame_equal(got, want, check_exact=True)
+
+
+@settings(max_examples=30, deadline=None)
+@given(scored_tables(missing=False))
+def test_fallacy_swing_of_other_numbers_is_pandas_mean(df):
+    """A measure that is not whole numbers is averaged by pandas, as before."""
+    df["refusal"] = np.linspace(0.1, 0.9, len(df)) ** 3
+    pd.testing.assert_frame_equal(fallacy_swing_by_framing(df), reference_swing(df))
+
+
+def test_shared_codes_are_computed_once_per_frame_and_read_only():
+    df = pd.DataFrame(
+        {"model": pd.array(["b", "a", "b"], dtype="str"), "outcome": ["refusal", "other", "other"]}
+    )
+    with shared_codes():
+        codes, labels = group_codes(df, ["model"])
+        again, _ = group_codes(df, ["model"])
+        assert again is codes
+        assert not codes.flags.writeable
+        with pytest.raises(ValueError):
+            codes[0] = 5
+        ind = outcome_indicators(df)
+        assert outcome_indicators(df) is ind and not ind.flags.writeable
+        other = df.copy()  # another frame: its own codes
+        assert group_codes(other, ["model"])[0] is not codes
+    assert group_codes(df, ["model"])[0] is not codes  # none shared out of the scope
+    assert group_codes(df, ["model"])[0].flags.writeable
+    assert codes.tolist() == [1, 0, 1] and labels["model"].tolist() == ["a", "b"]
