@@ -205,3 +205,37 @@ def test_shared_codes_are_computed_once_per_frame_and_read_only():
     assert group_codes(df, ["model"])[0] is not codes  # none shared out of the scope
     assert group_codes(df, ["model"])[0].flags.writeable
     assert codes.tolist() == [1, 0, 1] and labels["model"].tolist() == ["a", "b"]
+
+
+def reference_rates_by(scored: pd.DataFrame, by: Any) -> pd.DataFrame:
+    """rates_by by pandas alone: a groupby's means of the fields and outcome shares."""
+    keys = keys_of(by)
+    columns = [*FIELDS, *(f"outcome_{o}" for o in OUTCOMES)]
+    if scored.empty:
+        return pd.DataFrame(columns=[*keys, "n", *columns])
+    wide = pd.concat(
+        [
+            scored,
+            pd.DataFrame(outcome_indicators(scored), columns=columns[-5:], index=scored.index),
+        ],
+        axis=1,
+    )
+    grouped = wide.groupby(keys, sort=True, observed=True)
+    out = grouped[columns].mean()
+    out.insert(0, "n", grouped.size())
+    return sort_framings(out.reset_index())
+
+
+@settings(max_examples=80, deadline=None)
+@given(scored_tables(), st.booleans())
+def test_rates_by_grouped_several_ways_is_the_pandas_groupby(df, shared):
+    ways = [["model", "framing"], ["model", "prompt_id"], ["level"], ["model", "level"]]
+    if shared:
+        with shared_codes():
+            got = [rates_by(df, by) for by in ways]
+    else:
+        got = [rates_by(df, by) for by in ways]
+    for by, table in zip(ways, got, strict=True):
+        want = reference_rates_by(df, by)
+        pd.testing.assert_frame_equal(table, want, check_exact=True, check_dtype=not df.empty)
+        assert table.to_csv() == want.to_csv()

@@ -29,12 +29,15 @@ __all__ = [
     "cohens_h",
     "group_codes",
     "group_means",
+    "group_sums",
     "group_table",
     "keys_of",
     "measure_values",
     "outcome_indicators",
+    "shared",
     "shared_codes",
     "sort_framings",
+    "whole_columns",
     "with_outcomes",
 ]
 
@@ -64,8 +67,9 @@ def shared_codes() -> Iterator[None]:
         _SHARED.reset(token)
 
 
-def _shared(df: pd.DataFrame, what: Any, compute: Callable[[], _T]) -> _T:
-    """``compute()``, once per frame object and ``what`` within :func:`shared_codes`."""
+def shared(df: pd.DataFrame, what: Any, compute: Callable[[], _T]) -> _T:
+    """``compute()``, once per frame object and ``what`` within :func:`shared_codes` (else
+    each time); the arrays in what it returns are then read-only."""
     memo = _SHARED.get()
     if memo is None:
         return compute()
@@ -73,11 +77,21 @@ def _shared(df: pd.DataFrame, what: Any, compute: Callable[[], _T]) -> _T:
     if hit is not None and hit[0]() is df:  # a dead frame's id may be another's now
         return hit[1]
     value = compute()
-    for a in value if isinstance(value, tuple) else (value,):  # shared, so never changed
-        if isinstance(a, np.ndarray):
-            a.flags.writeable = False
+    _freeze(value)  # shared, so never changed
     memo[(id(df), what)] = (weakref.ref(df), value)
     return value
+
+
+def _freeze(value: Any) -> None:
+    """Make the arrays in ``value`` (and in its tuples and dicts) read-only."""
+    if isinstance(value, np.ndarray):
+        value.flags.writeable = False
+    elif isinstance(value, tuple | list):
+        for v in value:
+            _freeze(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            _freeze(v)
 
 
 def keys_of(by: str | Sequence[str] | None) -> list[str]:
@@ -94,7 +108,7 @@ def outcome_indicators(scored: pd.DataFrame) -> np.ndarray:
         out = scored["outcome"].to_numpy()
         return np.stack([out == o for o in OUTCOMES], axis=1).astype(np.float64)
 
-    return _shared(scored, "outcome_indicators", compute)
+    return shared(scored, "outcome_indicators", compute)
 
 
 def with_outcomes(scored: pd.DataFrame) -> pd.DataFrame:
@@ -144,25 +158,53 @@ def group_table(df: pd.DataFrame, by: list[str], values: Mapping[str, Any]) -> p
     Other values are pandas' to average: its sums of them depend on the frame's layout
     (compensated, or plain when a block of columns has no NaN and the rows come sorted).
     """
-    codes, labels = group_codes(df, by)
-    kept = codes >= 0
-    groups = codes[kept]
-    size = len(labels)
-    table: dict[str, Any] = {k: labels[k].array for k in by}
-    table["n"] = np.bincount(groups, minlength=size).astype(np.int64)
+    return group_sums(df, by, whole_columns(values))
+
+
+def whole_columns(values: Mapping[str, Any]) -> dict[str, tuple[NDArray[np.float64], bool]]:
+    """Each of ``values`` as :func:`group_sums` takes it: its floats (NaN for a missing value)
+    and whether those it holds are whole numbers whose sum is exact (|sum| < 2**53)."""
+    out = {}
     for name, column in values.items():
         x = (
             column.to_numpy(dtype=np.float64, na_value=np.nan)
             if isinstance(column, pd.Series)
             else np.asarray(column, dtype=np.float64)
-        )[kept]
-        seen = ~np.isnan(x)
-        at, xs = groups[seen], x[seen]
-        if not (np.array_equal(xs, np.floor(xs)) and float(np.abs(xs).sum()) < 2.0**53):
+        )
+        out[name] = (x, _whole(x))
+    return out
+
+
+def _whole(x: NDArray[np.float64]) -> bool:
+    xs = x[~np.isnan(x)]
+    return bool(np.array_equal(xs, np.floor(xs)) and float(np.abs(xs).sum()) < 2.0**53)
+
+
+def group_sums(
+    df: pd.DataFrame, by: list[str], columns: Mapping[str, tuple[NDArray[np.float64], bool]]
+) -> pd.DataFrame | None:
+    """:func:`group_table` of columns already made floats (:func:`whole_columns`), so a table
+    grouped several ways converts and checks its columns once."""
+    codes, labels = group_codes(df, by)
+    kept = codes >= 0
+    every = bool(kept.all())
+    groups = codes if every else codes[kept]
+    size = len(labels)
+    table: dict[str, Any] = {k: labels[k].array for k in by}
+    n = np.bincount(groups, minlength=size)
+    table["n"] = n.astype(np.int64)
+    for name, (x, whole) in columns.items():
+        if not every:  # whole numbers among the kept rows: checked on those
+            x = x[kept]
+            whole = _whole(x)
+        if not whole:
             return None
+        seen = ~np.isnan(x)
+        full = bool(seen.all())
+        at, xs = (groups, x) if full else (groups[seen], x[seen])
         with np.errstate(invalid="ignore", divide="ignore"):
             sums = np.bincount(at, weights=xs, minlength=size)
-            table[name] = sums / np.bincount(at, minlength=size)
+            table[name] = sums / (n if full else np.bincount(at, minlength=size))
     return pd.DataFrame(table)
 
 
@@ -171,13 +213,13 @@ def group_codes(df: pd.DataFrame, by: list[str]) -> tuple[NDArray[np.intp], pd.D
     the groups' keys, one row per group in sorted order (a groupby's), with the key columns'
     dtypes. Each key column is factorised once, in sorted order; the groups are the distinct
     combinations of those codes, numbered in lexicographic order."""
-    return _shared(df, ("group_codes", tuple(by)), lambda: _group_codes(df, by))
+    return shared(df, ("group_codes", tuple(by)), lambda: _group_codes(df, by))
 
 
 def _sorted_codes(df: pd.DataFrame, k: str) -> tuple[np.ndarray, Any]:
     """``pd.factorize(df[k], sort=True)``, once per frame and column within
     :func:`shared_codes`."""
-    return _shared(df, ("sorted_codes", k), lambda: pd.factorize(df[k], sort=True))
+    return shared(df, ("sorted_codes", k), lambda: pd.factorize(df[k], sort=True))
 
 
 def _group_codes(df: pd.DataFrame, by: list[str]) -> tuple[NDArray[np.intp], pd.DataFrame]:

@@ -21,11 +21,14 @@ from deflectbench.analysis.tables.grouping import (
     cohens_h,
     group_codes,
     group_means,
+    group_sums,
     group_table,
     keys_of,
     measure_values,
     outcome_indicators,
+    shared,
     sort_framings,
+    whole_columns,
     with_outcomes,
 )
 from deflectbench.vocab import FALLACY_FIELDS, FIELDS, FRAMINGS, OUTCOMES
@@ -133,10 +136,22 @@ def rates_by(scored: pd.DataFrame, by: str | Sequence[str]) -> pd.DataFrame:
     columns = [*FIELDS, *OUTCOME_COLUMNS]
     if scored.empty:
         return pd.DataFrame(columns=[*keys, "n", *columns])
-    table = group_table(scored, keys, _rate_values(scored, columns)) if keys else None
+    table = group_sums(scored, keys, _rate_columns(scored, columns)) if keys else None
     if table is None:  # no groups, or values not whole numbers: pandas' means
         table = group_means(with_outcomes(scored), keys, columns)
     return sort_framings(table)
+
+
+def _rate_columns(
+    scored: pd.DataFrame, columns: Sequence[str]
+) -> dict[str, tuple[np.ndarray, bool]]:
+    """:func:`_rate_values` as floats, checked (:func:`.grouping.whole_columns`): once per
+    scored table within :func:`.grouping.shared_codes` however many ways it is grouped."""
+    return shared(
+        scored,
+        ("rate_columns", tuple(columns)),
+        lambda: whole_columns(_rate_values(scored, columns)),
+    )
 
 
 def _rate_values(scored: pd.DataFrame, columns: Sequence[str]) -> dict[str, Any]:
