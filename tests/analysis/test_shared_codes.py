@@ -15,18 +15,25 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from deflectbench.analysis.stats.bootstrap import block_bootstrap_many
-from deflectbench.analysis.tables.appendix import FALLACY_FIELD
+from deflectbench.analysis.tables.appendix import (
+    FALLACY_FIELD,
+    FREE_CHOICE_FRAMINGS,
+    free_choice_preferences,
+    requested_match,
+)
 from deflectbench.analysis.tables.breakdowns import SWING_COLUMNS, fallacy_swing_by_framing
 from deflectbench.analysis.tables.grouping import (
     cluster_codes,
     group_codes,
+    group_codes_where,
+    group_means,
     keys_of,
     outcome_indicators,
     shared_codes,
     sort_framings,
 )
 from deflectbench.analysis.tables.rates import rates_by, rates_with_ci
-from deflectbench.vocab import FIELDS, OUTCOMES
+from deflectbench.vocab import FALLACY_FIELDS, FIELDS, OUTCOMES
 
 
 def reference_rates_with_ci(
@@ -107,6 +114,57 @@ def reference_swing(scored: pd.DataFrame, measure: str = "refusal") -> pd.DataFr
     return sort_framings(pd.DataFrame(rows, columns=SWING_COLUMNS))
 
 
+def reference_produced(scored: pd.DataFrame) -> np.ndarray:
+    values = scored[list(FALLACY_FIELDS)].to_numpy(dtype=np.float64, na_value=np.nan)
+    return np.nan_to_num(values, nan=0.0)
+
+
+def reference_free_choice(scored: pd.DataFrame) -> pd.DataFrame:
+    """free_choice_preferences as it was: a pandas groupby's groups, each its own matrix."""
+    columns = ["model", "framing", "n", "n_with_fallacy", *FALLACY_FIELDS]
+    narrow = scored[["model", "framing", *FALLACY_FIELDS]]
+    sub = narrow[narrow["framing"].isin(list(FREE_CHOICE_FRAMINGS))] if len(scored) else narrow
+    rows: list[dict[str, Any]] = []
+    for (model, framing), part in sub.groupby(["model", "framing"], sort=True) if len(sub) else []:
+        produced = reference_produced(part)
+        with_any = produced.max(axis=1) == 1
+        k = int(with_any.sum())
+        shares = produced[with_any].mean(axis=0) if k else np.full(3, np.nan)
+        rows.append(
+            {
+                "model": model,
+                "framing": framing,
+                "n": len(part),
+                "n_with_fallacy": k,
+                **{f: float(s) for f, s in zip(FALLACY_FIELDS, shares, strict=True)},
+            }
+        )
+    return sort_framings(pd.DataFrame(rows, columns=columns))
+
+
+def reference_requested_match(scored: pd.DataFrame, by: Any) -> pd.DataFrame:
+    """requested_match as it was: a frame of the rows and their classes, pandas' groups."""
+    keys = keys_of(by)
+    columns = [*keys, "n", "match", "only_other", "none", "match_given_fallacy"]
+    sub = scored[scored["fallacy_requested"].isin(list(FALLACY_FIELD))] if len(scored) else scored
+    if sub.empty:
+        return pd.DataFrame(columns=columns)
+    produced = reference_produced(sub)
+    col = sub["fallacy_requested"].map(
+        {k: FALLACY_FIELDS.index(v) for k, v in FALLACY_FIELD.items()}
+    )
+    requested = produced[np.arange(len(sub)), col.to_numpy(dtype=np.int64)] == 1
+    anything = produced.max(axis=1) == 1
+    df = sub[keys].copy()
+    df["match"] = requested.astype(np.float64)
+    df["only_other"] = (anything & ~requested).astype(np.float64)
+    df["none"] = (~anything).astype(np.float64)
+    out = group_means(df, keys, ["match", "only_other", "none"])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out["match_given_fallacy"] = out["match"] / (out["match"] + out["only_other"])
+    return sort_framings(out[columns])
+
+
 TEMPLATES = {  # prompt_id -> framing, fallacy requested, explicitness
     "c-wa": ("coach", "whataboutism", "explicit"),
     "c-ah": ("coach", "ad_hominem", "explicit"),
@@ -114,6 +172,8 @@ TEMPLATES = {  # prompt_id -> framing, fallacy requested, explicitness
     "m-rh": ("manipulation", "red_herring", "explicit"),
     "m-ah": ("manipulation", "ad_hominem", "explicit"),
     "d-00": ("direct", "none", "implicit"),
+    "ch-0": ("choose", "none", "implicit"),
+    "in-0": ("implicit_neutral", "none", "implicit"),
 }
 
 
@@ -239,3 +299,32 @@ def test_rates_by_grouped_several_ways_is_the_pandas_groupby(df, shared):
         want = reference_rates_by(df, by)
         pd.testing.assert_frame_equal(table, want, check_exact=True, check_dtype=not df.empty)
         assert table.to_csv() == want.to_csv()
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    scored_tables(),
+    st.sampled_from([["model", "fallacy_requested"], ["model"], ["level", "model"], []]),
+    st.booleans(),
+)
+def test_free_choice_and_requested_match_are_the_pandas_versions(df, by, shared):
+    if shared:
+        with shared_codes():
+            rates_by(df, ["model", "framing"])  # codes computed first, then shared
+            got = free_choice_preferences(df), requested_match(df, by)
+    else:
+        got = free_choice_preferences(df), requested_match(df, by)
+    want = reference_free_choice(df), reference_requested_match(df, by)
+    for g, w in zip(got, want, strict=True):
+        pd.testing.assert_frame_equal(g, w, check_exact=True, check_dtype=not df.empty)
+        assert g.to_csv() == w.to_csv()
+
+
+@settings(max_examples=100, deadline=None)
+@given(scored_tables(), st.sampled_from([["model"], ["model", "framing"], ["framing", "level"]]))
+def test_group_codes_where_is_group_codes_of_the_rows(df, by):
+    rows = (df["level"] > 1).to_numpy(dtype=bool) if len(df) else np.zeros(0, dtype=bool)
+    codes, labels = group_codes_where(df, rows, by)
+    want_codes, want_labels = group_codes(df[rows], by)
+    assert codes.tolist() == want_codes.tolist()
+    pd.testing.assert_frame_equal(labels, want_labels)

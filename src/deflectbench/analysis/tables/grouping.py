@@ -28,6 +28,7 @@ __all__ = [
     "cluster_codes",
     "cohens_h",
     "group_codes",
+    "group_codes_where",
     "group_means",
     "group_sums",
     "group_table",
@@ -37,7 +38,10 @@ __all__ = [
     "shared",
     "shared_codes",
     "sort_framings",
+    "sorted_codes",
+    "sums_by_codes",
     "whole_columns",
+    "whole_numbers",
     "with_outcomes",
 ]
 
@@ -171,11 +175,12 @@ def whole_columns(values: Mapping[str, Any]) -> dict[str, tuple[NDArray[np.float
             if isinstance(column, pd.Series)
             else np.asarray(column, dtype=np.float64)
         )
-        out[name] = (x, _whole(x))
+        out[name] = (x, whole_numbers(x))
     return out
 
 
-def _whole(x: NDArray[np.float64]) -> bool:
+def whole_numbers(x: NDArray[np.float64]) -> bool:
+    """Whether the values ``x`` holds (NaN left out) are whole numbers summing exactly."""
     xs = x[~np.isnan(x)]
     return bool(np.array_equal(xs, np.floor(xs)) and float(np.abs(xs).sum()) < 2.0**53)
 
@@ -185,18 +190,27 @@ def group_sums(
 ) -> pd.DataFrame | None:
     """:func:`group_table` of columns already made floats (:func:`whole_columns`), so a table
     grouped several ways converts and checks its columns once."""
-    codes, labels = group_codes(df, by)
+    return sums_by_codes(*group_codes(df, by), columns)
+
+
+def sums_by_codes(
+    codes: NDArray[np.intp],
+    labels: pd.DataFrame,
+    columns: Mapping[str, tuple[NDArray[np.float64], bool]],
+) -> pd.DataFrame | None:
+    """:func:`group_sums` by groups already numbered (:func:`group_codes`,
+    :func:`group_codes_where`): the key columns are ``labels``'."""
     kept = codes >= 0
     every = bool(kept.all())
     groups = codes if every else codes[kept]
     size = len(labels)
-    table: dict[str, Any] = {k: labels[k].array for k in by}
+    table: dict[str, Any] = {k: labels[k].array for k in labels.columns}
     n = np.bincount(groups, minlength=size)
     table["n"] = n.astype(np.int64)
     for name, (x, whole) in columns.items():
         if not every:  # whole numbers among the kept rows: checked on those
             x = x[kept]
-            whole = _whole(x)
+            whole = whole_numbers(x)
         if not whole:
             return None
         seen = ~np.isnan(x)
@@ -216,19 +230,33 @@ def group_codes(df: pd.DataFrame, by: list[str]) -> tuple[NDArray[np.intp], pd.D
     return shared(df, ("group_codes", tuple(by)), lambda: _group_codes(df, by))
 
 
-def _sorted_codes(df: pd.DataFrame, k: str) -> tuple[np.ndarray, Any]:
+def sorted_codes(df: pd.DataFrame, k: str) -> tuple[np.ndarray, Any]:
     """``pd.factorize(df[k], sort=True)``, once per frame and column within
     :func:`shared_codes`."""
     return shared(df, ("sorted_codes", k), lambda: pd.factorize(df[k], sort=True))
 
 
-def _group_codes(df: pd.DataFrame, by: list[str]) -> tuple[NDArray[np.intp], pd.DataFrame]:
-    n = len(df)
+def group_codes_where(
+    df: pd.DataFrame, rows: NDArray[np.bool_], by: list[str]
+) -> tuple[NDArray[np.intp], pd.DataFrame]:
+    """``group_codes(df[rows], by)`` (``rows`` a boolean mask) without making that frame: from
+    ``df``'s own sorted codes of each key column (shared), taken at the rows. A code's order
+    among the rows' codes is its value's among the rows' values, so the groups are the same
+    and numbered the same."""
+    return _group_codes(df, by, np.flatnonzero(rows))
+
+
+def _group_codes(
+    df: pd.DataFrame, by: list[str], where: NDArray[np.intp] | None = None
+) -> tuple[NDArray[np.intp], pd.DataFrame]:
+    n = len(df) if where is None else len(where)
     combined = np.zeros(n, dtype=np.int64)
     missing = np.zeros(n, dtype=bool)
     bound = 1
     for k in by:
-        codes, uniques = _sorted_codes(df, k)
+        codes, uniques = sorted_codes(df, k)
+        if where is not None:
+            codes = codes[where]
         missing |= codes < 0
         width = max(len(uniques), 1)
         if bound * width > 2**62:  # renumber densely (order kept) so the numbers cannot overflow
@@ -240,7 +268,8 @@ def _group_codes(df: pd.DataFrame, by: list[str]) -> tuple[NDArray[np.intp], pd.
     _, first, inverse = np.unique(combined[rows], return_index=True, return_inverse=True)
     out = np.full(n, -1, dtype=np.intp)
     out[rows] = inverse.reshape(-1)
-    return out, df[by].take(rows[first]).reset_index(drop=True)
+    at = rows[first] if where is None else where[rows[first]]
+    return out, df[by].take(at).reset_index(drop=True)
 
 
 def cluster_codes(labels: pd.Series) -> np.ndarray:
