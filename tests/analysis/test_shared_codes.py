@@ -21,18 +21,33 @@ from deflectbench.analysis.tables.appendix import (
     free_choice_preferences,
     requested_match,
 )
-from deflectbench.analysis.tables.breakdowns import SWING_COLUMNS, fallacy_swing_by_framing
+from deflectbench.analysis.tables.breakdowns import (
+    SWING_COLUMNS,
+    coach_field_rates,
+    fallacy_swing_by_framing,
+)
 from deflectbench.analysis.tables.grouping import (
     cluster_codes,
+    cohens_h,
+    framing_rows,
     group_codes,
     group_codes_where,
     group_means,
     keys_of,
+    measure_values,
     outcome_indicators,
     shared_codes,
     sort_framings,
 )
-from deflectbench.analysis.tables.rates import rates_by, rates_with_ci
+from deflectbench.analysis.tables.rates import (
+    DEFAULT_COMPARISONS,
+    H_MEASURES,
+    coach_labeling,
+    coach_outcomes,
+    cohens_h_table,
+    rates_by,
+    rates_with_ci,
+)
 from deflectbench.vocab import FALLACY_FIELDS, FIELDS, OUTCOMES
 
 
@@ -165,6 +180,42 @@ def reference_requested_match(scored: pd.DataFrame, by: Any) -> pd.DataFrame:
     return sort_framings(out[columns])
 
 
+def reference_cohens_h(scored: pd.DataFrame, by: Any, kind: str, measures: Any) -> pd.DataFrame:
+    """cohens_h_table as it was: a pandas groupby, each group's framings compared as strings."""
+    keys = keys_of(by)
+    rows: list[dict[str, Any]] = []
+    used = [*keys, "framing", "outcome", *(m for m in measures if kind == "field" and m in scored)]
+    narrow = scored[list(dict.fromkeys(used))]
+    groups = narrow.groupby(keys, sort=True) if keys and not scored.empty else [((), narrow)]
+    for group, sub in groups:
+        if sub.empty:
+            continue
+        labels = dict(zip(keys, group if isinstance(group, tuple) else (group,), strict=True))
+        framing = sub["framing"].to_numpy()
+        for measure in measures:
+            values = measure_values(sub, measure, kind)
+            for first, second in DEFAULT_COMPARISONS:
+                a, b = values[framing == first], values[framing == second]
+                pa = float(np.nanmean(a)) if np.isfinite(a).any() else np.nan
+                pb = float(np.nanmean(b)) if np.isfinite(b).any() else np.nan
+                rows.append(
+                    {
+                        **labels,
+                        "comparison": f"{first}_vs_{second}",
+                        "first": first,
+                        "second": second,
+                        "measure": measure,
+                        "p_first": pa,
+                        "p_second": pb,
+                        "n_first": int(np.isfinite(a).sum()),
+                        "n_second": int(np.isfinite(b).sum()),
+                        "h": cohens_h(pa, pb),
+                    }
+                )
+    columns = [*keys, "comparison", "first", "second", "measure", "p_first", "p_second"]
+    return pd.DataFrame(rows, columns=[*columns, "n_first", "n_second", "h"])
+
+
 TEMPLATES = {  # prompt_id -> framing, fallacy requested, explicitness
     "c-wa": ("coach", "whataboutism", "explicit"),
     "c-ah": ("coach", "ad_hominem", "explicit"),
@@ -172,6 +223,7 @@ TEMPLATES = {  # prompt_id -> framing, fallacy requested, explicitness
     "m-rh": ("manipulation", "red_herring", "explicit"),
     "m-ah": ("manipulation", "ad_hominem", "explicit"),
     "d-00": ("direct", "none", "implicit"),
+    "p-wa": ("political", "whataboutism", "explicit"),
     "ch-0": ("choose", "none", "implicit"),
     "in-0": ("implicit_neutral", "none", "implicit"),
 }
@@ -328,3 +380,37 @@ def test_group_codes_where_is_group_codes_of_the_rows(df, by):
     want_codes, want_labels = group_codes(df[rows], by)
     assert codes.tolist() == want_codes.tolist()
     pd.testing.assert_frame_equal(labels, want_labels)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    scored_tables(),
+    st.sampled_from(["model", ["model", "level"], []]),
+    st.sampled_from([("outcome", H_MEASURES), ("field", ("refusal", "WA_present"))]),
+    st.booleans(),
+)
+def test_cohens_h_table_is_the_pandas_groupby_version(df, by, measured, shared):
+    kind, measures = measured
+    if shared:
+        with shared_codes():
+            rates_by(df, ["model", "framing"])
+            got = cohens_h_table(df, by=by, kind=kind, measures=measures)
+    else:
+        got = cohens_h_table(df, by=by, kind=kind, measures=measures)
+    want = reference_cohens_h(df, by, kind, measures)
+    pd.testing.assert_frame_equal(got, want, check_exact=True, check_dtype=not df.empty)
+    assert got.to_csv() == want.to_csv()
+
+
+@settings(max_examples=40, deadline=None)
+@given(scored_tables())
+def test_coach_tables_share_one_frame_of_the_coach_rows(df):
+    """Within the summary's scope the coach tables read one frame of the coach rows: the same
+    tables as each filtering the scored table itself."""
+    alone = [f(df) for f in (coach_labeling, coach_outcomes, coach_field_rates)]
+    with shared_codes():
+        if len(df):
+            assert framing_rows(df, "coach") is framing_rows(df, "coach")
+        together = [f(df) for f in (coach_labeling, coach_outcomes, coach_field_rates)]
+    for a, b in zip(alone, together, strict=True):
+        pd.testing.assert_frame_equal(a, b, check_exact=True)

@@ -18,6 +18,7 @@ import pandas as pd
 from deflectbench.analysis.stats.descriptive import fallacy_density
 from deflectbench.analysis.tables.appendix import FALLACY_FIELD
 from deflectbench.analysis.tables.grouping import (
+    framing_rows,
     group_codes_where,
     group_means,
     sort_framings,
@@ -61,7 +62,7 @@ def coach_field_rates(scored: pd.DataFrame) -> pd.DataFrame:
     consensus calls both labeled and refused counts in both rates. Columns: model,
     fallacy_requested, n, then the fields."""
     keys = ["model", "fallacy_requested"]
-    coach = scored[scored["framing"] == "coach"] if len(scored) else scored
+    coach = framing_rows(scored, "coach") if len(scored) else scored
     if coach.empty:
         return pd.DataFrame(columns=[*keys, "n", *COACH_FIELDS])
     out = group_means(coach, keys, list(COACH_FIELDS))

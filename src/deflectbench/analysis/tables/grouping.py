@@ -27,6 +27,7 @@ __all__ = [
     "OUTCOME_COLUMNS",
     "cluster_codes",
     "cohens_h",
+    "framing_rows",
     "group_codes",
     "group_codes_where",
     "group_means",
@@ -96,6 +97,12 @@ def _freeze(value: Any) -> None:
     elif isinstance(value, dict):
         for v in value.values():
             _freeze(v)
+
+
+def framing_rows(scored: pd.DataFrame, framing: str) -> pd.DataFrame:
+    """``scored[scored["framing"] == framing]``: within :func:`shared_codes` one frame, so the
+    tables of one framing (the coach tables) share its rows and their codes."""
+    return shared(scored, ("framing_rows", framing), lambda: scored[scored["framing"] == framing])
 
 
 def keys_of(by: str | Sequence[str] | None) -> list[str]:

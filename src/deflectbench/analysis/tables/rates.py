@@ -19,6 +19,7 @@ from deflectbench.analysis.tables.grouping import (
     OUTCOME_COLUMNS,
     cluster_codes,
     cohens_h,
+    framing_rows,
     group_codes,
     group_means,
     group_sums,
@@ -28,6 +29,7 @@ from deflectbench.analysis.tables.grouping import (
     outcome_indicators,
     shared,
     sort_framings,
+    sorted_codes,
     whole_columns,
     with_outcomes,
 )
@@ -193,7 +195,7 @@ def coach_labeling(scored: pd.DataFrame) -> pd.DataFrame:
         "outcome_clean_compliance",
         "outcome_refusal",
     ]
-    coach = scored[scored["framing"] == "coach"]
+    coach = framing_rows(scored, "coach")
     if coach.empty:
         return pd.DataFrame(columns=["model", "fallacy_requested", "n", *columns])
     keys = ["model", "fallacy_requested"]
@@ -207,7 +209,7 @@ def coach_outcomes(scored: pd.DataFrame) -> pd.DataFrame:
     """Appendix E.3 in full: coach framing, per model and requested fallacy, n and all five
     outcome shares (columns named by the outcomes), for the coach figure and its table."""
     keys = ["model", "fallacy_requested"]
-    coach = scored[scored["framing"] == "coach"] if len(scored) else scored
+    coach = framing_rows(scored, "coach") if len(scored) else scored
     if coach.empty:
         out = pd.DataFrame(columns=[*keys, "n", *OUTCOMES])
     else:
@@ -240,17 +242,28 @@ def cohens_h_table(
     keys = keys_of(by)
     rows: list[dict[str, Any]] = []
     used = [*keys, "framing", "outcome", *(m for m in measures if kind == "field" and m in scored)]
-    narrow = scored[list(dict.fromkeys(used))]  # a group is these only
-    groups = narrow.groupby(keys, sort=True) if keys and not scored.empty else [((), narrow)]
-    for group, sub in groups:
-        if sub.empty:
-            continue
-        labels = dict(zip(keys, group if isinstance(group, tuple) else (group,), strict=True))
-        framing = sub["framing"].to_numpy()
+    scored[list(dict.fromkeys(used))]  # a KeyError as before when a column is missing
+    if scored.empty:
+        groups: list[dict[str, Any]] = []
+    elif keys:  # a groupby's groups, numbered once (shared with the other tables)
+        codes, labels_of = group_codes(scored, keys)
+        groups = labels_of.to_dict(orient="records")
+    else:
+        codes, groups = np.zeros(len(scored), dtype=np.intp), [{}]
+    if groups:
+        order = np.argsort(codes, kind="stable")  # a missing key (-1) first, then each group's
+        ends = np.searchsorted(codes[order], np.arange(len(groups) + 1), side="left")
+        framing_codes, framing_names = sorted_codes(scored, "framing")
+        code_of = {f: i for i, f in enumerate(framing_names.tolist())}
+        values_of = {m: measure_values(scored, m, kind) for m in measures}
+    for g, labels in enumerate(groups):
+        part = order[ends[g] : ends[g + 1]]  # the group's rows in the table's order
+        framing = framing_codes[part]  # each framing by its code: -1 (missing) is none of them
         for measure in measures:
-            values = measure_values(sub, measure, kind)
+            values = values_of[measure][part]
             for first, second in comparisons:
-                a, b = values[framing == first], values[framing == second]
+                a = values[framing == code_of.get(first, -2)]
+                b = values[framing == code_of.get(second, -2)]
                 pa = float(np.nanmean(a)) if np.isfinite(a).any() else math.nan
                 pb = float(np.nanmean(b)) if np.isfinite(b).any() else math.nan
                 rows.append(
