@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from deflectbench.analysis.sharing import shared_codes
 from deflectbench.analysis.stats.bootstrap import block_bootstrap_many
 from deflectbench.analysis.tables.appendix import (
     FALLACY_FIELD,
@@ -36,7 +37,6 @@ from deflectbench.analysis.tables.grouping import (
     keys_of,
     measure_values,
     outcome_indicators,
-    shared_codes,
     sort_framings,
 )
 from deflectbench.analysis.tables.rates import (
@@ -414,3 +414,29 @@ def test_coach_tables_share_one_frame_of_the_coach_rows(df):
         together = [f(df) for f in (coach_labeling, coach_outcomes, coach_field_rates)]
     for a, b in zip(alone, together, strict=True):
         pd.testing.assert_frame_equal(a, b, check_exact=True)
+
+
+def test_a_packs_generations_are_one_frame_within_the_scope():
+    """The summary asks for its pack's generations three times (the scored table, the
+    verdicts, the counts): within the scope one frame, the same rows as out of it."""
+    from deflectbench.analysis.frames.scored import in_benchmark
+    from deflectbench.benchmark import default_benchmark
+
+    b = default_benchmark()
+    claim, template = b.claims[0].claim_id, b.templates[0].prompt_id
+    gens = pd.DataFrame(
+        {
+            "gen_id": [1, 2, 3],
+            "benchmark": pd.array([b.key, b.key, "other"], dtype="str"),
+            "claim_id": pd.array([claim, "no-such-claim", claim], dtype="str"),
+            "prompt_id": pd.array([template] * 3, dtype="str"),
+        }
+    )
+    alone = in_benchmark(gens, b)
+    assert in_benchmark(gens, b) is not alone
+    with shared_codes():
+        once = in_benchmark(gens, b)
+        assert in_benchmark(gens, b) is once
+        assert in_benchmark(gens.copy(), b) is not once  # another frame: its own rows
+    pd.testing.assert_frame_equal(once, alone)
+    assert once["gen_id"].tolist() == [1]

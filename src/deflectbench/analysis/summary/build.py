@@ -27,6 +27,7 @@ from deflectbench.analysis.frames.scored import (
     verdicts_from_frames,
 )
 from deflectbench.analysis.options import CI_LEVEL, MIN_CI_CLAIMS, AnalysisOptions
+from deflectbench.analysis.sharing import shared_codes
 from deflectbench.analysis.summary.counts import cost, step_counts
 from deflectbench.analysis.summary.examples import pick_examples
 from deflectbench.analysis.summary.fields import SummaryFields
@@ -40,7 +41,6 @@ from deflectbench.analysis.summary.validity_checks import (
     with_labels,
     with_store,
 )
-from deflectbench.analysis.tables.grouping import shared_codes
 from deflectbench.benchmark import Benchmark
 
 __all__ = [

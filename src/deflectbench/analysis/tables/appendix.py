@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from deflectbench.analysis.sharing import shared
 from deflectbench.analysis.stats.descriptive import (
     fallacy_density,
     incomplete_cells,
@@ -18,7 +19,6 @@ from deflectbench.analysis.tables.grouping import (
     group_codes_where,
     group_means,
     keys_of,
-    shared,
     sort_framings,
     sorted_codes,
     sums_by_codes,

@@ -10,16 +10,14 @@ since ``refusal`` and ``soft_refusal`` are both a field and an outcome.
 from __future__ import annotations
 
 import math
-import weakref
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
-from typing import Any, TypeVar
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from deflectbench.analysis.sharing import shared
 from deflectbench.analysis.stats import descriptive
 from deflectbench.vocab import FIELDS, FRAMINGS, OUTCOMES
 
@@ -36,8 +34,6 @@ __all__ = [
     "keys_of",
     "measure_values",
     "outcome_indicators",
-    "shared",
-    "shared_codes",
     "sort_framings",
     "sorted_codes",
     "sums_by_codes",
@@ -50,57 +46,8 @@ __all__ = [
 OUTCOME_COLUMNS: tuple[str, ...] = tuple(f"outcome_{o}" for o in OUTCOMES)
 
 
-_T = TypeVar("_T")
-#: Within :func:`shared_codes`: (id of a frame, what) -> (the frame, weakly, the value).
-_SHARED: ContextVar[dict[tuple[int, Any], tuple[weakref.ref[pd.DataFrame], Any]] | None] = (
-    ContextVar("deflectbench_shared_codes", default=None)
-)
-
-
-@contextmanager
-def shared_codes() -> Iterator[None]:
-    """Within it, a frame's group codes (:func:`group_codes`, each key column's sorted codes)
-    and outcome indicators (:func:`outcome_indicators`) are computed once per frame and shared
-    by every table given that same frame object: the summary's tables each group the one scored
-    table by its model, framing, template, ..., and each factorising its string columns again
-    cost more than their sums. The frames given to the tables must not change within it
-    (the tables never change them); the values are read-only arrays."""
-    token = _SHARED.set(_SHARED.get() if _SHARED.get() is not None else {})
-    try:
-        yield
-    finally:
-        _SHARED.reset(token)
-
-
-def shared(df: pd.DataFrame, what: Any, compute: Callable[[], _T]) -> _T:
-    """``compute()``, once per frame object and ``what`` within :func:`shared_codes` (else
-    each time); the arrays in what it returns are then read-only."""
-    memo = _SHARED.get()
-    if memo is None:
-        return compute()
-    hit = memo.get((id(df), what))
-    if hit is not None and hit[0]() is df:  # a dead frame's id may be another's now
-        return hit[1]
-    value = compute()
-    _freeze(value)  # shared, so never changed
-    memo[(id(df), what)] = (weakref.ref(df), value)
-    return value
-
-
-def _freeze(value: Any) -> None:
-    """Make the arrays in ``value`` (and in its tuples and dicts) read-only."""
-    if isinstance(value, np.ndarray):
-        value.flags.writeable = False
-    elif isinstance(value, tuple | list):
-        for v in value:
-            _freeze(v)
-    elif isinstance(value, dict):
-        for v in value.values():
-            _freeze(v)
-
-
 def framing_rows(scored: pd.DataFrame, framing: str) -> pd.DataFrame:
-    """``scored[scored["framing"] == framing]``: within :func:`shared_codes` one frame, so the
+    """``scored[scored["framing"] == framing]``: within :func:`.sharing.shared_codes` one frame, so the
     tables of one framing (the coach tables) share its rows and their codes."""
     return shared(scored, ("framing_rows", framing), lambda: scored[scored["framing"] == framing])
 
@@ -239,7 +186,7 @@ def group_codes(df: pd.DataFrame, by: list[str]) -> tuple[NDArray[np.intp], pd.D
 
 def sorted_codes(df: pd.DataFrame, k: str) -> tuple[np.ndarray, Any]:
     """``pd.factorize(df[k], sort=True)``, once per frame and column within
-    :func:`shared_codes`."""
+    :func:`.sharing.shared_codes`."""
     return shared(df, ("sorted_codes", k), lambda: pd.factorize(df[k], sort=True))
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from deflectbench.analysis.sharing import shared
 from deflectbench.analysis.stats.bootstrap import block_bootstrap_many
 from deflectbench.analysis.tables.grouping import (
     OUTCOME_COLUMNS,
@@ -27,7 +28,6 @@ from deflectbench.analysis.tables.grouping import (
     keys_of,
     measure_values,
     outcome_indicators,
-    shared,
     sort_framings,
     sorted_codes,
     whole_columns,
