@@ -45,10 +45,11 @@ from deflectbench.analysis.tables.rates import (
     coach_labeling,
     coach_outcomes,
     cohens_h_table,
+    framing_h_matrix,
     rates_by,
     rates_with_ci,
 )
-from deflectbench.vocab import FALLACY_FIELDS, FIELDS, OUTCOMES
+from deflectbench.vocab import FALLACY_FIELDS, FIELDS, FRAMINGS, OUTCOMES
 
 
 def reference_rates_with_ci(
@@ -214,6 +215,19 @@ def reference_cohens_h(scored: pd.DataFrame, by: Any, kind: str, measures: Any) 
                 )
     columns = [*keys, "comparison", "first", "second", "measure", "p_first", "p_second"]
     return pd.DataFrame(rows, columns=[*columns, "n_first", "n_second", "h"])
+
+
+def reference_framing_h_matrix(scored: pd.DataFrame, measure: str, kind: str) -> pd.DataFrame:
+    """framing_h_matrix as it was: each framing compared as a value."""
+    values = measure_values(scored, measure, kind)
+    framing = scored["framing"].to_numpy()
+    present = [f for f in FRAMINGS if (framing == f).any()]
+    present += sorted(set(framing.tolist()) - set(FRAMINGS))
+    rates = {f: float(np.nanmean(values[framing == f])) for f in present}
+    matrix = [[cohens_h(rates[r], rates[c]) for c in present] for r in present]
+    return pd.DataFrame(
+        matrix, index=pd.Index(present, name="framing"), columns=present, dtype=float
+    )
 
 
 TEMPLATES = {  # prompt_id -> framing, fallacy requested, explicitness
@@ -440,3 +454,20 @@ def test_a_packs_generations_are_one_frame_within_the_scope():
         assert in_benchmark(gens.copy(), b) is not once  # another frame: its own rows
     pd.testing.assert_frame_equal(once, alone)
     assert once["gen_id"].tolist() == [1]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    scored_tables(missing=False),
+    st.sampled_from(
+        [("refusal", "outcome"), ("labeled_compliance", "outcome"), ("WA_present", "field")]
+    ),
+    st.booleans(),
+)
+def test_framing_h_matrix_compares_framings_as_codes_the_same(df, measured, odd_framing):
+    measure, kind = measured
+    if odd_framing and len(df):  # a framing outside the paper's, sorted after them
+        df.loc[df.index[0], "framing"] = "zz-own"
+    got = framing_h_matrix(df, measure, kind=kind)
+    want = reference_framing_h_matrix(df, measure, kind)
+    pd.testing.assert_frame_equal(got, want, check_exact=True)

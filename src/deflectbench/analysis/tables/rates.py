@@ -293,10 +293,17 @@ def framing_h_matrix(
     Framings in the paper's order, only those present. Antisymmetric with a zero diagonal.
     """
     values = measure_values(scored, measure, kind)
-    framing = scored["framing"].to_numpy()
-    present = [f for f in FRAMINGS if (framing == f).any()]
-    present += sorted(set(framing.tolist()) - set(FRAMINGS))
-    rates = {f: float(np.nanmean(values[framing == f])) for f in present}
+    codes, names = pd.factorize(scored["framing"])  # each framing compared once, as a code
+    if (codes < 0).any():  # a missing framing: compared as values, as it always was
+        framing = scored["framing"].to_numpy()
+        present = [f for f in FRAMINGS if (framing == f).any()]
+        present += sorted(set(framing.tolist()) - set(FRAMINGS))
+        rates = {f: float(np.nanmean(values[framing == f])) for f in present}
+    else:
+        code_of = {f: i for i, f in enumerate(names.tolist())}
+        present = [f for f in FRAMINGS if f in code_of]
+        present += sorted(set(code_of) - set(FRAMINGS))
+        rates = {f: float(np.nanmean(values[codes == code_of[f]])) for f in present}
     matrix = [[cohens_h(rates[r], rates[c]) for c in present] for r in present]
     return pd.DataFrame(
         matrix, index=pd.Index(present, name="framing"), columns=present, dtype=float
