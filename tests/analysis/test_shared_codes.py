@@ -471,3 +471,19 @@ def test_framing_h_matrix_compares_framings_as_codes_the_same(df, measured, odd_
     got = framing_h_matrix(df, measure, kind=kind)
     want = reference_framing_h_matrix(df, measure, kind)
     pd.testing.assert_frame_equal(got, want, check_exact=True)
+
+
+@settings(max_examples=30, deadline=None)
+@given(scored_tables())
+def test_claim_rates_are_computed_once_within_the_scope(df):
+    from deflectbench.analysis.tables.significance import claim_rates, claim_spread_table
+
+    for c, v in {"context": "us", "domain": "d"}.items():
+        df[c] = pd.array([v] * len(df), dtype="str")
+    alone = claim_rates(df), claim_spread_table(df)
+    with shared_codes():
+        once = claim_rates(df)
+        assert claim_rates(df) is once
+        spread = claim_spread_table(df)
+    pd.testing.assert_frame_equal(once, alone[0], check_exact=True)
+    pd.testing.assert_frame_equal(spread, alone[1], check_exact=True)
