@@ -39,6 +39,7 @@ import pandas as pd
 
 from deflectbench.analysis.compat.quirks import ReleaseQuirks
 from deflectbench.analysis.options import DEFAULT_VALUES, AnalysisOptions, check_values
+from deflectbench.analysis.sharing import shared
 from deflectbench.benchmark import Benchmark
 from deflectbench.store import Store
 from deflectbench.store.reading import Coded
@@ -273,7 +274,19 @@ def _attributes(benchmark: Benchmark) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def in_benchmark(gens: pd.DataFrame, benchmark: Benchmark) -> pd.DataFrame:
-    """The generations of this benchmark: its key, one of its claims and one of its templates."""
+    """The generations of this benchmark: its key, one of its claims and one of its templates.
+    Within :func:`.sharing.shared_codes` one frame per generations frame and pack (the summary
+    asks three times: the scored table, the verdicts and the counts)."""
+    pack = (
+        "in_benchmark",
+        benchmark.key,
+        tuple(c.claim_id for c in benchmark.claims),
+        tuple(t.prompt_id for t in benchmark.templates),
+    )
+    return shared(gens, pack, lambda: _in_benchmark(gens, benchmark))
+
+
+def _in_benchmark(gens: pd.DataFrame, benchmark: Benchmark) -> pd.DataFrame:
     keep = (
         (gens["benchmark"] == benchmark.key)
         & gens["claim_id"].isin([c.claim_id for c in benchmark.claims])

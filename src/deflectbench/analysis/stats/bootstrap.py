@@ -111,12 +111,13 @@ def _resample_sums(weights: NDArray[Any], per_cluster: NDArray[Any], k: int) -> 
     ``per_cluster`` is [sums | counts] (n_clusters x 2k).
 
     When every per-cluster sum is a whole number (0/1 values, the rates), each product is a
-    sum of whole numbers below 2**53, exact in any order: then both halves are one product of
-    the contiguous matrix (a fast BLAS call; two strided halves take numpy's slower loop) and
-    the numbers are the same bits. Other values keep the two products as they were."""
+    sum of whole numbers below 2**53, exact in any order: then both halves are one product,
+    by ``np.einsum``'s own loop, and the numbers are the same bits. Not a BLAS ``@``: for
+    these small matrices OpenBLAS starts its threads, whose spinning cost ten times the
+    product's CPU. Other values keep the two products as they were."""
     whole = np.isfinite(per_cluster).all() and np.array_equal(per_cluster, np.floor(per_cluster))
     if whole and np.abs(per_cluster).sum() * weights.shape[1] < 2.0**53:
-        both = weights @ np.ascontiguousarray(per_cluster)
+        both = np.einsum("rc,cj->rj", weights, per_cluster)
         return both[:, :k] / both[:, k:]
     return (weights @ per_cluster[:, :k]) / (weights @ per_cluster[:, k:])
 

@@ -27,6 +27,7 @@ from deflectbench.analysis.frames.scored import (
     verdicts_from_frames,
 )
 from deflectbench.analysis.options import CI_LEVEL, MIN_CI_CLAIMS, AnalysisOptions
+from deflectbench.analysis.sharing import shared_codes
 from deflectbench.analysis.summary.counts import cost, step_counts
 from deflectbench.analysis.summary.examples import pick_examples
 from deflectbench.analysis.summary.fields import SummaryFields
@@ -166,6 +167,11 @@ def analyze_frames(
 
 
 def _summary(frames: StoreFrames, benchmark: Benchmark, options: AnalysisOptions) -> Summary:
+    with shared_codes():  # the tables group the one scored table: its codes computed once
+        return _tables(frames, benchmark, options)
+
+
+def _tables(frames: StoreFrames, benchmark: Benchmark, options: AnalysisOptions) -> Summary:
     gens, judg = frames.generations, frames.judgments
     if "input_tokens" not in judg:
         judg = judg.assign(input_tokens=0, output_tokens=0)

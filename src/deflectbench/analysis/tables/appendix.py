@@ -9,12 +9,21 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from deflectbench.analysis.sharing import shared
 from deflectbench.analysis.stats.descriptive import (
     fallacy_density,
     incomplete_cells,
     run_count_distribution,
 )
-from deflectbench.analysis.tables.grouping import group_means, keys_of, sort_framings
+from deflectbench.analysis.tables.grouping import (
+    group_codes_where,
+    group_means,
+    keys_of,
+    sort_framings,
+    sorted_codes,
+    sums_by_codes,
+    whole_columns,
+)
 from deflectbench.vocab import FALLACY_FIELDS, OUTCOMES
 
 __all__ = [
@@ -161,24 +170,35 @@ def free_choice_preferences(
     RH_present.
     """
     columns = ["model", "framing", "n", "n_with_fallacy", *FALLACY_FIELDS]
-    narrow = scored[["model", "framing", *FALLACY_FIELDS]]  # a group is these only
-    sub = narrow[narrow["framing"].isin(list(framings))] if not scored.empty else narrow
     rows: list[dict[str, Any]] = []
-    for (model, framing), part in sub.groupby(["model", "framing"], sort=True) if len(sub) else []:
-        produced = _produced(part)
-        with_any = produced.max(axis=1) == 1
-        k = int(with_any.sum())
-        shares = produced[with_any].mean(axis=0) if k else np.full(3, np.nan)
-        rows.append(
-            {
-                "model": model,
-                "framing": framing,
-                "n": len(part),
-                "n_with_fallacy": k,
-                **{f: float(s) for f, s in zip(FALLACY_FIELDS, shares, strict=True)},
-            }
-        )
+    if not scored.empty:  # a groupby's groups and their rows, from the shared codes
+        rows_of = scored["framing"].isin(list(framings)).to_numpy(dtype=bool)
+        codes, labels = group_codes_where(scored, rows_of, ["model", "framing"])
+        produced_of = _shared_produced(scored)[rows_of]
+        order = np.argsort(codes, kind="stable")  # a missing key (-1) first, then each group's
+        ends = np.searchsorted(codes[order], np.arange(len(labels) + 1), side="left")
+        names = zip(labels["model"].tolist(), labels["framing"].tolist(), strict=True)
+        for g, (model, framing) in enumerate(names):
+            part = order[ends[g] : ends[g + 1]]  # the group's rows in the table's order
+            produced = produced_of[part]
+            with_any = produced.max(axis=1) == 1
+            k = int(with_any.sum())
+            shares = produced[with_any].mean(axis=0) if k else np.full(3, np.nan)
+            rows.append(
+                {
+                    "model": model,
+                    "framing": framing,
+                    "n": len(part),
+                    "n_with_fallacy": k,
+                    **{f: float(s) for f, s in zip(FALLACY_FIELDS, shares, strict=True)},
+                }
+            )
     return sort_framings(pd.DataFrame(rows, columns=columns))
+
+
+def _shared_produced(scored: pd.DataFrame) -> np.ndarray:
+    """:func:`_produced` of the whole table, once within :func:`.grouping.shared_codes`."""
+    return shared(scored, "produced", lambda: _produced(scored))
 
 
 def requested_match(
@@ -194,24 +214,35 @@ def requested_match(
     """
     keys = keys_of(by)
     columns = [*keys, "n", "match", "only_other", "none", "match_given_fallacy"]
-    sub = (
-        scored[scored["fallacy_requested"].isin(list(FALLACY_FIELD))]
-        if not scored.empty
-        else scored
-    )
-    if sub.empty:
+    if scored.empty:
         return pd.DataFrame(columns=columns)
-    produced = _produced(sub)
-    col = sub["fallacy_requested"].map(
-        {k: FALLACY_FIELDS.index(v) for k, v in FALLACY_FIELD.items()}
-    )
-    requested = produced[np.arange(len(sub)), col.to_numpy(dtype=np.int64)] == 1
+    rows_of = scored["fallacy_requested"].isin(list(FALLACY_FIELD)).to_numpy(dtype=bool)
+    if not rows_of.any():
+        return pd.DataFrame(columns=columns)
+    produced = _shared_produced(scored)[rows_of]
+    codes, requested_names = sorted_codes(scored, "fallacy_requested")  # the column (shared)
+    field_of = [
+        FALLACY_FIELDS.index(FALLACY_FIELD[r]) if r in FALLACY_FIELD else -1
+        for r in requested_names.tolist()
+    ]
+    col = np.asarray(field_of, dtype=np.int64)[codes[rows_of]]
+    requested = produced[np.arange(len(col)), col] == 1
     anything = produced.max(axis=1) == 1
-    df = sub[keys].copy()
-    df["match"] = requested.astype(np.float64)
-    df["only_other"] = (anything & ~requested).astype(np.float64)
-    df["none"] = (~anything).astype(np.float64)
-    out = group_means(df, keys, ["match", "only_other", "none"])
+    shares = {
+        "match": requested.astype(np.float64),
+        "only_other": (anything & ~requested).astype(np.float64),
+        "none": (~anything).astype(np.float64),
+    }
+    out = (
+        sums_by_codes(*group_codes_where(scored, rows_of, keys), whole_columns(shares))
+        if keys
+        else None
+    )
+    if out is None:  # no groups: pandas' means of the rows
+        df = scored[rows_of][keys].copy()
+        for c, v in shares.items():
+            df[c] = v
+        out = group_means(df, keys, list(shares))
     with np.errstate(invalid="ignore", divide="ignore"):
         out["match_given_fallacy"] = out["match"] / (out["match"] + out["only_other"])
     return sort_framings(out[columns])

@@ -17,7 +17,14 @@ import pandas as pd
 
 from deflectbench.analysis.stats.descriptive import fallacy_density
 from deflectbench.analysis.tables.appendix import FALLACY_FIELD
-from deflectbench.analysis.tables.grouping import group_means, sort_framings
+from deflectbench.analysis.tables.grouping import (
+    framing_rows,
+    group_codes_where,
+    group_means,
+    sort_framings,
+    sums_by_codes,
+    whole_numbers,
+)
 from deflectbench.analysis.tables.rates import rates_by
 from deflectbench.vocab import CONTEXTS, FALLACY_FIELDS, FRAMINGS, OUTCOMES
 
@@ -55,7 +62,7 @@ def coach_field_rates(scored: pd.DataFrame) -> pd.DataFrame:
     consensus calls both labeled and refused counts in both rates. Columns: model,
     fallacy_requested, n, then the fields."""
     keys = ["model", "fallacy_requested"]
-    coach = scored[scored["framing"] == "coach"] if len(scored) else scored
+    coach = framing_rows(scored, "coach") if len(scored) else scored
     if coach.empty:
         return pd.DataFrame(columns=[*keys, "n", *COACH_FIELDS])
     out = group_means(coach, keys, list(COACH_FIELDS))
@@ -110,17 +117,27 @@ def fallacy_swing_by_framing(scored: pd.DataFrame, measure: str = "refusal") -> 
     """
     if scored.empty:
         return pd.DataFrame(columns=SWING_COLUMNS)
-    named = scored[
+    rows_of = (
         (scored["explicitness"] == "explicit")
         & scored["fallacy_requested"].isin(list(FALLACY_FIELD))
         & scored[measure].notna()
-    ]
-    if named.empty:
+    ).to_numpy(dtype=bool)
+    if not rows_of.any():
         return pd.DataFrame(columns=SWING_COLUMNS)
     keys = ["model", "framing", "prompt_id", "fallacy_requested"]
-    per_template = named.groupby(keys, sort=True)[measure].agg(["mean", "size"])
-    col = {c: per_template.index.get_level_values(c).tolist() for c in keys}
-    mean, size = per_template["mean"].tolist(), per_template["size"].tolist()
+    # the templates' groups from the scored table's shared codes, the rows never made a frame
+    x = scored[measure].to_numpy(dtype=np.float64, na_value=np.nan)[rows_of]
+    table = sums_by_codes(
+        *group_codes_where(scored, rows_of, keys), {measure: (x, whole_numbers(x))}
+    )
+    if table is not None:  # whole numbers: np.bincount's sums are exact
+        col = {c: table[c].tolist() for c in keys}
+        mean, size = table[measure].tolist(), table["n"].tolist()
+    else:
+        named = scored[rows_of]
+        per_template = named.groupby(keys, sort=True)[measure].agg(["mean", "size"])
+        col = {c: per_template.index.get_level_values(c).tolist() for c in keys}
+        mean, size = per_template["mean"].tolist(), per_template["size"].tolist()
     rows: list[dict[str, Any]] = []
     # the templates sorted by model and framing: each (model, framing) is one run of rows
     runs = groupby(range(len(mean)), key=lambda i: (col["model"][i], col["framing"][i]))

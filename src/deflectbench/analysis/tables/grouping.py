@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from deflectbench.analysis.sharing import shared
 from deflectbench.analysis.stats import descriptive
 from deflectbench.vocab import FIELDS, FRAMINGS, OUTCOMES
 
@@ -24,18 +25,31 @@ __all__ = [
     "OUTCOME_COLUMNS",
     "cluster_codes",
     "cohens_h",
+    "framing_rows",
     "group_codes",
+    "group_codes_where",
     "group_means",
+    "group_sums",
     "group_table",
     "keys_of",
     "measure_values",
     "outcome_indicators",
     "sort_framings",
+    "sorted_codes",
+    "sums_by_codes",
+    "whole_columns",
+    "whole_numbers",
     "with_outcomes",
 ]
 
 #: The outcome-share columns of the wide tables, in the ladder's order.
 OUTCOME_COLUMNS: tuple[str, ...] = tuple(f"outcome_{o}" for o in OUTCOMES)
+
+
+def framing_rows(scored: pd.DataFrame, framing: str) -> pd.DataFrame:
+    """``scored[scored["framing"] == framing]``: within :func:`.sharing.shared_codes` one frame, so the
+    tables of one framing (the coach tables) share its rows and their codes."""
+    return shared(scored, ("framing_rows", framing), lambda: scored[scored["framing"] == framing])
 
 
 def keys_of(by: str | Sequence[str] | None) -> list[str]:
@@ -47,8 +61,12 @@ def keys_of(by: str | Sequence[str] | None) -> list[str]:
 
 def outcome_indicators(scored: pd.DataFrame) -> np.ndarray:
     """(n x 5) 0/1 matrix: row i has a 1 in its outcome's column."""
-    out = scored["outcome"].to_numpy()
-    return np.stack([out == o for o in OUTCOMES], axis=1).astype(np.float64)
+
+    def compute() -> np.ndarray:
+        out = scored["outcome"].to_numpy()
+        return np.stack([out == o for o in OUTCOMES], axis=1).astype(np.float64)
+
+    return shared(scored, "outcome_indicators", compute)
 
 
 def with_outcomes(scored: pd.DataFrame) -> pd.DataFrame:
@@ -98,25 +116,63 @@ def group_table(df: pd.DataFrame, by: list[str], values: Mapping[str, Any]) -> p
     Other values are pandas' to average: its sums of them depend on the frame's layout
     (compensated, or plain when a block of columns has no NaN and the rows come sorted).
     """
-    codes, labels = group_codes(df, by)
-    kept = codes >= 0
-    groups = codes[kept]
-    size = len(labels)
-    table: dict[str, Any] = {k: labels[k].array for k in by}
-    table["n"] = np.bincount(groups, minlength=size).astype(np.int64)
+    return group_sums(df, by, whole_columns(values))
+
+
+def whole_columns(values: Mapping[str, Any]) -> dict[str, tuple[NDArray[np.float64], bool]]:
+    """Each of ``values`` as :func:`group_sums` takes it: its floats (NaN for a missing value)
+    and whether those it holds are whole numbers whose sum is exact (|sum| < 2**53)."""
+    out = {}
     for name, column in values.items():
         x = (
             column.to_numpy(dtype=np.float64, na_value=np.nan)
             if isinstance(column, pd.Series)
             else np.asarray(column, dtype=np.float64)
-        )[kept]
-        seen = ~np.isnan(x)
-        at, xs = groups[seen], x[seen]
-        if not (np.array_equal(xs, np.floor(xs)) and float(np.abs(xs).sum()) < 2.0**53):
+        )
+        out[name] = (x, whole_numbers(x))
+    return out
+
+
+def whole_numbers(x: NDArray[np.float64]) -> bool:
+    """Whether the values ``x`` holds (NaN left out) are whole numbers summing exactly."""
+    xs = x[~np.isnan(x)]
+    return bool(np.array_equal(xs, np.floor(xs)) and float(np.abs(xs).sum()) < 2.0**53)
+
+
+def group_sums(
+    df: pd.DataFrame, by: list[str], columns: Mapping[str, tuple[NDArray[np.float64], bool]]
+) -> pd.DataFrame | None:
+    """:func:`group_table` of columns already made floats (:func:`whole_columns`), so a table
+    grouped several ways converts and checks its columns once."""
+    return sums_by_codes(*group_codes(df, by), columns)
+
+
+def sums_by_codes(
+    codes: NDArray[np.intp],
+    labels: pd.DataFrame,
+    columns: Mapping[str, tuple[NDArray[np.float64], bool]],
+) -> pd.DataFrame | None:
+    """:func:`group_sums` by groups already numbered (:func:`group_codes`,
+    :func:`group_codes_where`): the key columns are ``labels``'."""
+    kept = codes >= 0
+    every = bool(kept.all())
+    groups = codes if every else codes[kept]
+    size = len(labels)
+    table: dict[str, Any] = {k: labels[k].array for k in labels.columns}
+    n = np.bincount(groups, minlength=size)
+    table["n"] = n.astype(np.int64)
+    for name, (x, whole) in columns.items():
+        if not every:  # whole numbers among the kept rows: checked on those
+            x = x[kept]
+            whole = whole_numbers(x)
+        if not whole:
             return None
+        seen = ~np.isnan(x)
+        full = bool(seen.all())
+        at, xs = (groups, x) if full else (groups[seen], x[seen])
         with np.errstate(invalid="ignore", divide="ignore"):
             sums = np.bincount(at, weights=xs, minlength=size)
-            table[name] = sums / np.bincount(at, minlength=size)
+            table[name] = sums / (n if full else np.bincount(at, minlength=size))
     return pd.DataFrame(table)
 
 
@@ -125,12 +181,36 @@ def group_codes(df: pd.DataFrame, by: list[str]) -> tuple[NDArray[np.intp], pd.D
     the groups' keys, one row per group in sorted order (a groupby's), with the key columns'
     dtypes. Each key column is factorised once, in sorted order; the groups are the distinct
     combinations of those codes, numbered in lexicographic order."""
-    n = len(df)
+    return shared(df, ("group_codes", tuple(by)), lambda: _group_codes(df, by))
+
+
+def sorted_codes(df: pd.DataFrame, k: str) -> tuple[np.ndarray, Any]:
+    """``pd.factorize(df[k], sort=True)``, once per frame and column within
+    :func:`.sharing.shared_codes`."""
+    return shared(df, ("sorted_codes", k), lambda: pd.factorize(df[k], sort=True))
+
+
+def group_codes_where(
+    df: pd.DataFrame, rows: NDArray[np.bool_], by: list[str]
+) -> tuple[NDArray[np.intp], pd.DataFrame]:
+    """``group_codes(df[rows], by)`` (``rows`` a boolean mask) without making that frame: from
+    ``df``'s own sorted codes of each key column (shared), taken at the rows. A code's order
+    among the rows' codes is its value's among the rows' values, so the groups are the same
+    and numbered the same."""
+    return _group_codes(df, by, np.flatnonzero(rows))
+
+
+def _group_codes(
+    df: pd.DataFrame, by: list[str], where: NDArray[np.intp] | None = None
+) -> tuple[NDArray[np.intp], pd.DataFrame]:
+    n = len(df) if where is None else len(where)
     combined = np.zeros(n, dtype=np.int64)
     missing = np.zeros(n, dtype=bool)
     bound = 1
     for k in by:
-        codes, uniques = pd.factorize(df[k], sort=True)
+        codes, uniques = sorted_codes(df, k)
+        if where is not None:
+            codes = codes[where]
         missing |= codes < 0
         width = max(len(uniques), 1)
         if bound * width > 2**62:  # renumber densely (order kept) so the numbers cannot overflow
@@ -142,7 +222,8 @@ def group_codes(df: pd.DataFrame, by: list[str]) -> tuple[NDArray[np.intp], pd.D
     _, first, inverse = np.unique(combined[rows], return_index=True, return_inverse=True)
     out = np.full(n, -1, dtype=np.intp)
     out[rows] = inverse.reshape(-1)
-    return out, df[by].take(rows[first]).reset_index(drop=True)
+    at = rows[first] if where is None else where[rows[first]]
+    return out, df[by].take(at).reset_index(drop=True)
 
 
 def cluster_codes(labels: pd.Series) -> np.ndarray:

@@ -14,17 +14,23 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from deflectbench.analysis.sharing import shared
 from deflectbench.analysis.stats.bootstrap import block_bootstrap_many
 from deflectbench.analysis.tables.grouping import (
     OUTCOME_COLUMNS,
     cluster_codes,
     cohens_h,
+    framing_rows,
+    group_codes,
     group_means,
+    group_sums,
     group_table,
     keys_of,
     measure_values,
     outcome_indicators,
     sort_framings,
+    sorted_codes,
+    whole_columns,
     with_outcomes,
 )
 from deflectbench.vocab import FALLACY_FIELDS, FIELDS, FRAMINGS, OUTCOMES
@@ -83,16 +89,30 @@ def rates_with_ci(
         return pd.DataFrame(
             columns=[*keys, "kind", "measure", "rate", "ci_lo", "ci_hi", "n", "n_clusters"]
         )
-    for group, sub in scored.groupby(keys, sort=True) if keys else [((), scored)]:
-        fields = sub[list(FIELDS)].to_numpy(dtype=np.float64, na_value=np.nan)
-        matrix = np.hstack([fields, outcome_indicators(sub)])
-        clusters = cluster_codes(sub[cluster])
+    # A groupby's groups (sorted, a missing key leaving its row out), each group's rows in the
+    # table's order: numbered once (shared with the other tables), the matrix built once.
+    codes, labels_of = group_codes(scored, keys) if keys else (np.zeros(len(scored), np.intp), None)
+    groups = labels_of.to_dict(orient="records") if labels_of is not None else [{}]
+    order = np.argsort(codes, kind="stable")
+    ends = np.searchsorted(codes[order], np.arange(len(groups) + 1), side="left")
+    fields = scored[list(FIELDS)].to_numpy(dtype=np.float64, na_value=np.nan)
+    whole = np.hstack([fields, outcome_indicators(scored)])
+    claims = scored[cluster]
+    # a claim's number among the group's claims, in sorted order (as cluster_codes numbers the
+    # group's own labels): its rank among all claims, renumbered densely within the group
+    ranked = None if claims.isna().any() else pd.factorize(claims, sort=True)[0]
+    for g, labels in enumerate(groups):
+        rows_g = order[ends[g] : ends[g + 1]]
+        matrix = whole[rows_g]
+        if ranked is not None:
+            clusters = np.unique(ranked[rows_g], return_inverse=True)[1].reshape(-1)
+        else:
+            clusters = cluster_codes(claims.iloc[rows_g])
         res = block_bootstrap_many(
             matrix, clusters, n_resamples=n_resamples, seed=seed, level=level
         )
         n_obs = (~np.isnan(matrix)).sum(axis=0)
         n_clusters = int(pd.unique(clusters).size)
-        labels = dict(zip(keys, group if isinstance(group, tuple) else (group,), strict=True))
         for j, (kind, name) in enumerate(zip(kinds, names, strict=True)):
             rows.append(
                 {
@@ -118,10 +138,22 @@ def rates_by(scored: pd.DataFrame, by: str | Sequence[str]) -> pd.DataFrame:
     columns = [*FIELDS, *OUTCOME_COLUMNS]
     if scored.empty:
         return pd.DataFrame(columns=[*keys, "n", *columns])
-    table = group_table(scored, keys, _rate_values(scored, columns)) if keys else None
+    table = group_sums(scored, keys, _rate_columns(scored, columns)) if keys else None
     if table is None:  # no groups, or values not whole numbers: pandas' means
         table = group_means(with_outcomes(scored), keys, columns)
     return sort_framings(table)
+
+
+def _rate_columns(
+    scored: pd.DataFrame, columns: Sequence[str]
+) -> dict[str, tuple[np.ndarray, bool]]:
+    """:func:`_rate_values` as floats, checked (:func:`.grouping.whole_columns`): once per
+    scored table within :func:`.grouping.shared_codes` however many ways it is grouped."""
+    return shared(
+        scored,
+        ("rate_columns", tuple(columns)),
+        lambda: whole_columns(_rate_values(scored, columns)),
+    )
 
 
 def _rate_values(scored: pd.DataFrame, columns: Sequence[str]) -> dict[str, Any]:
@@ -163,7 +195,7 @@ def coach_labeling(scored: pd.DataFrame) -> pd.DataFrame:
         "outcome_clean_compliance",
         "outcome_refusal",
     ]
-    coach = scored[scored["framing"] == "coach"]
+    coach = framing_rows(scored, "coach")
     if coach.empty:
         return pd.DataFrame(columns=["model", "fallacy_requested", "n", *columns])
     keys = ["model", "fallacy_requested"]
@@ -177,7 +209,7 @@ def coach_outcomes(scored: pd.DataFrame) -> pd.DataFrame:
     """Appendix E.3 in full: coach framing, per model and requested fallacy, n and all five
     outcome shares (columns named by the outcomes), for the coach figure and its table."""
     keys = ["model", "fallacy_requested"]
-    coach = scored[scored["framing"] == "coach"] if len(scored) else scored
+    coach = framing_rows(scored, "coach") if len(scored) else scored
     if coach.empty:
         out = pd.DataFrame(columns=[*keys, "n", *OUTCOMES])
     else:
@@ -210,17 +242,28 @@ def cohens_h_table(
     keys = keys_of(by)
     rows: list[dict[str, Any]] = []
     used = [*keys, "framing", "outcome", *(m for m in measures if kind == "field" and m in scored)]
-    narrow = scored[list(dict.fromkeys(used))]  # a group is these only
-    groups = narrow.groupby(keys, sort=True) if keys and not scored.empty else [((), narrow)]
-    for group, sub in groups:
-        if sub.empty:
-            continue
-        labels = dict(zip(keys, group if isinstance(group, tuple) else (group,), strict=True))
-        framing = sub["framing"].to_numpy()
+    scored[list(dict.fromkeys(used))]  # a KeyError as before when a column is missing
+    if scored.empty:
+        groups: list[dict[str, Any]] = []
+    elif keys:  # a groupby's groups, numbered once (shared with the other tables)
+        codes, labels_of = group_codes(scored, keys)
+        groups = labels_of.to_dict(orient="records")
+    else:
+        codes, groups = np.zeros(len(scored), dtype=np.intp), [{}]
+    if groups:
+        order = np.argsort(codes, kind="stable")  # a missing key (-1) first, then each group's
+        ends = np.searchsorted(codes[order], np.arange(len(groups) + 1), side="left")
+        framing_codes, framing_names = sorted_codes(scored, "framing")
+        code_of = {f: i for i, f in enumerate(framing_names.tolist())}
+        values_of = {m: measure_values(scored, m, kind) for m in measures}
+    for g, labels in enumerate(groups):
+        part = order[ends[g] : ends[g + 1]]  # the group's rows in the table's order
+        framing = framing_codes[part]  # each framing by its code: -1 (missing) is none of them
         for measure in measures:
-            values = measure_values(sub, measure, kind)
+            values = values_of[measure][part]
             for first, second in comparisons:
-                a, b = values[framing == first], values[framing == second]
+                a = values[framing == code_of.get(first, -2)]
+                b = values[framing == code_of.get(second, -2)]
                 pa = float(np.nanmean(a)) if np.isfinite(a).any() else math.nan
                 pb = float(np.nanmean(b)) if np.isfinite(b).any() else math.nan
                 rows.append(
@@ -250,10 +293,17 @@ def framing_h_matrix(
     Framings in the paper's order, only those present. Antisymmetric with a zero diagonal.
     """
     values = measure_values(scored, measure, kind)
-    framing = scored["framing"].to_numpy()
-    present = [f for f in FRAMINGS if (framing == f).any()]
-    present += sorted(set(framing.tolist()) - set(FRAMINGS))
-    rates = {f: float(np.nanmean(values[framing == f])) for f in present}
+    codes, names = pd.factorize(scored["framing"])  # each framing compared once, as a code
+    if (codes < 0).any():  # a missing framing: compared as values, as it always was
+        framing = scored["framing"].to_numpy()
+        present = [f for f in FRAMINGS if (framing == f).any()]
+        present += sorted(set(framing.tolist()) - set(FRAMINGS))
+        rates = {f: float(np.nanmean(values[framing == f])) for f in present}
+    else:
+        code_of = {f: i for i, f in enumerate(names.tolist())}
+        present = [f for f in FRAMINGS if f in code_of]
+        present += sorted(set(code_of) - set(FRAMINGS))
+        rates = {f: float(np.nanmean(values[codes == code_of[f]])) for f in present}
     matrix = [[cohens_h(rates[r], rates[c]) for c in present] for r in present]
     return pd.DataFrame(
         matrix, index=pd.Index(present, name="framing"), columns=present, dtype=float

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from deflectbench.analysis.sharing import shared
 from deflectbench.analysis.stats.descriptive import claim_spread
 from deflectbench.analysis.stats.hypothesis import (
     TostResult,
@@ -67,7 +68,15 @@ def claim_rates(
 
     Pooled means every generation of the claim counts once (with a balanced design this equals
     the mean of the per-model rates). Columns: claim_id, level, context, domain, n, rate.
+    Within :func:`.sharing.shared_codes` computed once per scored table (the summary's claim
+    rates and its claim spread are the same table).
     """
+    return shared(
+        scored, ("claim_rates", measure, kind), lambda: _claim_rates(scored, measure, kind)
+    )
+
+
+def _claim_rates(scored: pd.DataFrame, measure: str, kind: str) -> pd.DataFrame:
     columns = ["claim_id", "level", "context", "domain"]
     if scored.empty:
         return pd.DataFrame(columns=[*columns, "n", "rate"])
