@@ -1,6 +1,8 @@
-"""The resamples' products of whole numbers by ``np.einsum`` (not a BLAS ``@``, whose threads
-cost more than the product) are the BLAS products bit for bit: sums of whole numbers below
-2**53 are exact in any order. The BLAS versions are kept here as the reference."""
+"""The resamples' products of whole numbers are the reference products bit for bit: the
+bootstrap's by ``np.einsum`` (for its small matrices a BLAS ``@`` costs more in OpenBLAS's
+threads than the product), compare's side by side in one product (thousands of columns: BLAS
+there); sums of whole numbers below 2**53 are exact in any order. The one-product-per-block
+versions are kept here as the reference."""
 
 from __future__ import annotations
 
