@@ -228,16 +228,24 @@ def _store_hint(exc: Exception) -> str | None:
     )
 
 
+def _scrub(text: str) -> str:
+    """:func:`deflectbench.secrets.scrub`, imported when an error is shown (a command that
+    succeeds never needs it)."""
+    from deflectbench.secrets import scrub as scrubbed
+
+    return scrubbed(text)
+
+
 def main() -> None:
     """Entry point: run the app, turning known errors into one line and exit code 2."""
-    from deflectbench.secrets import scrub
-
     try:
         rc = app(standalone_mode=False, prog_name="deflectbench")
         if isinstance(rc, int) and rc:
             sys.exit(rc)
     except _user_errors() as exc:
-        err.print(f"[bold red]error:[/] {escape(scrub(str(exc)))}", highlight=False, soft_wrap=True)
+        err.print(
+            f"[bold red]error:[/] {escape(_scrub(str(exc)))}", highlight=False, soft_wrap=True
+        )
         sys.exit(2)
     except KeyboardInterrupt:
         err.print(
@@ -260,7 +268,7 @@ def main() -> None:
         if os.environ.get("DEFLECTBENCH_DEBUG"):
             raise
         err.print(
-            f"[bold red]internal error:[/] {type(exc).__name__}: {escape(scrub(str(exc)))} "
+            f"[bold red]internal error:[/] {type(exc).__name__}: {escape(_scrub(str(exc)))} "
             "(set DEFLECTBENCH_DEBUG=1 for the traceback, and please report it)",
             highlight=False,
         )
