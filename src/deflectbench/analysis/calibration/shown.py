@@ -27,6 +27,7 @@ __all__ = [
     "no_labels_note",
 ]
 
+
 def clean(x: float | None) -> float | None:
     """A number as the JSON writes it: rounded to 6 places, None when missing or not finite."""
     if x is None or not math.isfinite(x):
