@@ -156,12 +156,6 @@ def analyze(f: AnalyzeFlags) -> None:
         deflectbench analyze --db paper.db --compat release  # the release script's numbers
     """
     from deflectbench.api.results import analyze as run_analysis
-    from deflectbench.views.terminal.cascade import cascade_terminal
-    from deflectbench.views.terminal.labels import corrected_terminal, no_labels_line
-    from deflectbench.views.terminal.packs import pack_comparison_tables, packs_note
-    from deflectbench.views.terminal.tables import render_terminal
-    from deflectbench.views.terminal.turns import turn_terminal
-    from deflectbench.views.terminal.validity_checks import validity_check_terminal
 
     a, json_out = f.analysis, f.json_out
     s = run_analysis(a.db, benchmark=a.benchmark, on_busy=said_busy, **a.settings())
@@ -175,11 +169,20 @@ def analyze(f: AnalyzeFlags) -> None:
         )
     if write_json(s.to_json(), json_out):
         return
+    # the terminal's views: not needed when the JSON went to stdout
+    from deflectbench.views.terminal.cascade import cascade_terminal
+    from deflectbench.views.terminal.labels import corrected_terminal, no_labels_line
+    from deflectbench.views.terminal.tables import render_terminal
+    from deflectbench.views.terminal.turns import turn_terminal
+    from deflectbench.views.terminal.validity_checks import validity_check_terminal
+
     for part in [*render_terminal(s), *corrected_terminal(s), *cascade_terminal(s)]:
         console.print(part)
     if s.corrected is None and a.correction != "none":
         _quiet(no_labels_line(a.db, s.benchmark.pack))
-    if s.packs is not None:
+    if s.packs is not None:  # a store holding several packs
+        from deflectbench.views.terminal.packs import pack_comparison_tables, packs_note
+
         for table in pack_comparison_tables(s.packs):
             console.print(table)
         _quiet(packs_note(s.packs, s.benchmark.pack))

@@ -36,8 +36,6 @@ from deflectbench.analysis.frames.scored import (
     scored_from_frames,
 )
 from deflectbench.analysis.options import DEFAULT_VALUES, AnalysisOptions
-from deflectbench.analysis.validity.load import human_frame
-from deflectbench.analysis.validity.measures import human_outcome, human_reference
 from deflectbench.benchmark import Benchmark
 from deflectbench.vocab import FIELDS, LADDER, OUTCOMES
 
@@ -88,6 +86,8 @@ def outcome_matrix(values: np.ndarray, outcomes: Sequence[Any] | None = None) ->
     outcome column) is used where every ladder field is known; rows with a missing ladder field
     are decided by :func:`.validity.human_outcome` (None: undecided), validate's rule.
     """
+    from deflectbench.analysis.validity.measures import human_outcome  # only with labels
+
     n = values.shape[0]
     ladder = [FIELDS.index(f) for f, _ in LADDER]
     gaps = np.isnan(values[:, ladder]).any(axis=1) if n else np.zeros(0, dtype=bool)
@@ -190,6 +190,10 @@ def calibration_inputs(
     ``population`` is the scored table the sample was drawn from (its strata are counted);
     ``pack_gen_ids`` the pack's generations (labels of any other are left out, counted).
     """
+    # the people's side: loaded only when a store has labels (analyze's usual store has none)
+    from deflectbench.analysis.validity.load import human_frame
+    from deflectbench.analysis.validity.measures import human_reference
+
     ids = pack_gen_ids if pack_gen_ids is not None else scored["gen_id"].astype(int).tolist()
     humans, counts = human_frame(
         labels, include_unsure=include_unsure, annotators=annotators, gen_ids=ids

@@ -11,8 +11,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
+
+from deflectbench.analysis.calibration.notes import HOW_TO_LABEL, no_labels_note
 
 __all__ = [
     "HOW_TO_LABEL",
@@ -26,27 +27,12 @@ __all__ = [
     "no_labels_note",
 ]
 
-#: How to get labels, said wherever corrected rates are missing for want of them.
-HOW_TO_LABEL = (
-    "label a sample with `deflectbench annotate` (or import a label file: docs/validity.md)"
-)
-
 
 def clean(x: float | None) -> float | None:
     """A number as the JSON writes it: rounded to 6 places, None when missing or not finite."""
     if x is None or not math.isfinite(x):
         return None
     return round(float(x), 6)
-
-
-def no_labels_note(db: str | Path, pack: str, *, other_packs: int = 0, unsure: int = 0) -> str:
-    """The one line said when a pack has no human labels to correct the judges with."""
-    why = f" ({other_packs:,} labels of other packs' generations left out)" if other_packs else ""
-    why += f" ({unsure} unsure labels left out)" if unsure else ""
-    return (
-        f"No human labels of {pack} in --db {db}{why}: the rates are the judges', and their "
-        f"CIs cover claim sampling only, not judge error. To correct them, {HOW_TO_LABEL}."
-    )
 
 
 @dataclass(frozen=True)

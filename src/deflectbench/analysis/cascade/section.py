@@ -18,30 +18,28 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from deflectbench.analysis.calibration.estimate import Estimate
 from deflectbench.analysis.calibration.load import (
     MEASURES,
     has_labels,
     judged_matrix,
     read_calibration_inputs,
 )
-from deflectbench.analysis.cascade.estimate import (
-    METHODS,
-    GroupEstimate,
-    cascade_rates,
-    stratum_weights,
-)
-from deflectbench.analysis.cascade.layers import truth_rates
 from deflectbench.analysis.frames.scored import in_benchmark, scored_as
 from deflectbench.analysis.options import AnalysisOptions
 from deflectbench.benchmark import Benchmark
 from deflectbench.store.cascade import CascadeDesign, cascade_sample, load_cascade
 from deflectbench.vocab import Consensus
+
+#: The estimators are imported by a pack judged in cascade only: every other store's analyze
+#: reads that it has no design and stops there.
+if TYPE_CHECKING:
+    from deflectbench.analysis.calibration.estimate import Estimate
+    from deflectbench.analysis.cascade.estimate import GroupEstimate
 
 __all__ = ["Cascaded", "cascade_section"]
 
@@ -96,6 +94,8 @@ def _estimate_json(e: Estimate) -> dict[str, Any]:
 
 
 def _group_json(g: GroupEstimate, truth: list[Estimate] | None = None) -> dict[str, Any]:
+    from deflectbench.analysis.cascade.estimate import METHODS
+
     measures = {}
     for k, (kind, name) in enumerate(MEASURES):
         measures[f"{kind}:{name}"] = {ROLES[m]: _estimate_json(g.estimates[m][k]) for m in METHODS}
@@ -140,6 +140,8 @@ def cascade_section(
     design = load_cascade(store, benchmark.key) if conn is not None else None
     if design is None:
         return None
+    from deflectbench.analysis.cascade.estimate import cascade_rates
+
     pack = in_benchmark(gens, benchmark)
     sample = cascade_sample(store, benchmark.key, design, lambda p: _framing(benchmark, p))
     rule = _expensive_rule(options, design.expensive)
@@ -247,6 +249,9 @@ def _truth(
     common: Mapping[str, int],
 ) -> list[Estimate]:
     """One model's truth through both layers (its sample weighed N_h / n_h)."""
+    from deflectbench.analysis.cascade.estimate import stratum_weights
+    from deflectbench.analysis.cascade.layers import truth_rates
+
     rows = np.asarray(mine, dtype=bool)
     lab = sampled[rows] & ~np.isnan(y[rows]).all(axis=1)
     weight = np.ones(int(rows.sum()))

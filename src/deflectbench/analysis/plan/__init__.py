@@ -30,17 +30,43 @@ price: generations at each model's price, judgments at each judge's, with the dr
 expectations (:mod:`.search`).
 """
 
-from deflectbench.analysis.plan.components import (
-    Components,
-    anova_components,
-    design_variance,
-    halfwidth,
-    judged_share_variance,
-)
-from deflectbench.analysis.plan.planner import Plan, make_plan, paper_models
-from deflectbench.analysis.plan.search import Design, PerCall, provider_of
-from deflectbench.analysis.plan.spreads import ASSUMED_RHO, PAPER_SPREADS, CellSpread
-from deflectbench.analysis.plan.target import MEASURES, SCOPES, Target, parse_target
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from deflectbench.analysis.plan.components import (
+        Components,
+        anova_components,
+        design_variance,
+        halfwidth,
+        judged_share_variance,
+    )
+    from deflectbench.analysis.plan.planner import Plan, make_plan, paper_models
+    from deflectbench.analysis.plan.search import Design, PerCall, provider_of
+    from deflectbench.analysis.plan.spreads import ASSUMED_RHO, PAPER_SPREADS, CellSpread
+    from deflectbench.analysis.plan.target import MEASURES, SCOPES, Target, parse_target
+
+#: Where each name lives, loaded on first use: the looks' rule (``run --until``) needs only
+#: :mod:`.target`, not the planner and its search.
+_HOMES = {
+    **dict.fromkeys(
+        ("Components", "anova_components", "design_variance", "halfwidth", "judged_share_variance"),
+        "components",
+    ),
+    **dict.fromkeys(("Plan", "make_plan", "paper_models"), "planner"),
+    **dict.fromkeys(("Design", "PerCall", "provider_of"), "search"),
+    **dict.fromkeys(("ASSUMED_RHO", "PAPER_SPREADS", "CellSpread"), "spreads"),
+    **dict.fromkeys(("MEASURES", "SCOPES", "Target", "parse_target"), "target"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _HOMES:
+        return getattr(import_module(f"deflectbench.analysis.plan.{_HOMES[name]}"), name)
+    raise AttributeError(f"module 'deflectbench.analysis.plan' has no attribute {name!r}")
+
 
 __all__ = [
     "ASSUMED_RHO",

@@ -10,22 +10,55 @@ intervals cover together with probability at least 1 - alpha, so the interval of
 chosen by any rule (this one, a tighter target later, a person), covers with at least 1 - alpha.
 """
 
-from deflectbench.analysis.sequential.looks import Look, LookCell, check_look
-from deflectbench.analysis.sequential.record import (
-    SequentialRecord,
-    adjusted_rates,
-    sequential_record,
-)
-from deflectbench.analysis.sequential.rule import (
-    ALPHA,
-    DEFAULT_LOOKS,
-    HEADLINE_OUTCOMES,
-    UntilRule,
-    claim_order,
-    look_level,
-    look_sizes,
-    parse_until,
-)
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from deflectbench.analysis.sequential.looks import Look, LookCell, check_look
+    from deflectbench.analysis.sequential.record import (
+        SequentialRecord,
+        adjusted_rates,
+        sequential_record,
+    )
+    from deflectbench.analysis.sequential.rule import (
+        ALPHA,
+        DEFAULT_LOOKS,
+        HEADLINE_OUTCOMES,
+        UntilRule,
+        claim_order,
+        look_level,
+        look_sizes,
+        parse_until,
+    )
+
+#: Where each name lives, loaded on first use: analyze reads the looks' record (:mod:`.record`) of
+#: every store, the rule and the looks only of one ``run --until`` gathered.
+_HOMES = {
+    **dict.fromkeys(("Look", "LookCell", "check_look"), "looks"),
+    **dict.fromkeys(("SequentialRecord", "adjusted_rates", "sequential_record"), "record"),
+    **dict.fromkeys(
+        (
+            "ALPHA",
+            "DEFAULT_LOOKS",
+            "HEADLINE_OUTCOMES",
+            "UntilRule",
+            "claim_order",
+            "look_level",
+            "look_sizes",
+            "parse_until",
+        ),
+        "rule",
+    ),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _HOMES:
+        return getattr(import_module(f"deflectbench.analysis.sequential.{_HOMES[name]}"), name)
+    raise AttributeError(f"module 'deflectbench.analysis.sequential' has no attribute {name!r}")
+
 
 __all__ = [
     "ALPHA",

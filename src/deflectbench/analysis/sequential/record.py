@@ -16,7 +16,6 @@ from typing import Any
 
 import pandas as pd
 
-from deflectbench.analysis.sequential.rule import ALPHA
 from deflectbench.analysis.tables.rates import rates_with_ci
 
 __all__ = ["UNTIL_KEY", "SequentialRecord", "adjusted_rates", "sequential_record"]
@@ -54,6 +53,8 @@ class SequentialRecord:
         return max(self.levels)
 
     def note(self) -> str:
+        from deflectbench.analysis.sequential.rule import ALPHA  # the rule: only for a record
+
         k, claims, met = self.stopped_at
         why = {True: "target met", False: "target not met", None: "not checked"}[met]
         levels = " / ".join(f"{100 * v:.4g}%" for v in sorted(set(self.levels), reverse=True))

@@ -16,7 +16,6 @@ from typing import Any
 import pandas as pd
 
 from deflectbench.analysis import tables
-from deflectbench.analysis.calibration.corrected import corrected_as
 from deflectbench.analysis.calibration.load import has_labels, read_calibration_inputs
 from deflectbench.analysis.frames.load import StoreFrames, StoreReader, read_store
 from deflectbench.analysis.frames.scored import (
@@ -29,9 +28,7 @@ from deflectbench.analysis.frames.scored import (
 from deflectbench.analysis.options import CI_LEVEL, MIN_CI_CLAIMS, AnalysisOptions
 from deflectbench.analysis.sharing import shared_codes
 from deflectbench.analysis.summary.counts import cost, step_counts
-from deflectbench.analysis.summary.examples import pick_examples
 from deflectbench.analysis.summary.fields import SummaryFields
-from deflectbench.analysis.summary.metadata import run_metadata
 from deflectbench.analysis.summary.pack_change import check_pack_content
 from deflectbench.analysis.summary.packs import compare_packs, packs_note
 from deflectbench.analysis.summary.to_json import summary_json
@@ -117,6 +114,8 @@ def summarize(
             summary = replace(summary, cascade=cascaded)
     if options.correction == "none" or summary.empty or not has_labels(store):
         return summary  # nothing to correct with: the summary (and its JSON) as without labels
+    from deflectbench.analysis.calibration.corrected import corrected_as  # a store with labels
+
     inputs = read_calibration_inputs(
         store,
         benchmark,
@@ -195,7 +194,10 @@ def _tables(frames: StoreFrames, benchmark: Benchmark, options: AnalysisOptions)
     attempted = in_benchmark(gens, benchmark)
     steps = step_counts(counts, attempted, judg)
     detail: dict[str, Any] = {}
-    if frames.detail:
+    if frames.detail:  # the report's: analyze and compare need neither module
+        from deflectbench.analysis.summary.examples import pick_examples
+        from deflectbench.analysis.summary.metadata import run_metadata
+
         examples = pick_examples(scored, frames.texts, judg, benchmark, judges, options.seed)
         meta, notes = run_metadata(
             benchmark,

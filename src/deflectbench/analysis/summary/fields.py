@@ -13,11 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from deflectbench.analysis.calibration.corrected import Corrected
 from deflectbench.analysis.options import MIN_CI_CLAIMS, AnalysisOptions
 from deflectbench.analysis.summary.counts import Cost, StepCounts
-from deflectbench.analysis.summary.examples import Example
-from deflectbench.analysis.summary.metadata import RunMetadata
 from deflectbench.analysis.summary.packs import PackComparison
 from deflectbench.analysis.summary.small_sample import small_sample_elsewhere
 from deflectbench.analysis.summary.turns import TurnAnalysis
@@ -26,9 +23,12 @@ from deflectbench.analysis.tables.breakdowns import few_claims_note, small_sampl
 from deflectbench.analysis.tables.rates import FramingSwing
 from deflectbench.benchmark import Benchmark
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the types of sections only some stores or ``detail`` fill
+    from deflectbench.analysis.calibration.corrected import Corrected
     from deflectbench.analysis.cascade.section import Cascaded
     from deflectbench.analysis.sequential.record import SequentialRecord
+    from deflectbench.analysis.summary.examples import Example
+    from deflectbench.analysis.summary.metadata import RunMetadata
 
 __all__ = ["SummaryFields"]
 

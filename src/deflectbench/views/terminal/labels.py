@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from deflectbench.analysis.calibration.load import MEASURES
-from deflectbench.analysis.calibration.shown import no_labels_note
+from deflectbench.analysis.calibration.notes import no_labels_note
 from deflectbench.views.format import DASH, isnan, num, pct
 from deflectbench.views.terminal.style import short_field, titled_table
 
