@@ -59,3 +59,18 @@ def test_analyze_does_not_import_pydantic(tmp_path: Path) -> None:
     loaded = set(json.loads(out.read_text()))
     assert "deflectbench" in loaded
     assert "pydantic" not in loaded
+
+
+def test_a_typer_whose_internals_moved_still_coerces_its_own_way(monkeypatch) -> None:
+    """The shortcut reads typer's private parameter descriptions: when a typer release renames
+    them, every value goes to typer's own coercion (slower), never an error."""
+    import deflectbench.cli.app as app_module
+
+    def moved(param, value, ctx):  # what a renamed attribute gives
+        raise AttributeError("'TypeDescriptor' object has no attribute 'parameter_info'")
+
+    monkeypatch.setattr(app_module, "_plain_value", moved)
+    click_command = build_command("analyze")
+    ctx = click_command.make_context("analyze", [], resilient_parsing=True)
+    seed = next(p for p in click_command.get_params(ctx) if p.name == "seed")
+    assert seed.get_runtime_param().coerce("5", param=seed, ctx=ctx) == 5

@@ -103,7 +103,10 @@ class _PlainCoercion:
         return self
 
     def coerce(self, value: Any, param: Any, ctx: Any) -> Any:
-        plain = _plain_value(param, value, ctx)
+        try:
+            plain = _plain_value(param, value, ctx)
+        except (AttributeError, ImportError, TypeError):  # typer's internals moved: its own way
+            plain = _UNDECIDED
         if plain is _UNDECIDED:
             return self._typer_runtime().coerce(value, param=param, ctx=ctx)
         return plain
