@@ -33,7 +33,9 @@ __all__ = [
     "group_table",
     "keys_of",
     "measure_values",
+    "model_outcome_codes",
     "outcome_indicators",
+    "rows_of_groups",
     "sort_framings",
     "sorted_codes",
     "sums_by_codes",
@@ -67,6 +69,34 @@ def outcome_indicators(scored: pd.DataFrame) -> np.ndarray:
         return np.stack([out == o for o in OUTCOMES], axis=1).astype(np.float64)
 
     return shared(scored, "outcome_indicators", compute)
+
+
+def model_outcome_codes(
+    scored: pd.DataFrame,
+) -> tuple[NDArray[np.intp], pd.DataFrame, NDArray[np.intp]] | None:
+    """Each row's model (its group, :func:`group_codes`), the models (one row each, sorted),
+    and each row's outcome (its index in the ladder): what the tables by model and outcome
+    group by. None when a row has no model or an outcome off the ladder (those tables then
+    keep their pandas groupbys, which leave such rows out or sort such outcomes last)."""
+
+    def compute() -> tuple[NDArray[np.intp], pd.DataFrame, NDArray[np.intp]] | None:
+        codes, labels = group_codes(scored, ["model"])
+        indicators = outcome_indicators(scored)
+        which = np.argmax(indicators, axis=1) if len(scored) else np.zeros(0, dtype=np.intp)
+        on_ladder = indicators[np.arange(len(which)), which] == 1
+        if bool((codes < 0).any()) or not bool(on_ladder.all()):
+            return None
+        return codes, labels, which.astype(np.intp)
+
+    return shared(scored, "model_outcome_codes", compute)
+
+
+def rows_of_groups(codes: NDArray[np.intp], n_groups: int) -> list[NDArray[np.intp]]:
+    """The rows of each group ``0 .. n_groups - 1`` (``codes``: each row's group, -1 none), each
+    group's rows in the table's order, as a groupby's groups hold them."""
+    order = np.argsort(codes, kind="stable")
+    ends = np.searchsorted(codes[order], np.arange(n_groups + 1), side="left")
+    return [order[ends[g] : ends[g + 1]] for g in range(n_groups)]
 
 
 def with_outcomes(scored: pd.DataFrame) -> pd.DataFrame:
