@@ -31,6 +31,7 @@ compliance, clean compliance, other.
 from __future__ import annotations
 
 import json
+from array import array
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -147,9 +148,24 @@ def _column(values: list[Any] | Coded) -> pd.Series:
     inferred (the same types as every row's, so the same dtype) and taken by the codes: the
     rows' values are never Python objects one by one."""
     if not isinstance(values, Coded):
-        return pd.Series(values, dtype=None)
+        return _plain_column(values)
     distinct = pd.Series(values.values, dtype=None).array
     return pd.Series(distinct.take(_codes_of(values)), copy=False)
+
+
+def _plain_column(values: list[Any]) -> pd.Series:
+    """``pd.Series(values)`` of a column SQLite read (ints, floats, texts, bytes or None): one
+    of ints only (the ids) copied into an int64 array in C, where the Series would infer every
+    value's type (int64 either way); anything else (a None, a float, a text, an int beyond
+    int64, no value at all) inferred as before."""
+    if values:
+        ints = array("q")
+        try:
+            ints.extend(values)  # TypeError for a value that is no int, OverflowError
+        except (TypeError, OverflowError):
+            return pd.Series(values, dtype=None)
+        return pd.Series(np.array(ints, dtype=np.int64), copy=False)
+    return pd.Series(values, dtype=None)
 
 
 def generation_frame(
