@@ -26,12 +26,13 @@ from deflectbench.analysis.tables.appendix import (
     tokens_by_outcome,
 )
 from deflectbench.analysis.tables.breakdowns import fallacy_density_by_outcome
+from deflectbench.analysis.tables.grouping import sort_framings
 from deflectbench.analysis.tables.significance import (
     chi2_model_outcome,
     outcome_count_matrix,
     outcome_counts,
 )
-from deflectbench.vocab import FALLACY_FIELDS, OUTCOMES
+from deflectbench.vocab import FALLACY_FIELDS, FRAMINGS, OUTCOMES
 
 
 def reference_chi2_model_outcome(scored: pd.DataFrame, by: str = "model") -> pd.DataFrame:
@@ -226,3 +227,56 @@ def test_the_tables_by_model_and_outcome_are_the_groupby_versions(df, shared):
             pd.testing.assert_frame_equal(g, want, check_exact=True)
             assert list(g.dtypes) == list(want.dtypes)
             assert g.columns.dtype == want.columns.dtype
+
+
+# ---------------------------------------------------------------- the framings' order
+
+
+def reference_sort_framings(df: pd.DataFrame) -> pd.DataFrame:
+    """sort_framings as it was: pandas' stable sort, framings by their rank."""
+    if df.empty:
+        return df.reset_index(drop=True)
+    keys = [c for c in ("model", "framing", "prompt_id", "fallacy_requested", "level") if c in df]
+    if not keys:
+        return df.reset_index(drop=True)
+    rank = {f: i for i, f in enumerate(FRAMINGS)}
+
+    def key(col: pd.Series) -> pd.Series:
+        return col.map(lambda v: rank.get(v, len(rank))) if col.name == "framing" else col
+
+    return df.sort_values(keys, key=key, kind="stable").reset_index(drop=True)
+
+
+@st.composite
+def grouped_tables(draw: Any) -> pd.DataFrame:
+    n = draw(st.integers(0, 40))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    pick = lambda options: [options[i] for i in rng.integers(0, len(options), n)]  # noqa: E731
+    columns: dict[str, Any] = {}
+    keys = draw(
+        st.lists(
+            st.sampled_from(["model", "framing", "prompt_id", "fallacy_requested", "level"]),
+            unique=True,
+        )
+    )
+    for k in keys:
+        if k == "level":
+            kind = draw(st.sampled_from(["int", "float", "object"]))
+            values = pick([3, 1, 2, np.nan] if kind == "float" else [3, 1, 2])
+            columns[k] = pd.Series(values, dtype=object if kind == "object" else None)
+        elif k == "framing":
+            values = pick([*FRAMINGS[:4], "other", None])
+            columns[k] = pd.array(values, dtype=draw(st.sampled_from(["str", object])))
+        else:
+            columns[k] = pd.array(pick(["b", "a", "é", None, "B"]), dtype="str")
+    columns["n"] = np.arange(n)  # the rows' first order, to see the sort is stable
+    columns["rate"] = rng.random(n)
+    return pd.DataFrame(columns, index=rng.permutation(n))
+
+
+@settings(max_examples=300, deadline=None)
+@given(grouped_tables())
+def test_sort_framings_is_the_pandas_sort(df):
+    want = reference_sort_framings(df)
+    got = sort_framings(df)
+    pd.testing.assert_frame_equal(got, want, check_exact=True)

@@ -115,11 +115,36 @@ def sort_framings(df: pd.DataFrame) -> pd.DataFrame:
     if not keys:
         return df.reset_index(drop=True)
     rank = {f: i for i, f in enumerate(FRAMINGS)}
+    order = _framing_order(df, keys, rank)
+    if order is not None:
+        return df.take(order).reset_index(drop=True)
 
     def key(col: pd.Series) -> pd.Series:
         return col.map(lambda v: rank.get(v, len(rank))) if col.name == "framing" else col
 
     return df.sort_values(keys, key=key, kind="stable").reset_index(drop=True)
+
+
+def _framing_order(
+    df: pd.DataFrame, keys: list[str], rank: Mapping[str, int]
+) -> NDArray[np.intp] | None:
+    """The rows' order :func:`sort_framings`' ``sort_values`` gives (stable; a missing value
+    last, a framing by its rank, an unknown or missing framing after the known), from each
+    key's values numbered in sorted order: the tables are small, and the sort's machinery
+    costs more than their rows. None for a key of another type than text or numbers."""
+    codes = []
+    for k in reversed(keys):  # np.lexsort: the last key first
+        column = df[k]
+        if k == "framing":
+            if not (isinstance(column.dtype, pd.StringDtype) or column.dtype == object):
+                return None
+            codes.append(np.array([rank.get(v, len(rank)) for v in column.tolist()], dtype=np.intp))
+            continue
+        if not (isinstance(column.dtype, pd.StringDtype) or column.dtype.kind in "iuf"):
+            return None
+        numbers, uniques = pd.factorize(column, sort=True)
+        codes.append(np.where(numbers < 0, len(uniques), numbers))
+    return np.lexsort(codes)
 
 
 def group_means(df: pd.DataFrame, by: list[str], columns: list[str]) -> pd.DataFrame:
