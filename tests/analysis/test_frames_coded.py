@@ -98,3 +98,31 @@ def test_column_lists_hold_each_repeated_value_once(made):
         model = coded["model"]
         assert isinstance(model, Coded) and len(model.values) == len(set(plain["model"]))
         assert [model.values[c] for c in model.codes] == plain["model"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.integers(-(2**63), 2**63 - 1),
+            st.integers(2**63, 2**65),  # beyond int64
+            st.none(),
+            st.floats(allow_nan=False),
+            st.sampled_from(["a", "7", b"\x00\xff"]),
+        ),
+        max_size=30,
+    )
+    | st.lists(st.integers(-(2**63), 2**63 - 1), max_size=30)
+)
+def test_a_plain_column_is_the_column_pandas_infers(values):
+    """A column read as a plain list (the ids): an int64 array when SQLite gave ints only, else
+    inferred, the same Series as ``pd.Series(values)`` either way."""
+    try:
+        expected = pd.Series(values, dtype=None)
+    except (OverflowError, TypeError, ValueError) as e:  # what pandas refuses, refused alike
+        with pytest.raises(type(e)):
+            scored._plain_column(values)
+        return
+    got = scored._plain_column(values)
+    pd.testing.assert_series_equal(got, expected, check_exact=True)
+    got.iloc[:1] = got.iloc[:1]  # a column of its own, writable like the inferred one

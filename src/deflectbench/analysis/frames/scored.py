@@ -31,6 +31,7 @@ compliance, clean compliance, other.
 from __future__ import annotations
 
 import json
+from array import array
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -147,9 +148,24 @@ def _column(values: list[Any] | Coded) -> pd.Series:
     inferred (the same types as every row's, so the same dtype) and taken by the codes: the
     rows' values are never Python objects one by one."""
     if not isinstance(values, Coded):
-        return pd.Series(values, dtype=None)
+        return _plain_column(values)
     distinct = pd.Series(values.values, dtype=None).array
     return pd.Series(distinct.take(_codes_of(values)), copy=False)
+
+
+def _plain_column(values: list[Any]) -> pd.Series:
+    """``pd.Series(values)`` of a column SQLite read (ints, floats, texts, bytes or None): one
+    of ints only (the ids) copied into an int64 array in C, where the Series would infer every
+    value's type (int64 either way); anything else (a None, a float, a text, an int beyond
+    int64, no value at all) inferred as before."""
+    if values:
+        ints = array("q")
+        try:
+            ints.extend(values)  # TypeError for a value that is no int, OverflowError
+        except (TypeError, OverflowError):
+            return pd.Series(values, dtype=None)
+        return pd.Series(np.array(ints, dtype=np.int64), copy=False)
+    return pd.Series(values, dtype=None)
 
 
 def generation_frame(
@@ -341,6 +357,100 @@ def judges_of(judg: pd.DataFrame, gens: pd.DataFrame) -> list[str]:
     return sorted(mine["judge"].dropna().unique().tolist())
 
 
+#: The scored table's order (a stable sort: rows of one key keep the store's order).
+SORT_KEYS = ["model", "claim_id", "prompt_id", "sample"]
+
+
+def _merged(
+    base: pd.DataFrame,
+    claims: pd.DataFrame,
+    templates: pd.DataFrame,
+    cons: pd.DataFrame,
+    quirks: ReleaseQuirks,
+) -> tuple[pd.DataFrame, np.ndarray]:
+    """The scored table by merges: the valid generations (``base``) with their claim's and
+    template's attributes (left joins) and their consensus (inner join), the undecided left
+    out (and returned, one flag per joined row), fields whole where none is missing, the
+    outcomes, sorted by :data:`SORT_KEYS`."""
+    table = base.merge(claims, on="claim_id", how="left")
+    table = table.merge(templates, on="prompt_id", how="left")
+    table = table.merge(cons, left_on="gen_id", right_index=True, how="inner")
+    # A missing ladder field before the first 1 leaves the outcome undecided: left out and
+    # counted, as validate does with people's labels (the release's overwriting has no ladder).
+    undecided = (
+        np.zeros(len(table), dtype=bool) if quirks.overwrite_outcomes else ~outcome_decided(table)
+    )
+    if undecided.any():
+        table = table[~undecided]
+    for f in FIELDS:
+        if not table[f].isna().any():
+            table[f] = table[f].astype(np.int64)
+    table["outcome"] = pd.Series(quirks.outcomes(table), index=table.index, dtype=object)
+    table = table.sort_values(SORT_KEYS, kind="stable")
+    return table.reset_index(drop=True), undecided
+
+
+def _joined(
+    base: pd.DataFrame,
+    claims: pd.DataFrame,
+    templates: pd.DataFrame,
+    cons: pd.DataFrame,
+    quirks: ReleaseQuirks,
+) -> tuple[pd.DataFrame, np.ndarray] | None:
+    """:func:`_merged`'s table before its fields and outcomes, and its undecided flags, from
+    positions: each row's claim, template and consensus row looked up, the rows kept and their
+    order found on those, then every column taken once at the rows (each merge, filter and sort
+    took every column again: a text column's take costs as much as the lookups). None where a
+    merge would do more than look up one row (a key not unique, a row's claim or template
+    missing, a name in two frames) or the sort keys are of another type: then the merges."""
+    names = set(base.columns)
+    lookups = []
+    for attrs, key in ((claims, "claim_id"), (templates, "prompt_id")):
+        ids = pd.Index(attrs[key])
+        extra = [c for c in attrs.columns if c != key]
+        if key not in names or not ids.is_unique or names & set(extra):
+            return None
+        at = ids.get_indexer(base[key])
+        if bool((at < 0).any()):
+            return None
+        names |= set(extra)
+        lookups.append((attrs[extra], at))
+    if "gen_id" not in names or not cons.index.is_unique or names & set(cons.columns):
+        return None
+    if any(k not in names for k in SORT_KEYS):
+        return None
+    at_cons = cons.index.get_indexer(base["gen_id"])
+    rows = np.flatnonzero(at_cons >= 0)  # the inner join, in the generations' order
+    fields = {f: cons[f].to_numpy()[at_cons[rows]] for f in FIELDS}
+    undecided = (
+        np.zeros(len(rows), dtype=bool) if quirks.overwrite_outcomes else ~outcome_decided(fields)
+    )
+    rows = rows[~undecided]
+    order = _sort_order(base, rows)
+    if order is None:
+        return None
+    rows = rows[order]
+    pieces = [(base, rows), *((frame, at[rows]) for frame, at in lookups), (cons, at_cons[rows])]
+    index = pd.RangeIndex(len(rows))
+    taken = [frame.take(at).set_axis(index, axis=0) for frame, at in pieces]
+    return pd.concat(taken, axis=1), undecided
+
+
+def _sort_order(base: pd.DataFrame, rows: np.ndarray) -> np.ndarray | None:
+    """The stable order of ``base``'s ``rows`` by :data:`SORT_KEYS` (a missing value last), as
+    ``sort_values(kind="stable")`` orders them: each key's values numbered in sorted order.
+    None for a key of another type than text or integers (then the sort itself)."""
+    codes = []
+    for k in reversed(SORT_KEYS):  # np.lexsort: the last key first
+        column = base[k]
+        if not (isinstance(column.dtype, pd.StringDtype) or column.dtype.kind in "iu"):
+            return None
+        numbers, uniques = pd.factorize(column, sort=True)
+        numbers = numbers[rows]
+        codes.append(np.where(numbers < 0, len(uniques), numbers))
+    return np.lexsort(codes) if len(rows) else np.zeros(0, dtype=np.intp)
+
+
 def scored_as(
     gens: pd.DataFrame,
     judg: pd.DataFrame,
@@ -391,32 +501,25 @@ def scored_from_frames(
         judges = [rule.judge]
     judges = sorted(judges) if judges else judges_of(judg, attempted)
     failed = attempted["error"].notna().to_numpy()
-    valid = attempted[answered(attempted)]
-    no_answer = attempted[~failed & ~answered(attempted)]
+    answers = answered(attempted)
+    valid = attempted[answers]
+    no_answer = attempted[~failed & ~answers]
     claims, templates = _attributes(benchmark)
-    table = valid.drop(columns=["error", *[c for c in CONDITION_COLUMNS if c in valid]]).merge(
-        claims, on="claim_id", how="left"
-    )
-    table = table.merge(templates, on="prompt_id", how="left")
+    base = valid.drop(columns=["error", *[c for c in CONDITION_COLUMNS if c in valid]])
 
     ok = _parsed(judg, judges)
     ok = kept(ok, ok["gen_id"].isin(valid["gen_id"]).to_numpy())
     cons = quirks.keep(quirks.combine(ok, consensus), len(judges))
     cons = quirks.unjudged(cons, valid["gen_id"])
-    table = table.merge(cons, left_on="gen_id", right_index=True, how="inner")
-    # A missing ladder field before the first 1 leaves the outcome undecided: left out and
-    # counted, as validate does with people's labels (the release's overwriting has no ladder).
-    undecided = (
-        np.zeros(len(table), dtype=bool) if quirks.overwrite_outcomes else ~outcome_decided(table)
-    )
-    if undecided.any():
-        table = table[~undecided]
-    for f in FIELDS:
-        if not table[f].isna().any():
-            table[f] = table[f].astype(np.int64)
-    table["outcome"] = pd.Series(quirks.outcomes(table), index=table.index, dtype=object)
-    table = table.sort_values(["model", "claim_id", "prompt_id", "sample"], kind="stable")
-    table = table.reset_index(drop=True)
+    joined = _joined(base, claims, templates, cons, quirks)
+    if joined is not None:  # the merges' table, each column taken once
+        table, undecided = joined
+        for f in FIELDS:
+            if not table[f].isna().any():
+                table[f] = table[f].astype(np.int64)
+        table["outcome"] = pd.Series(quirks.outcomes(table), index=table.index, dtype=object)
+    else:
+        table, undecided = _merged(base, claims, templates, cons, quirks)
     n_of = [f["model"].value_counts().to_dict() for f in (attempted, valid, no_answer, table)]
     per_model = {
         str(m): {

@@ -81,8 +81,14 @@ def _pair_rows(
     codes, labels = groups
     size = len(labels)
     per_field = []
+    counted = _pair_counts(values, codes, size)
     for j in range(len(fields)):
-        x, y = values[0][:, j], values[1][:, j]
+        if counted is not None:
+            n, n_a, n_b, tp, differ = (c[:, j] for c in counted)
+            kappa, ac1 = chance_corrected(tp, n_a - tp, n_b - tp, n - n_a - n_b + tp)
+            per_field.append((n, differ, kappa, ac1))
+            continue
+        x, y = values[0][:, j], values[1][:, j]  # a value not 0 or 1: binary's, field by field
         both = ~np.isnan(x) & ~np.isnan(y) & (codes >= 0)
         xi = binary(x[both].astype(np.int64), "a")
         yi = binary(y[both].astype(np.int64), "b")
@@ -110,6 +116,28 @@ def _pair_rows(
                 }
             )
     return rows
+
+
+def _pair_counts(
+    values: tuple[NDArray[np.float64], NDArray[np.float64]], codes: NDArray[np.intp], size: int
+) -> tuple[NDArray[np.int64], ...] | None:
+    """Per group and field (groups x fields arrays), on the generations both judges scored:
+    n, the first judge's 1s, the second's, both 1s, and the disagreements; every field and
+    group counted by one ``np.bincount`` of (group, field, the two labels). None when a value
+    scored is not 0 or 1 (then :func:`binary` refuses it, field by field)."""
+    x, y = values
+    xa, ya = x == 1, y == 1
+    both = ((x == 0) | xa) & ((y == 0) | ya)  # both scored (NaN is neither)
+    if bool(((~both) & ~np.isnan(x) & ~np.isnan(y)).any()):
+        return None
+    k = x.shape[1]
+    both &= (codes >= 0)[:, None]
+    first = (codes[:, None] * k + np.arange(k)) * 4  # each (group, field)'s 2x2 table
+    cell = np.where(both, first + xa * 2 + ya, size * k * 4)  # the rest: one bin, dropped
+    table = np.bincount(cell.ravel(), minlength=size * k * 4 + 1)[:-1].reshape(size, k, 2, 2)
+    only_a, only_b, tp = table[:, :, 1, 0], table[:, :, 0, 1], table[:, :, 1, 1]
+    n = table.sum(axis=(2, 3))
+    return n, only_a + tp, only_b + tp, tp, only_a + only_b
 
 
 def _columns(keys: list[str]) -> list[str]:

@@ -16,13 +16,17 @@ from deflectbench.analysis.stats.descriptive import (
     run_count_distribution,
 )
 from deflectbench.analysis.tables.grouping import (
+    group_codes,
     group_codes_where,
     group_means,
     keys_of,
+    model_outcome_codes,
+    rows_of_groups,
     sort_framings,
     sorted_codes,
     sums_by_codes,
     whole_columns,
+    whole_numbers,
 )
 from deflectbench.vocab import FALLACY_FIELDS, OUTCOMES
 
@@ -61,7 +65,27 @@ def sample_refusal_counts(scored: pd.DataFrame, samples_per_cell: int = 5) -> pd
     """
     labels = [str(i) for i in range(samples_per_cell + 1)]
     rows: list[dict[str, Any]] = []
-    if not scored.empty:
+    cells_of = group_codes(scored, ["model", "claim_id", "prompt_id"])[0] if len(scored) else None
+    if cells_of is not None and bool((cells_of >= 0).all()):
+        # the cells numbered once (shared): a model's cells are its rows' cell codes, counted
+        # alike whatever their numbers (the counts per cell do not depend on the order)
+        models, names = group_codes(scored, ["model"])
+        refusal = scored["refusal"].to_numpy(dtype=np.float64, na_value=np.nan)
+        seen = ~np.isnan(refusal)
+        for g, part in enumerate(rows_of_groups(np.where(seen, models, -1), len(names))):
+            cells = cells_of[part]
+            dist = run_count_distribution(
+                refusal[part].astype(np.int64), cells, runs_per_cell=samples_per_cell
+            )
+            rows.append(
+                {
+                    "model": names["model"].iloc[g],
+                    **dist,
+                    "cells": sum(dist.values()),
+                    "incomplete_cells": incomplete_cells(cells, runs_per_cell=samples_per_cell),
+                }
+            )
+    elif not scored.empty:  # a key missing in a row: the groupbys leave it out their ways
         narrow = scored[["model", "claim_id", "prompt_id", "refusal"]]  # a group is these only
         for model, sub in narrow.groupby("model", sort=True):
             sub = sub[sub["refusal"].notna()]
@@ -103,6 +127,13 @@ def output_tokens_by_outcome(scored: pd.DataFrame) -> pd.DataFrame:
     columns = ["model", "n", "all", *OUTCOMES]
     if scored.empty:
         return pd.DataFrame(columns=columns)
+    counted = _token_sums(scored)
+    if counted is not None:  # whole numbers: sums exact, so the means are the groupby's
+        labels, n, total, cell_n, cell_sum = counted
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = cell_sum / cell_n  # NaN where a model has no such outcome
+        table = {"model": labels["model"].array, "n": n, "all": total / n}
+        return pd.DataFrame(table | {o: means[:, j] for j, o in enumerate(OUTCOMES)})
     tokens = scored["output_tokens"].astype(np.float64)
     by_outcome = tokens.groupby([scored["model"], scored["outcome"]]).mean().unstack("outcome")
     by_outcome = by_outcome.reindex(columns=list(OUTCOMES))
@@ -121,6 +152,23 @@ def tokens_by_outcome(scored: pd.DataFrame) -> pd.DataFrame:
     columns = ["model", "outcome", "n", "mean_tokens", "median_tokens"]
     if scored.empty:
         return pd.DataFrame(columns=columns)
+    counted = _token_sums(scored)
+    parts = model_outcome_codes(scored)
+    if counted is not None and parts is not None:  # whole numbers: the groupby's numbers
+        _, _, _, cell_n, cell_sum = counted
+        codes, _, which = parts
+        cells = codes * len(OUTCOMES) + which  # model by model, outcomes in the ladder's order
+        present = np.flatnonzero(cell_n.reshape(-1) > 0)
+        rows_of = rows_of_groups(cells, cell_n.size)
+        tokens = scored["output_tokens"].to_numpy(dtype=np.float64)
+        first = np.array([rows_of[c][0] for c in present], dtype=np.intp)
+        out = scored[["model"]].take(first).reset_index(drop=True)
+        out["outcome"] = pd.Index([OUTCOMES[c % len(OUTCOMES)] for c in present])  # inferred
+        out["n"] = cell_n.reshape(-1)[present]
+        out["mean_tokens"] = cell_sum.reshape(-1)[present] / out["n"].to_numpy()
+        # a median of whole numbers (|sum| < 2**53): the middle one, or two halved, exactly
+        out["median_tokens"] = [float(np.median(tokens[rows_of[c]])) for c in present]
+        return out
     tokens = scored["output_tokens"].astype(np.float64)
     g = tokens.groupby([scored["model"], scored["outcome"]], sort=True)
     out = g.agg(n="size", mean_tokens="mean", median_tokens="median").reset_index()
@@ -131,6 +179,31 @@ def tokens_by_outcome(scored: pd.DataFrame) -> pd.DataFrame:
     return out[columns].reset_index(drop=True)
 
 
+def _token_sums(
+    scored: pd.DataFrame,
+) -> tuple[pd.DataFrame, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """Output tokens per model and per model and outcome, counted and summed from the shared
+    codes: the models, n per model, their sums, and (models x outcomes) counts and sums. None
+    when the groupbys must do it: a row without a model or with an outcome off the ladder, or
+    token counts that are missing or not whole numbers (whose sums depend on the order)."""
+
+    def compute() -> tuple[pd.DataFrame, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+        parts = model_outcome_codes(scored)
+        tokens = scored["output_tokens"].to_numpy(dtype=np.float64, na_value=np.nan)
+        if parts is None or bool(np.isnan(tokens).any()) or not whole_numbers(tokens):
+            return None
+        codes, labels, which = parts
+        m, k = len(labels), len(OUTCOMES)
+        n = np.bincount(codes, minlength=m).astype(np.int64)
+        total = np.bincount(codes, weights=tokens, minlength=m)
+        cells = codes * k + which
+        cell_n = np.bincount(cells, minlength=m * k).astype(np.int64).reshape(m, k)
+        cell_sum = np.bincount(cells, weights=tokens, minlength=m * k).reshape(m, k)
+        return labels, n, total, cell_n, cell_sum
+
+    return shared(scored, "token_sums", compute)
+
+
 def fallacy_density_by_model(scored: pd.DataFrame) -> pd.DataFrame:
     """Appendix G: fallacies per 100 output tokens per model (:func:`stats.fallacy_density`).
 
@@ -138,6 +211,23 @@ def fallacy_density_by_model(scored: pd.DataFrame) -> pd.DataFrame:
     reported tokens or a missing fallacy field are left out. Columns: model, n, fallacy_density.
     """
     rows = []
+    if len(scored):  # each model's rows from the shared codes, the same arrays in its order
+        codes, labels = group_codes(scored, ["model"])
+        values = scored[[*FALLACY_FIELDS, "output_tokens"]]
+        fields = values[list(FALLACY_FIELDS)].to_numpy(dtype=np.float64, na_value=np.nan)
+        tokens = values["output_tokens"].to_numpy(dtype=np.float64, na_value=np.nan)
+        scored_fields = ~np.isnan(fields).any(axis=1)
+        for g, part in enumerate(rows_of_groups(np.where(scored_fields, codes, -1), len(labels))):
+            tok = tokens[part]
+            density = fallacy_density(fields[part, 0], fields[part, 1], fields[part, 2], tok)
+            rows.append(
+                {
+                    "model": labels["model"].iloc[g],
+                    "n": int((tok > 0).sum()),
+                    "fallacy_density": density,
+                }
+            )
+        return pd.DataFrame(rows, columns=["model", "n", "fallacy_density"])
     narrow = scored[["model", *FALLACY_FIELDS, "output_tokens"]]  # a group is these only
     for model, sub in narrow.groupby("model", sort=True) if not scored.empty else []:
         sub = sub.dropna(subset=list(FALLACY_FIELDS))

@@ -21,6 +21,8 @@ from deflectbench.analysis.tables.grouping import (
     framing_rows,
     group_codes_where,
     group_means,
+    model_outcome_codes,
+    rows_of_groups,
     sort_framings,
     sums_by_codes,
     whole_numbers,
@@ -190,6 +192,29 @@ def fallacy_density_by_outcome(scored: pd.DataFrame) -> pd.DataFrame:
     columns = ["model", "outcome", "n", "fallacy_density"]
     if scored.empty:
         return pd.DataFrame(columns=columns)
+    parts = model_outcome_codes(scored)
+    if parts is not None:  # each cell's rows from the shared codes: the same arrays, in order
+        codes, labels, which = parts
+        values = scored[[*FALLACY_FIELDS, "output_tokens"]]
+        fields = values[list(FALLACY_FIELDS)].to_numpy(dtype=np.float64, na_value=np.nan)
+        tokens = values["output_tokens"].to_numpy(dtype=np.float64, na_value=np.nan)
+        used = ~np.isnan(fields).any(axis=1) & (np.nan_to_num(tokens, nan=0.0) > 0)
+        k = len(OUTCOMES)
+        cells = np.where(used, codes * k + which, -1)  # model by model, in the ladder's order
+        models = labels["model"].tolist()
+        found = []
+        for c, part in enumerate(rows_of_groups(cells, len(labels) * k)):
+            if len(part):
+                density = fallacy_density(
+                    fields[part, 0], fields[part, 1], fields[part, 2], tokens[part]
+                )
+                model, outcome = models[c // k], OUTCOMES[c % k]
+                found.append(
+                    {"model": model, "outcome": outcome, "n": len(part)}
+                    | {"fallacy_density": density}
+                )
+        if found:  # (none: the groupby's empty table, its columns of no type)
+            return pd.DataFrame(found, columns=columns)
     data = scored[["model", "outcome", *FALLACY_FIELDS, "output_tokens"]]  # a group is these only
     data = data.dropna(subset=list(FALLACY_FIELDS))
     data = data[data["output_tokens"].fillna(0) > 0]

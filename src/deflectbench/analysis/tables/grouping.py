@@ -33,7 +33,9 @@ __all__ = [
     "group_table",
     "keys_of",
     "measure_values",
+    "model_outcome_codes",
     "outcome_indicators",
+    "rows_of_groups",
     "sort_framings",
     "sorted_codes",
     "sums_by_codes",
@@ -69,6 +71,34 @@ def outcome_indicators(scored: pd.DataFrame) -> np.ndarray:
     return shared(scored, "outcome_indicators", compute)
 
 
+def model_outcome_codes(
+    scored: pd.DataFrame,
+) -> tuple[NDArray[np.intp], pd.DataFrame, NDArray[np.intp]] | None:
+    """Each row's model (its group, :func:`group_codes`), the models (one row each, sorted),
+    and each row's outcome (its index in the ladder): what the tables by model and outcome
+    group by. None when a row has no model or an outcome off the ladder (those tables then
+    keep their pandas groupbys, which leave such rows out or sort such outcomes last)."""
+
+    def compute() -> tuple[NDArray[np.intp], pd.DataFrame, NDArray[np.intp]] | None:
+        codes, labels = group_codes(scored, ["model"])
+        indicators = outcome_indicators(scored)
+        which = np.argmax(indicators, axis=1) if len(scored) else np.zeros(0, dtype=np.intp)
+        on_ladder = indicators[np.arange(len(which)), which] == 1
+        if bool((codes < 0).any()) or not bool(on_ladder.all()):
+            return None
+        return codes, labels, which.astype(np.intp)
+
+    return shared(scored, "model_outcome_codes", compute)
+
+
+def rows_of_groups(codes: NDArray[np.intp], n_groups: int) -> list[NDArray[np.intp]]:
+    """The rows of each group ``0 .. n_groups - 1`` (``codes``: each row's group, -1 none), each
+    group's rows in the table's order, as a groupby's groups hold them."""
+    order = np.argsort(codes, kind="stable")
+    ends = np.searchsorted(codes[order], np.arange(n_groups + 1), side="left")
+    return [order[ends[g] : ends[g + 1]] for g in range(n_groups)]
+
+
 def with_outcomes(scored: pd.DataFrame) -> pd.DataFrame:
     """The scored table plus one 0/1 column per outcome (``outcome_<name>``)."""
     ind = pd.DataFrame(
@@ -85,11 +115,36 @@ def sort_framings(df: pd.DataFrame) -> pd.DataFrame:
     if not keys:
         return df.reset_index(drop=True)
     rank = {f: i for i, f in enumerate(FRAMINGS)}
+    order = _framing_order(df, keys, rank)
+    if order is not None:
+        return df.take(order).reset_index(drop=True)
 
     def key(col: pd.Series) -> pd.Series:
         return col.map(lambda v: rank.get(v, len(rank))) if col.name == "framing" else col
 
     return df.sort_values(keys, key=key, kind="stable").reset_index(drop=True)
+
+
+def _framing_order(
+    df: pd.DataFrame, keys: list[str], rank: Mapping[str, int]
+) -> NDArray[np.intp] | None:
+    """The rows' order :func:`sort_framings`' ``sort_values`` gives (stable; a missing value
+    last, a framing by its rank, an unknown or missing framing after the known), from each
+    key's values numbered in sorted order: the tables are small, and the sort's machinery
+    costs more than their rows. None for a key of another type than text or numbers."""
+    codes = []
+    for k in reversed(keys):  # np.lexsort: the last key first
+        column = df[k]
+        if k == "framing":
+            if not (isinstance(column.dtype, pd.StringDtype) or column.dtype == object):
+                return None
+            codes.append(np.array([rank.get(v, len(rank)) for v in column.tolist()], dtype=np.intp))
+            continue
+        if not (isinstance(column.dtype, pd.StringDtype) or column.dtype.kind in "iuf"):
+            return None
+        numbers, uniques = pd.factorize(column, sort=True)
+        codes.append(np.where(numbers < 0, len(uniques), numbers))
+    return np.lexsort(codes)
 
 
 def group_means(df: pd.DataFrame, by: list[str], columns: list[str]) -> pd.DataFrame:

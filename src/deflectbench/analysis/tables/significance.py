@@ -18,7 +18,12 @@ from deflectbench.analysis.stats.hypothesis import (
     tost_two_proportions,
     tost_two_proportions_clustered,
 )
-from deflectbench.analysis.tables.grouping import cluster_codes, measure_values
+from deflectbench.analysis.tables.grouping import (
+    cluster_codes,
+    group_codes,
+    measure_values,
+    outcome_indicators,
+)
 from deflectbench.vocab import OUTCOMES
 
 __all__ = [
@@ -40,14 +45,31 @@ def outcome_counts(scored: pd.DataFrame, by: str = "model") -> pd.DataFrame:
     return table.reindex(columns=list(OUTCOMES), fill_value=0).astype(np.int64)
 
 
+def outcome_count_matrix(scored: pd.DataFrame, by: str = "model") -> np.ndarray:
+    """:func:`outcome_counts` as floats, (groups x outcomes), without the crosstab: the groups
+    numbered once (:func:`.grouping.group_codes`, shared, in sorted order as the crosstab's
+    rows) and the rows counted by group and outcome. A group whose rows hold no outcome of the
+    ladder is a row of zeros here, where the crosstab may leave it out: the chi-square drops
+    all-zero rows, so its numbers are the same."""
+    if scored.empty:
+        return np.zeros((0, len(OUTCOMES)), dtype=np.float64)
+    codes, labels = group_codes(scored, [by])
+    outcome = outcome_indicators(scored)  # 0/1 per row and outcome
+    seen = codes >= 0
+    which = np.argmax(outcome, axis=1)
+    seen &= outcome[np.arange(len(outcome)), which] > 0  # rows with an outcome of the ladder
+    cells = codes[seen] * len(OUTCOMES) + which[seen]
+    counts = np.bincount(cells, minlength=len(labels) * len(OUTCOMES))
+    return counts.reshape(len(labels), len(OUTCOMES)).astype(np.float64)
+
+
 def chi2_model_outcome(scored: pd.DataFrame, by: str = "model") -> pd.DataFrame:
     """Pearson chi-square test that the outcome distribution is the same for every model.
 
     On the model x outcome count table (:func:`outcome_counts`); outcomes no model produced are
     dropped (:func:`stats.chi2_independence`). One row: statistic, dof, p_value, n, cramers_v.
     """
-    counts = outcome_counts(scored, by).to_numpy(dtype=np.float64).reshape(-1, len(OUTCOMES))
-    res = chi2_independence(counts)
+    res = chi2_independence(outcome_count_matrix(scored, by))
     return pd.DataFrame(
         [
             {
