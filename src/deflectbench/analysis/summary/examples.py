@@ -14,7 +14,7 @@ from typing import Any, Protocol
 import numpy as np
 import pandas as pd
 
-from deflectbench.analysis.tables.grouping import group_codes
+from deflectbench.analysis.tables.grouping import group_codes, rows_of_groups
 from deflectbench.benchmark import Benchmark
 from deflectbench.vocab import FIELDS, LEVEL_NAMES, OUTCOMES
 
@@ -136,11 +136,10 @@ def pick_examples(
         return ()
     rng = np.random.default_rng(seed)
     cells, labels = group_codes(scored, ["model", "outcome"])  # a groupby's cells, in order
-    order = np.argsort(cells, kind="stable")
-    ends = np.searchsorted(cells[order], np.arange(len(labels) + 1), side="left")
+    parts = rows_of_groups(cells, len(labels))
     taken: list[int] = []
     for g in range(len(labels)):
-        rows = order[ends[g] : ends[g + 1]]  # the cell's rows in the table's order
+        rows = parts[g]  # the cell's rows in the table's order
         k = min(per_cell, len(rows))
         taken.extend(rows[np.sort(rng.choice(len(rows), size=k, replace=False))].tolist())
     picked: list[dict[str, Any]] = scored.take(taken).to_dict(orient="records")

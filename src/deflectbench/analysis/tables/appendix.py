@@ -265,11 +265,10 @@ def free_choice_preferences(
         rows_of = scored["framing"].isin(list(framings)).to_numpy(dtype=bool)
         codes, labels = group_codes_where(scored, rows_of, ["model", "framing"])
         produced_of = _shared_produced(scored)[rows_of]
-        order = np.argsort(codes, kind="stable")  # a missing key (-1) first, then each group's
-        ends = np.searchsorted(codes[order], np.arange(len(labels) + 1), side="left")
+        parts = rows_of_groups(codes, len(labels))
         names = zip(labels["model"].tolist(), labels["framing"].tolist(), strict=True)
         for g, (model, framing) in enumerate(names):
-            part = order[ends[g] : ends[g + 1]]  # the group's rows in the table's order
+            part = parts[g]  # the group's rows in the table's order
             produced = produced_of[part]
             with_any = produced.max(axis=1) == 1
             k = int(with_any.sum())

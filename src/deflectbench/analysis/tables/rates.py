@@ -28,6 +28,7 @@ from deflectbench.analysis.tables.grouping import (
     keys_of,
     measure_values,
     outcome_indicators,
+    rows_of_groups,
     sort_framings,
     sorted_codes,
     whole_columns,
@@ -93,8 +94,7 @@ def rates_with_ci(
     # table's order: numbered once (shared with the other tables), the matrix built once.
     codes, labels_of = group_codes(scored, keys) if keys else (np.zeros(len(scored), np.intp), None)
     groups = labels_of.to_dict(orient="records") if labels_of is not None else [{}]
-    order = np.argsort(codes, kind="stable")
-    ends = np.searchsorted(codes[order], np.arange(len(groups) + 1), side="left")
+    parts = rows_of_groups(codes, len(groups))
     fields = scored[list(FIELDS)].to_numpy(dtype=np.float64, na_value=np.nan)
     whole = np.hstack([fields, outcome_indicators(scored)])
     claims = scored[cluster]
@@ -102,7 +102,7 @@ def rates_with_ci(
     # group's own labels): its rank among all claims, renumbered densely within the group
     ranked = None if claims.isna().any() else pd.factorize(claims, sort=True)[0]
     for g, labels in enumerate(groups):
-        rows_g = order[ends[g] : ends[g + 1]]
+        rows_g = parts[g]
         matrix = whole[rows_g]
         if ranked is not None:
             clusters = np.unique(ranked[rows_g], return_inverse=True)[1].reshape(-1)
@@ -251,13 +251,12 @@ def cohens_h_table(
     else:
         codes, groups = np.zeros(len(scored), dtype=np.intp), [{}]
     if groups:
-        order = np.argsort(codes, kind="stable")  # a missing key (-1) first, then each group's
-        ends = np.searchsorted(codes[order], np.arange(len(groups) + 1), side="left")
+        parts = rows_of_groups(codes, len(groups))
         framing_codes, framing_names = sorted_codes(scored, "framing")
         code_of = {f: i for i, f in enumerate(framing_names.tolist())}
         values_of = {m: measure_values(scored, m, kind) for m in measures}
     for g, labels in enumerate(groups):
-        part = order[ends[g] : ends[g + 1]]  # the group's rows in the table's order
+        part = parts[g]  # the group's rows in the table's order
         framing = framing_codes[part]  # each framing by its code: -1 (missing) is none of them
         for measure in measures:
             values = values_of[measure][part]
