@@ -2,7 +2,7 @@
 refuse, hedge, label or comply?
 
 The public Python API is re-exported here, loaded on first use so the CLI starts fast
-(``__version__`` too): one function per command (``run``, ``run_async``, ``estimate``, ``judge``,
+(``__version__``: ``_version.py``): one function per command (``run``, ``run_async``, ``estimate``, ``judge``,
 ``status``, ``analyze``, ``report``, ``audit``, ``import_``, ``export``, ``merge``, ``spec``,
 ``validate``, ``calibrate``, ``import_labels``, ``export_labels``, ``compare``,
 ``leaderboard``, ``plan``), each returning a typed result whose
@@ -14,6 +14,8 @@ through them.
 
 from importlib import import_module
 from typing import Any
+
+from deflectbench._version import __version__  # one file, not importlib.metadata (20 ms)
 
 _EXPORTS = {
     # the commands, one typed result each (deflectbench.api)
@@ -52,21 +54,7 @@ _EXPORTS = {
 __all__ = ["__version__", *_EXPORTS]
 
 
-def _version() -> str:
-    """The installed distribution's version (importlib.metadata costs a command's start-up
-    tens of milliseconds, so it is read on first use)."""
-    from importlib import metadata
-
-    try:
-        return metadata.version("deflectbench")
-    except metadata.PackageNotFoundError:  # running from a source tree
-        return "0.0.0+source"
-
-
 def __getattr__(name: str) -> Any:
-    if name == "__version__":
-        globals()["__version__"] = version = _version()
-        return version
     if name in _EXPORTS:
         return getattr(import_module(_EXPORTS[name]), name)
     raise AttributeError(f"module 'deflectbench' has no attribute {name!r}")

@@ -137,3 +137,28 @@ def test_each_user_error_is_named_where_it_is_defined(module: str, name: str) ->
     error = getattr(importlib.import_module(module), name)
     assert issubclass(error, Exception)
     assert error.__module__ == module
+
+
+def test_the_version_is_one_place_read_without_the_metadata(tmp_path: Path) -> None:
+    """``--version`` prints ``_version.py``'s value, which the installed metadata (built from
+    it) agrees with, and reads no importlib.metadata to do so (tens of milliseconds)."""
+    from importlib import metadata
+
+    from deflectbench._version import __version__
+
+    assert metadata.version("deflectbench") == __version__  # else: reinstall (make setup)
+    seen = _fresh(
+        """
+        import contextlib, io, json, os, sys
+        from deflectbench.cli import main
+        sys.argv = ["deflectbench", "--version"]
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            main()
+        with open(os.environ["OUT"], "w") as f:
+            json.dump({"printed": printed.getvalue(),
+                       "metadata": "importlib.metadata" in sys.modules}, f)
+        """,
+        tmp_path,
+    )
+    assert seen == {"printed": f"deflectbench {__version__}\n", "metadata": False}

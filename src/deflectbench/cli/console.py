@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Protocol
 
 import rich.text
@@ -91,6 +92,12 @@ class SafeConsole(Console):
         text = JSONHighlighter()(safe) if kw.get("highlight", True) else Text(safe)
         text.no_wrap, text.overflow = True, None
         self.print(text, soft_wrap=True)
+
+    def busy(self, text: str) -> AbstractContextManager[object]:
+        """A spinner saying ``text`` while the work runs, on a terminal; elsewhere (a pipe, a
+        file, CI) nothing: rich draws no spinner there, and its live display would still load
+        and run its refresh thread."""
+        return self.status(text) if self.is_terminal else nullcontext()
 
     def _render_buffer(self, buffer: Iterable[Segment]) -> str:
         return super()._render_buffer(

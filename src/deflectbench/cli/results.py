@@ -220,7 +220,7 @@ def report(f: ReportFlags) -> None:
     from deflectbench.api.results import report as write_report
 
     a = f.analysis
-    with err.status("building the report…"):
+    with err.busy("building the report…"):
         paths = write_report(
             a.db,
             f.out,

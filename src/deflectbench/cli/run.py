@@ -254,7 +254,7 @@ def run(f: RunCommandFlags) -> None:
     if result.report.batches is not None:
         show(batch_lines.summary(result.report.batches))
     if f.write_report:
-        with err.status("writing the report…"):
+        with err.busy("writing the report…"):
             html = api.report_after_run(result, f.report_out)
         if html is not None:
             console.print(f"report: {html}", highlight=False, markup=False)

@@ -138,7 +138,7 @@ def annotate(
             console.print(done, highlight=False, markup=False)
             return
         benchmark = stored_benchmark(store, benchmark_name)
-        with err.status("drawing the annotation sample…"):
+        with err.busy("drawing the annotation sample…"):
             plan = ensure_sample(
                 store, benchmark, sample_size(store, benchmark, sample, DEFAULT_SAMPLE), seed
             )
@@ -208,7 +208,7 @@ def view(
     server = WebServer(None, host or "127.0.0.1", port, explicit=host is not None)
     try:
         benchmark = stored_benchmark(store, benchmark_name)
-        with err.status("reading the results…"):
+        with err.busy("reading the results…"):
             index = ViewIndex.build(store, benchmark, consensus)
     except BaseException:
         server.close()
