@@ -162,3 +162,29 @@ def test_the_version_is_one_place_read_without_the_metadata(tmp_path: Path) -> N
         tmp_path,
     )
     assert seen == {"printed": f"deflectbench {__version__}\n", "metadata": False}
+
+
+def test_the_command_collects_cycles_at_its_own_pace_and_the_library_at_its_hosts(
+    tmp_path: Path,
+) -> None:
+    """The CLI's process raises the collector's first threshold (issue 36); importing the
+    library, or calling it, leaves the host's as they were."""
+    seen = _fresh(
+        """
+        import contextlib, gc, io, json, os, sys
+        import deflectbench, deflectbench.api.results
+        host = gc.get_threshold()
+        from deflectbench.cli import main
+        sys.argv = ["deflectbench", "--help"]
+        with contextlib.redirect_stdout(io.StringIO()):
+            try:
+                main()
+            except SystemExit:
+                pass
+        with open(os.environ["OUT"], "w") as f:
+            json.dump({"host": host, "cli": gc.get_threshold()}, f)
+        """,
+        tmp_path,
+    )
+    assert seen["host"][0] == 700  # the interpreter's default, untouched by the library
+    assert seen["cli"][0] == 100_000
