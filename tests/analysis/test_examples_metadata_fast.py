@@ -212,3 +212,11 @@ def test_the_examples_of_a_store_are_the_reference_picks(store, benchmark_module
     ids = [e.gen_id for e in summary.examples]
     want = _verdicts_reference(judg, ids, summary.judges, frames.texts.reasonings(ids))
     assert {e.gen_id: list(e.judges) for e in summary.examples} == {i: want[i] for i in ids}
+
+
+def test_cells_of_a_categorical_outcome_follow_its_order():
+    rng = np.random.default_rng(9)
+    scored = _scored_like(rng, 120, list(OUTCOMES))
+    scored["outcome"] = pd.Categorical(scored["outcome"], categories=list(reversed(OUTCOMES)))
+    got, want = ex._cells(scored), _cells_reference(scored)
+    assert [a.tolist() for a in got] == [b.tolist() for b in want]

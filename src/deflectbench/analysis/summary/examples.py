@@ -156,7 +156,11 @@ def _cells(scored: pd.DataFrame) -> list[np.ndarray]:
     outcomes, each sorted by name), each cell's rows in the table's order. From the models'
     and outcomes' codes the tables share (:func:`model_outcome_codes`), else (a row with no
     model or an outcome off the ladder) from the two columns' own groups."""
-    coded = model_outcome_codes(scored)
+    outcome = scored["outcome"].dtype  # names sorted as text (a category has its own order)
+    by_text = isinstance(outcome, pd.StringDtype) or (
+        isinstance(outcome, np.dtype) and outcome.kind == "O"
+    )
+    coded = model_outcome_codes(scored) if by_text else None
     if coded is None:
         cells, labels = group_codes(scored, ["model", "outcome"])
         return rows_of_groups(cells, len(labels))
