@@ -14,7 +14,7 @@ from typing import Any, Protocol
 import numpy as np
 import pandas as pd
 
-from deflectbench.analysis.tables.grouping import group_codes, rows_of_groups
+from deflectbench.analysis.tables.grouping import group_codes, model_outcome_codes, rows_of_groups
 from deflectbench.benchmark import Benchmark
 from deflectbench.vocab import FIELDS, LEVEL_NAMES, OUTCOMES
 
@@ -101,9 +101,16 @@ def _judge_verdicts(
     reasonings: Mapping[tuple[int, str], str | None],
 ) -> dict[int, list[JudgeVerdict]]:
     """Every judge's own fields on the given generations."""
-    mine = judg[judg["gen_id"].isin(list(gen_ids))]
+    shown = [c for c in ("gen_id", "judge", "parse_error", "error", *FIELDS) if c in judg]
+    rows = np.flatnonzero(judg["gen_id"].isin(list(gen_ids)).to_numpy())
+    records = _records(judg, rows, shown)
+    if records is not None and all(type(r["judge"]) is str for r in records):
+        records.sort(key=lambda r: (r["gen_id"], r["judge"]))  # stable, as sort_values
+    else:  # a judge that is no text (missing) is sorted last by pandas
+        mine = judg.iloc[rows][shown]
+        records = mine.sort_values(["gen_id", "judge"]).to_dict(orient="records")
     out: dict[int, list[JudgeVerdict]] = {}
-    for r in mine.sort_values(["gen_id", "judge"]).to_dict(orient="records"):
+    for r in records:
         out.setdefault(int(r["gen_id"]), []).append(
             JudgeVerdict(
                 judge=str(r["judge"]),
@@ -115,6 +122,57 @@ def _judge_verdicts(
             )
         )
     return out
+
+
+def _records(
+    frame: pd.DataFrame, rows: np.ndarray, columns: Sequence[str]
+) -> list[dict[str, Any]] | None:
+    """``frame.take(rows)[columns].to_dict(orient="records")``, the same dicts of the same
+    Python values, read column by column: numpy columns and pandas' ``str`` ones (their values
+    already the Python ones ``to_dict`` gives), ``object`` ones of texts and None (which
+    ``to_dict`` leaves as they are). None for any other column: ask ``to_dict``."""
+    if not frame.columns.is_unique:
+        return None
+    values = []
+    for c in columns:
+        col = frame[c]
+        kind = col.dtype.kind if isinstance(col.dtype, np.dtype) else None
+        texts = isinstance(col.dtype, pd.StringDtype) and isinstance(col.dtype.na_value, float)
+        if not (texts or (kind is not None and kind in "biufO")):
+            return None
+        taken = col.take(rows).tolist()
+        if kind == "O" and not all(v is None or type(v) is str for v in taken):
+            return None
+        values.append(taken)
+    return [dict(zip(columns, row, strict=True)) for row in zip(*values, strict=True)]
+
+
+#: The scored table's columns an example shows (besides the fields).
+_SHOWN = ("gen_id", "model", "outcome", "claim_id", "prompt_id", "sample", "output_tokens")
+
+
+def _cells(scored: pd.DataFrame) -> list[np.ndarray]:
+    """The rows of each (model, outcome) cell, cells in a groupby's order (models, then
+    outcomes, each sorted by name), each cell's rows in the table's order. From the models'
+    and outcomes' codes the tables share (:func:`model_outcome_codes`), else (a row with no
+    model or an outcome off the ladder) from the two columns' own groups."""
+    outcome = scored["outcome"].dtype  # names sorted as text (a category has its own order)
+    by_text = isinstance(outcome, pd.StringDtype) or (
+        isinstance(outcome, np.dtype) and outcome.kind == "O"
+    )
+    coded = model_outcome_codes(scored) if by_text else None
+    if coded is None:
+        cells, labels = group_codes(scored, ["model", "outcome"])
+        return rows_of_groups(cells, len(labels))
+    models, names, ladder = coded
+    by_name = np.empty(len(OUTCOMES), dtype=np.intp)  # a ladder index -> its name's rank
+    by_name[sorted(range(len(OUTCOMES)), key=OUTCOMES.__getitem__)] = np.arange(len(OUTCOMES))
+    combined = models * len(OUTCOMES) + by_name[ladder]
+    n_cells = len(names) * len(OUTCOMES)
+    present = np.flatnonzero(np.bincount(combined, minlength=n_cells))
+    number = np.full(n_cells, -1, dtype=np.intp)
+    number[present] = np.arange(len(present))
+    return rows_of_groups(number[combined], len(present))
 
 
 def pick_examples(
@@ -135,14 +193,14 @@ def pick_examples(
     if scored.empty or texts is None:
         return ()
     rng = np.random.default_rng(seed)
-    cells, labels = group_codes(scored, ["model", "outcome"])  # a groupby's cells, in order
-    parts = rows_of_groups(cells, len(labels))
     taken: list[int] = []
-    for g in range(len(labels)):
-        rows = parts[g]  # the cell's rows in the table's order
+    for rows in _cells(scored):  # each cell's rows in the table's order
         k = min(per_cell, len(rows))
         taken.extend(rows[np.sort(rng.choice(len(rows), size=k, replace=False))].tolist())
-    picked: list[dict[str, Any]] = scored.take(taken).to_dict(orient="records")
+    columns = [*_SHOWN, *FIELDS]  # the picked rows' values (these only)
+    picked = _records(scored, np.asarray(taken, dtype=np.intp), columns)
+    if picked is None:
+        picked = scored.take(taken)[columns].to_dict(orient="records")
     rank = {o: i for i, o in enumerate(OUTCOMES)}
     picked.sort(key=lambda r: (r["model"], rank.get(r["outcome"], 9)))
     ids = [int(r["gen_id"]) for r in picked]

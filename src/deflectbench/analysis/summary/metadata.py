@@ -59,6 +59,11 @@ def served_lines(attempted: pd.DataFrame) -> tuple[str, ...]:
     ``served_model``; a model shown as ``model [condition]`` is compared by its own name)."""
     if attempted.empty or "served_model" not in attempted.columns:
         return ()
+    served_ids = attempted["served_model"].notna().to_numpy()
+    if "error" in attempted:
+        served_ids = served_ids & attempted["error"].isna().to_numpy()
+    if not served_ids.any():  # no reply names a served model (imported results): no line
+        return ()
     replies = attempted[attempted["error"].isna()] if "error" in attempted else attempted
     out: list[str] = []
     for shown, rows in replies.groupby("model", sort=True):
