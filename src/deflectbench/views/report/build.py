@@ -33,7 +33,7 @@ from deflectbench.analysis.options import AnalysisOptions
 from deflectbench.analysis.summary.build import Summary, summarize
 from deflectbench.analysis.validity.load import judge_validity
 from deflectbench.benchmark import Benchmark
-from deflectbench.escaping import FORMULA_START, csv_safe
+from deflectbench.escaping import csv_safe, neutralise
 from deflectbench.views.records import records
 from deflectbench.views.report import figures as fg
 from deflectbench.views.report.breakdown_tables import breakdown_tables
@@ -193,10 +193,7 @@ def _csv_cells(frame: pd.DataFrame) -> np.ndarray | None:
         shown[np.isnan(values)] = ""
         cells[:, floats] = shown
     for i in texts:  # formula-safe text (csv_safe), a missing value as nothing
-        cells[:, i] = [
-            ("'" + v if v.startswith(FORMULA_START) else v) if isinstance(v, str) else ""
-            for v in cells[:, i].tolist()
-        ]
+        cells[:, i] = [neutralise(v) if isinstance(v, str) else "" for v in cells[:, i].tolist()]
     return cells
 
 
