@@ -15,7 +15,7 @@ import sys
 from collections.abc import Iterator, MutableMapping
 from importlib import import_module
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, get_args, get_origin
 
 import typer
 from rich.markup import escape
@@ -64,15 +64,27 @@ _DIGITS = re.compile(r"0|[1-9][0-9]{0,17}")
 def _plain_value(param: Any, value: Any, ctx: Any) -> Any:
     """The value typer's coercion gives ``param``, computed without pydantic when it is certain:
     a missing value, a string, an integer within the option's bounds, a path typed in its
-    normal form (typer's own path checks then run on it); else :data:`_UNDECIDED`."""
+    normal form (typer's own path checks then run on it), or a list of those (typer's list:
+    each value as one alone); else :data:`_UNDECIDED`."""
     desc = param.type_descriptor
     info = desc.parameter_info
     multi = param.multiple or param.nargs == -1
     if value is None:
         return () if multi else None
-    if multi or info.parser is not None or desc.file_annotation is not None:
+    if info.parser is not None or desc.file_annotation is not None:
         return _UNDECIDED
     kind = desc.annotation
+    if not multi:
+        return _plain_item(kind, value, info, param, ctx)
+    if get_origin(kind) is not list or type(value) not in (list, tuple):
+        return _UNDECIDED  # a tuple type, or one text where typer asks for an iterable
+    (item_kind,) = get_args(kind)
+    items = [_plain_item(item_kind, v, info, param, ctx) for v in value]
+    return _UNDECIDED if any(v is _UNDECIDED for v in items) else items
+
+
+def _plain_item(kind: Any, value: Any, info: Any, param: Any, ctx: Any) -> Any:
+    """:func:`_plain_value` of one value of type ``kind``."""
     if kind is str:
         return value if type(value) is str else _UNDECIDED
     if kind is int:
