@@ -269,12 +269,15 @@ def outcome_codes(df: pd.DataFrame) -> np.ndarray:
     return _outcome_codes(df)
 
 
-def _parsed(judg: pd.DataFrame, judges: Sequence[str] | None = None) -> pd.DataFrame:
-    """Judgments with a reply that parsed (no request error, no parse error)."""
+def _parsed(
+    judg: pd.DataFrame, judges: Sequence[str] | None = None, columns: Sequence[str] | None = None
+) -> pd.DataFrame:
+    """Judgments with a reply that parsed (no request error, no parse error); ``columns``: of
+    those only, chosen before the rows are, so the others (texts, times) are never copied."""
     ok = judg["error"].isna().to_numpy() & (judg["parse_error"].fillna(1).to_numpy() == 0)
     if judges is not None:
         ok &= judg["judge"].isin(list(judges)).to_numpy()
-    return kept(judg, ok)
+    return kept(judg if columns is None else judg[list(columns)], ok)
 
 
 def _attributes(benchmark: Benchmark) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -507,7 +510,7 @@ def scored_from_frames(
     claims, templates = _attributes(benchmark)
     base = valid.drop(columns=["error", *[c for c in CONDITION_COLUMNS if c in valid]])
 
-    ok = _parsed(judg, judges)
+    ok = _parsed(judg, judges, ["gen_id", *FIELDS])  # all the consensus reads
     ok = kept(ok, ok["gen_id"].isin(valid["gen_id"]).to_numpy())
     cons = quirks.keep(quirks.combine(ok, consensus), len(judges))
     cons = quirks.unjudged(cons, valid["gen_id"])
@@ -601,7 +604,7 @@ def verdicts_from_frames(
     if quirks.agree_on_errors:
         rows |= attempted["error"].notna().to_numpy()
     valid = attempted.loc[rows, ["gen_id", "model"]]
-    ok = _parsed(judg)[["gen_id", "judge", *FIELDS]]
+    ok = _parsed(judg, columns=["gen_id", "judge", *FIELDS])
     out = ok.merge(valid, on="gen_id", how="inner")
     values = out[list(FIELDS)].to_numpy(dtype=np.float64, na_value=np.nan, copy=True)
     values[(values != 0) & (values != 1)] = np.nan
