@@ -405,15 +405,22 @@ def _joined(
     order found on those, then every column taken once at the rows (each merge, filter and sort
     took every column again: a text column's take costs as much as the lookups). None where a
     merge would do more than look up one row (a key not unique, a row's claim or template
-    missing, a name in two frames) or the sort keys are of another type: then the merges."""
+    missing, a name in two frames) or the sort keys are of another type: then the merges.
+    A key of text or integers is numbered once (:func:`_sorted_codes`) for both its lookup
+    and the sort: its few distinct values are looked up, not its every row."""
     names = set(base.columns)
     lookups = []
+    numbered: dict[str, tuple[np.ndarray, pd.Index] | None] = {}
     for attrs, key in ((claims, "claim_id"), (templates, "prompt_id")):
         ids = pd.Index(attrs[key])
         extra = [c for c in attrs.columns if c != key]
         if key not in names or not ids.is_unique or names & set(extra):
             return None
-        at = ids.get_indexer(base[key])
+        coded = _sorted_codes(base, key, numbered)
+        if coded is not None and not bool((coded[0] < 0).any()):
+            at = ids.get_indexer(coded[1])[coded[0]]  # each row's value's position
+        else:  # a missing key or another type: each row looked up
+            at = ids.get_indexer(base[key])
         if bool((at < 0).any()):
             return None
         names |= set(extra)
@@ -429,7 +436,7 @@ def _joined(
         np.zeros(len(rows), dtype=bool) if quirks.overwrite_outcomes else ~outcome_decided(fields)
     )
     rows = rows[~undecided]
-    order = _sort_order(base, rows)
+    order = _sort_order(base, rows, numbered)
     if order is None:
         return None
     rows = rows[order]
@@ -439,16 +446,34 @@ def _joined(
     return pd.concat(taken, axis=1), undecided
 
 
-def _sort_order(base: pd.DataFrame, rows: np.ndarray) -> np.ndarray | None:
-    """The stable order of ``base``'s ``rows`` by :data:`SORT_KEYS` (a missing value last), as
-    ``sort_values(kind="stable")`` orders them: each key's values numbered in sorted order.
-    None for a key of another type than text or integers (then the sort itself)."""
-    codes = []
-    for k in reversed(SORT_KEYS):  # np.lexsort: the last key first
+def _sorted_codes(
+    base: pd.DataFrame, k: str, numbered: dict[str, tuple[np.ndarray, pd.Index] | None]
+) -> tuple[np.ndarray, pd.Index] | None:
+    """``pd.factorize(base[k], sort=True)`` once per key (kept in ``numbered``); None for a
+    column of another type than text or integers."""
+    if k not in numbered:
         column = base[k]
-        if not (isinstance(column.dtype, pd.StringDtype) or column.dtype.kind in "iu"):
+        sortable = isinstance(column.dtype, pd.StringDtype) or column.dtype.kind in "iu"
+        numbered[k] = pd.factorize(column, sort=True) if sortable else None
+    return numbered[k]
+
+
+def _sort_order(
+    base: pd.DataFrame,
+    rows: np.ndarray,
+    numbered: dict[str, tuple[np.ndarray, pd.Index] | None] | None = None,
+) -> np.ndarray | None:
+    """The stable order of ``base``'s ``rows`` by :data:`SORT_KEYS` (a missing value last), as
+    ``sort_values(kind="stable")`` orders them: each key's values numbered in sorted order
+    (``numbered``: those already numbered). None for a key of another type than text or
+    integers (then the sort itself)."""
+    codes = []
+    numbered = {} if numbered is None else numbered
+    for k in reversed(SORT_KEYS):  # np.lexsort: the last key first
+        coded = _sorted_codes(base, k, numbered)
+        if coded is None:
             return None
-        numbers, uniques = pd.factorize(column, sort=True)
+        numbers, uniques = coded
         numbers = numbers[rows]
         codes.append(np.where(numbers < 0, len(uniques), numbers))
     return np.lexsort(codes) if len(rows) else np.zeros(0, dtype=np.intp)
