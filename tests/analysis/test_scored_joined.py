@@ -15,6 +15,8 @@ from hypothesis import strategies as st
 
 from deflectbench.analysis.compat.quirks import ReleaseQuirks
 from deflectbench.analysis.frames.scored import _joined, _merged
+from deflectbench.analysis.sharing import shared_codes
+from deflectbench.analysis.tables.grouping import sorted_codes
 from deflectbench.vocab import FIELDS
 
 
@@ -108,3 +110,22 @@ def test_the_join_answers_for_the_usual_table():
     cons = pd.DataFrame(0.0, index=pd.Index(np.arange(n), name="gen_id"), columns=FIELDS)
     cons["n_judges"] = 2
     assert _joined(base, claims, templates, cons, ReleaseQuirks()) is not None
+
+
+@settings(max_examples=200, deadline=None)
+@given(inputs(), st.booleans())
+def test_the_joins_codes_are_the_tables_factorised(case, overwrite):
+    """Within shared_codes the join leaves each column's sorted codes (values no kept row
+    holds dropped): the tables' ``pd.factorize(table[k], sort=True)``, codes and values."""
+    _, frames = case
+    with shared_codes():
+        joined = _joined(*frames, ReleaseQuirks(overwrite_outcomes=overwrite))
+        if joined is None:
+            return
+        table = joined[0]
+        for k in table.columns:
+            codes, uniques = sorted_codes(table, k)
+            want_codes, want_uniques = pd.factorize(table[k], sort=True)
+            np.testing.assert_array_equal(codes, want_codes)
+            assert codes.dtype == want_codes.dtype
+            pd.testing.assert_index_equal(uniques, want_uniques, exact=True)

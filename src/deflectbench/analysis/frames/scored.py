@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import json
 from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 import numpy as np
@@ -40,7 +40,7 @@ import pandas as pd
 
 from deflectbench.analysis.compat.quirks import ReleaseQuirks
 from deflectbench.analysis.options import DEFAULT_VALUES, AnalysisOptions, check_values
-from deflectbench.analysis.sharing import shared
+from deflectbench.analysis.sharing import SORTED_CODES, seed, shared
 from deflectbench.benchmark import Benchmark
 from deflectbench.store import Store
 from deflectbench.store.reading import Coded
@@ -443,7 +443,47 @@ def _joined(
     pieces = [(base, rows), *((frame, at[rows]) for frame, at in lookups), (cons, at_cons[rows])]
     index = pd.RangeIndex(len(rows))
     taken = [frame.take(at).set_axis(index, axis=0) for frame, at in pieces]
-    return pd.concat(taken, axis=1), undecided
+    table = pd.concat(taken, axis=1)
+    for k, coded in numbered.items():
+        if coded is not None:
+            _seed_codes(table, k, lambda coded=coded: (coded[0][rows], coded[1]))
+    for frame, at in lookups:
+        for k in frame.columns:
+            _seed_codes(table, k, lambda k=k, frame=frame, at=at: _codes_at(frame[k], at[rows]))
+    return table, undecided
+
+
+def _codes_at(column: pd.Series, at: np.ndarray) -> tuple[np.ndarray, pd.Index] | None:
+    """The sorted codes of ``column``'s values at ``at`` (a claim's or template's attribute at
+    the table's rows), from the few rows of ``column``; None for a column of another type
+    than text or integers."""
+    if not (isinstance(column.dtype, pd.StringDtype) or column.dtype.kind in "iu"):
+        return None
+    codes, uniques = pd.factorize(column, sort=True)
+    return codes[at], uniques
+
+
+def _seed_codes(
+    table: pd.DataFrame, k: str, coded: Callable[[], tuple[np.ndarray, pd.Index] | None]
+) -> None:
+    """Within :func:`.sharing.shared_codes`, ``pd.factorize(table[k], sort=True)`` (the tables
+    group by these columns: ``tables.grouping.sorted_codes``) from the codes of its values
+    known here (``coded()``: codes into sorted values, some perhaps held by no row), so the
+    tables never number the texts again: the values no row holds dropped, the rest renumbered
+    in their order."""
+
+    def compute() -> tuple[np.ndarray, pd.Index]:
+        got = coded()
+        if got is None:  # a column of another type: factorised as the tables would
+            return pd.factorize(table[k], sort=True)
+        codes, uniques = got
+        held = np.bincount(codes[codes >= 0], minlength=len(uniques)) > 0
+        if bool(held.all()):
+            return codes, uniques
+        number = np.cumsum(held) - 1
+        return np.where(codes < 0, -1, number[codes]), uniques[held]
+
+    seed(table, (SORTED_CODES, k), compute)
 
 
 def _sorted_codes(

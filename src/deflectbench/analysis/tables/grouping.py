@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from deflectbench.analysis.sharing import shared
+from deflectbench.analysis.sharing import SORTED_CODES, shared
 from deflectbench.analysis.stats import descriptive
 from deflectbench.vocab import FIELDS, FRAMINGS, OUTCOMES
 
@@ -242,7 +242,7 @@ def group_codes(df: pd.DataFrame, by: list[str]) -> tuple[NDArray[np.intp], pd.D
 def sorted_codes(df: pd.DataFrame, k: str) -> tuple[np.ndarray, Any]:
     """``pd.factorize(df[k], sort=True)``, once per frame and column within
     :func:`.sharing.shared_codes`."""
-    return shared(df, ("sorted_codes", k), lambda: pd.factorize(df[k], sort=True))
+    return shared(df, (SORTED_CODES, k), lambda: pd.factorize(df[k], sort=True))
 
 
 def group_codes_where(

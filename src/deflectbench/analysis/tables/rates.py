@@ -99,8 +99,10 @@ def rates_with_ci(
     whole = np.hstack([fields, outcome_indicators(scored)])
     claims = scored[cluster]
     # a claim's number among the group's claims, in sorted order (as cluster_codes numbers the
-    # group's own labels): its rank among all claims, renumbered densely within the group
-    ranked = None if claims.isna().any() else pd.factorize(claims, sort=True)[0]
+    # group's own labels): its rank among all claims (shared), renumbered densely within the group
+    ranked = sorted_codes(scored, cluster)[0]
+    if bool((ranked < 0).any()):  # a missing label: the group's labels as they are
+        ranked = None
     for g, labels in enumerate(groups):
         rows_g = parts[g]
         matrix = whole[rows_g]

@@ -23,6 +23,7 @@ from deflectbench.analysis.tables.grouping import (
     group_codes,
     measure_values,
     outcome_indicators,
+    sorted_codes,
 )
 from deflectbench.vocab import OUTCOMES
 
@@ -170,7 +171,7 @@ def level_tost(
     """
     values = measure_values(scored, measure, kind) if not scored.empty else np.zeros(0)
     levels = scored["level"].to_numpy() if not scored.empty else np.zeros(0)
-    claims = cluster_codes(scored["claim_id"]) if not scored.empty else np.zeros(0)
+    claims = _claim_codes(scored) if not scored.empty else np.zeros(0)
     keep = ~np.isnan(values)
     present = sorted({int(v) for v in pd.unique(levels[keep])})
     rows: list[dict[str, Any]] = []
@@ -218,6 +219,13 @@ def level_tost(
     columns += ["ci90_hi_clustered", "p_value_clustered", "equivalent_clustered", "margin", "alpha"]
     columns += ["diff_adjusted"]
     return pd.DataFrame(rows, columns=columns)
+
+
+def _claim_codes(scored: pd.DataFrame) -> np.ndarray:
+    """:func:`.grouping.cluster_codes` of the claims: their sorted codes (shared within
+    :func:`.sharing.shared_codes`), or the labels themselves where one is missing."""
+    codes = sorted_codes(scored, "claim_id")[0]
+    return cluster_codes(scored["claim_id"]) if bool((codes < 0).any()) else codes
 
 
 def claims_by_level(claims: pd.DataFrame) -> pd.DataFrame:
