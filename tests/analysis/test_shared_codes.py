@@ -5,6 +5,7 @@ missing claims, inside the summary's scope and out of it."""
 
 from __future__ import annotations
 
+import contextlib
 from itertools import groupby
 from typing import Any
 
@@ -487,3 +488,78 @@ def test_claim_rates_are_computed_once_within_the_scope(df):
         spread = claim_spread_table(df)
     pd.testing.assert_frame_equal(once, alone[0], check_exact=True)
     pd.testing.assert_frame_equal(spread, alone[1], check_exact=True)
+
+
+def reference_claim_rates(scored: pd.DataFrame, measure: str, kind: str) -> pd.DataFrame:
+    """claim_rates as it was: a pandas groupby of every row (missing keys kept)."""
+    columns = ["claim_id", "level", "context", "domain"]
+    df = scored[columns].copy()
+    df["value"] = measure_values(scored, measure, kind)
+    grouped = df.groupby(columns, sort=True, dropna=False)
+    return grouped["value"].agg(n="count", rate="mean").reset_index()
+
+
+def reference_cell_samples(scored: pd.DataFrame, planned: int) -> int:
+    per_cell = scored.groupby(["model", "claim_id", "prompt_id"])["sample"].nunique()
+    return min(planned, int(per_cell.max()))
+
+
+def reference_coach_outcomes(scored: pd.DataFrame) -> pd.DataFrame:
+    keys = ["model", "fallacy_requested"]
+    coach = scored[scored["framing"] == "coach"]
+    if coach.empty:
+        out = pd.DataFrame(columns=[*keys, "n", *OUTCOMES])
+    else:
+        counts = coach.groupby([*keys, "outcome"], sort=True).size().unstack(fill_value=0)
+        counts = counts.reindex(columns=list(OUTCOMES), fill_value=0)
+        n = counts.sum(axis=1)
+        out = counts.div(n, axis=0)
+        out.insert(0, "n", n)
+        out.columns.name = None
+        out = out.reset_index()
+    return out.sort_values(keys, kind="stable").reset_index(drop=True)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    scored_tables(),
+    st.sampled_from([("refusal", "field"), ("refusal", "outcome")]),
+    st.sampled_from(["none", "context", "odd_outcome", "half"]),
+    st.booleans(),
+)
+def test_claim_rates_cells_and_coach_outcomes_are_the_pandas_groupbys(df, measured, odd, shared):
+    """claim_rates, cell_samples and coach_outcomes from the shared codes: the groupbys' tables
+    (a missing key, an outcome off the ladder, a measure that is not a whole number: the
+    groupbys themselves)."""
+    from deflectbench.analysis.tables.appendix import cell_samples
+    from deflectbench.analysis.tables.significance import claim_rates
+
+    rng = np.random.default_rng(len(df))
+    df["context"] = pd.array(rng.choice(["us", "intl"], len(df)), dtype="str")
+    df["domain"] = pd.array(rng.choice(["d1", "d2"], len(df)), dtype="str")
+    df["sample"] = rng.integers(0, 3, len(df))
+    if odd == "context" and len(df):
+        df.loc[df.index[0], "context"] = None
+    if odd == "odd_outcome" and len(df):
+        df.loc[df.index[-1], "outcome"] = "zz-not-on-the-ladder"
+    if odd == "half" and len(df):
+        df["refusal"] = df["refusal"].astype(np.float64) / 2
+    want_claims = reference_claim_rates(df, *measured) if len(df) else None
+    scope = shared_codes() if shared else contextlib.nullcontext()
+    with scope:
+        got_claims = claim_rates(df, measured[0], kind=measured[1]) if len(df) else None
+        got_cells = answer(lambda: cell_samples(df, 5))
+        got_coach = coach_outcomes(df)
+    if want_claims is not None:
+        pd.testing.assert_frame_equal(got_claims, want_claims, check_exact=True)
+    want_cells = answer(lambda: reference_cell_samples(df, 5)) if len(df) else 5
+    assert got_cells == want_cells
+    pd.testing.assert_frame_equal(got_coach, reference_coach_outcomes(df), check_exact=True)
+
+
+def answer(f: Any) -> Any:
+    """What ``f()`` returns, or the name of the error it raises."""
+    try:
+        return f()
+    except ValueError as e:  # no cell at all: the groupby's max is NaN
+        return type(e).__name__

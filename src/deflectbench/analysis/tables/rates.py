@@ -212,6 +212,9 @@ def coach_outcomes(scored: pd.DataFrame) -> pd.DataFrame:
     outcome shares (columns named by the outcomes), for the coach figure and its table."""
     keys = ["model", "fallacy_requested"]
     coach = framing_rows(scored, "coach") if len(scored) else scored
+    counted = _outcome_shares(coach, keys) if len(coach) else None
+    if counted is not None:
+        return counted
     if coach.empty:
         out = pd.DataFrame(columns=[*keys, "n", *OUTCOMES])
     else:
@@ -223,6 +226,27 @@ def coach_outcomes(scored: pd.DataFrame) -> pd.DataFrame:
         out.columns.name = None
         out = out.reset_index()
     return out.sort_values(keys, kind="stable").reset_index(drop=True)
+
+
+def _outcome_shares(coach: pd.DataFrame, keys: list[str]) -> pd.DataFrame | None:
+    """:func:`coach_outcomes`' table (its groupby's counts by keys and outcome, shares of the
+    group's) from the shared group codes (:func:`coach_labeling`'s) and outcome indicators:
+    its groups are in sorted order already. None when a row misses a key or has an outcome off
+    the ladder (the groupby's groups and columns differ for those)."""
+    codes, labels = group_codes(coach, keys)
+    indicators = outcome_indicators(coach)
+    which = np.argmax(indicators, axis=1)
+    on_ladder = indicators[np.arange(len(which)), which] == 1
+    if bool((codes < 0).any()) or not bool(on_ladder.all()):
+        return None
+    k = len(OUTCOMES)
+    counts = np.bincount(codes * k + which, minlength=len(labels) * k).reshape(-1, k)
+    n = counts.sum(axis=1)
+    table: dict[str, Any] = {c: labels[c].array for c in keys}
+    table["n"] = n
+    for j, o in enumerate(OUTCOMES):
+        table[o] = counts[:, j] / n
+    return pd.DataFrame(table)
 
 
 def cohens_h_table(

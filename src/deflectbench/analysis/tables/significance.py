@@ -24,6 +24,7 @@ from deflectbench.analysis.tables.grouping import (
     measure_values,
     outcome_indicators,
     sorted_codes,
+    whole_numbers,
 )
 from deflectbench.vocab import OUTCOMES
 
@@ -103,11 +104,33 @@ def _claim_rates(scored: pd.DataFrame, measure: str, kind: str) -> pd.DataFrame:
     columns = ["claim_id", "level", "context", "domain"]
     if scored.empty:
         return pd.DataFrame(columns=[*columns, "n", "rate"])
+    values = measure_values(scored, measure, kind)
+    counted = _claim_sums(scored, columns, values)
+    if counted is not None:
+        return counted
     df = scored[columns].copy()
-    df["value"] = measure_values(scored, measure, kind)
+    df["value"] = values
     grouped = df.groupby(columns, sort=True, dropna=False)
     out = grouped["value"].agg(n="count", rate="mean").reset_index()
     return out
+
+
+def _claim_sums(
+    scored: pd.DataFrame, columns: list[str], values: np.ndarray
+) -> pd.DataFrame | None:
+    """:func:`_claim_rates`' groupby (count and mean of ``values`` per claim) from the shared
+    group codes, when no row misses a key (the groupby keeps such rows, ``dropna=False``, where
+    the codes leave them out) and the values are whole numbers (summed exactly, so the groupby's
+    means); None otherwise."""
+    codes, labels = group_codes(scored, columns)
+    seen = ~np.isnan(values)
+    if bool((codes < 0).any()) or not whole_numbers(values):
+        return None
+    at = codes[seen]
+    n = np.bincount(at, minlength=len(labels))
+    with np.errstate(invalid="ignore", divide="ignore"):  # a claim of no value: NaN
+        rate = np.bincount(at, weights=values[seen], minlength=len(labels)) / n
+    return labels.assign(n=n.astype(np.int64), rate=rate)
 
 
 def claim_spread_table(
