@@ -563,3 +563,18 @@ def answer(f: Any) -> Any:
         return f()
     except ValueError as e:  # no cell at all: the groupby's max is NaN
         return type(e).__name__
+
+
+@settings(max_examples=60, deadline=None)
+@given(scored_tables(missing=False), st.booleans())
+def test_rates_by_from_the_cells_sums_is_the_pandas_groupby(df, shared):
+    """No key or value missing: the tables by groups of whole cells sum the cells' sums; by a
+    key that splits a cell (the outcome), the rows' own."""
+    ways = [["model", "framing"], ["level"], ["model", "framing", "prompt_id"], ["outcome"]]
+    scope = shared_codes() if shared else contextlib.nullcontext()
+    with scope:
+        got = [rates_by(df, by) for by in ways]
+    for by, table in zip(ways, got, strict=True):
+        want = reference_rates_by(df, by)
+        pd.testing.assert_frame_equal(table, want, check_exact=True, check_dtype=not df.empty)
+        assert table.to_csv() == want.to_csv()

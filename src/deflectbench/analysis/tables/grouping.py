@@ -32,6 +32,7 @@ __all__ = [
     "group_sums",
     "group_table",
     "keys_of",
+    "means_table",
     "measure_values",
     "model_outcome_codes",
     "outcome_indicators",
@@ -213,9 +214,8 @@ def sums_by_codes(
     every = bool(kept.all())
     groups = codes if every else codes[kept]
     size = len(labels)
-    table: dict[str, Any] = {k: labels[k].array for k in labels.columns}
     n = np.bincount(groups, minlength=size)
-    table["n"] = n.astype(np.int64)
+    means = {}
     for name, (x, whole) in columns.items():
         if not every:  # whole numbers among the kept rows: checked on those
             x = x[kept]
@@ -225,9 +225,25 @@ def sums_by_codes(
         seen = ~np.isnan(x)
         full = bool(seen.all())
         at, xs = (groups, x) if full else (groups[seen], x[seen])
+        sums = np.bincount(at, weights=xs, minlength=size)
+        means[name] = (sums, None if full else np.bincount(at, minlength=size))
+    return means_table(labels, n, means)
+
+
+def means_table(
+    labels: pd.DataFrame,
+    n: NDArray[np.intp],
+    sums: Mapping[str, NDArray[np.float64] | tuple[NDArray[np.float64], Any]],
+) -> pd.DataFrame:
+    """The groups' table of :func:`sums_by_codes`: the key columns (``labels``), ``n`` (rows per
+    group) and each column's mean, its sum over its count (``(sums, counts)``; counts None or
+    sums alone: ``n``)."""
+    table: dict[str, Any] = {k: labels[k].array for k in labels.columns}
+    table["n"] = n.astype(np.int64)
+    for name, summed in sums.items():
+        total, counts = summed if isinstance(summed, tuple) else (summed, None)
         with np.errstate(invalid="ignore", divide="ignore"):
-            sums = np.bincount(at, weights=xs, minlength=size)
-            table[name] = sums / (n if full else np.bincount(at, minlength=size))
+            table[name] = total / (n if counts is None else counts)
     return pd.DataFrame(table)
 
 

@@ -23,14 +23,15 @@ from deflectbench.analysis.tables.grouping import (
     framing_rows,
     group_codes,
     group_means,
-    group_sums,
     group_table,
     keys_of,
+    means_table,
     measure_values,
     outcome_indicators,
     rows_of_groups,
     sort_framings,
     sorted_codes,
+    sums_by_codes,
     whole_columns,
     with_outcomes,
 )
@@ -140,10 +141,63 @@ def rates_by(scored: pd.DataFrame, by: str | Sequence[str]) -> pd.DataFrame:
     columns = [*FIELDS, *OUTCOME_COLUMNS]
     if scored.empty:
         return pd.DataFrame(columns=[*keys, "n", *columns])
-    table = group_sums(scored, keys, _rate_columns(scored, columns)) if keys else None
+    table = _rates_table(scored, keys, columns) if keys else None
     if table is None:  # no groups, or values not whole numbers: pandas' means
         table = group_means(with_outcomes(scored), keys, columns)
     return sort_framings(table)
+
+
+#: The cells of the scored table: each table by model, framing, template, level or context
+#: groups whole cells (a template's framing and a claim's level are the cell's).
+CELL_KEYS = ["model", "claim_id", "prompt_id"]
+
+
+def _rates_table(scored: pd.DataFrame, keys: list[str], columns: list[str]) -> pd.DataFrame | None:
+    """:func:`.grouping.group_sums` of the rate columns. When every cell's rows lie in one
+    group, the groups' sums are their cells' (:func:`_cell_sums`, once per scored table), a
+    few thousand rows instead of every generation: whole numbers, so the same exact sums."""
+    values = _rate_columns(scored, columns)
+    codes, labels = group_codes(scored, keys)
+    cells = _cell_sums(scored, columns)
+    if cells is not None:
+        cell_of, member, sums = cells
+        group_of = codes[member]  # each cell's group, by one of its rows
+        if bool((group_of >= 0).all()) and np.array_equal(group_of[cell_of], codes):
+            m = sums.shape[1]
+            flat = (group_of[:, None] * m + np.arange(m)).ravel()
+            size = len(labels)
+            totals = np.bincount(flat, weights=sums.ravel(), minlength=size * m).reshape(size, m)
+            n = np.bincount(codes, minlength=size)
+            return means_table(labels, n, dict(zip(columns, totals.T, strict=True)))
+    return sums_by_codes(codes, labels, values)
+
+
+def _cell_sums(
+    scored: pd.DataFrame, columns: list[str]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Each row's cell (:data:`CELL_KEYS`), one row of each cell, and each cell's sums of the
+    rate columns (cells x columns); once per scored table within
+    :func:`.sharing.shared_codes`. None when a cell key is missing (as a column or in a row)
+    or a column is not whole numbers without NaN."""
+
+    def compute() -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        values = _rate_columns(scored, columns)
+        if any(k not in scored for k in CELL_KEYS):
+            return None
+        if not all(whole and not np.isnan(x).any() for x, whole in values.values()):
+            return None
+        cell_of, cells = group_codes(scored, CELL_KEYS)
+        if bool((cell_of < 0).any()):
+            return None
+        member = np.zeros(len(cells), dtype=np.intp)
+        member[cell_of] = np.arange(len(cell_of))  # a row of each cell, whichever
+        x = np.column_stack([x for x, _ in values.values()])
+        m = x.shape[1]
+        flat = (cell_of[:, None] * m + np.arange(m)).ravel()
+        sums = np.bincount(flat, weights=x.ravel(), minlength=len(cells) * m)
+        return cell_of, member, sums.reshape(len(cells), m)
+
+    return shared(scored, ("cell_sums", tuple(columns)), compute)
 
 
 def _rate_columns(
