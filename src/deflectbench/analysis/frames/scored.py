@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 from array import array
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any, Protocol
 
 import numpy as np
@@ -446,11 +447,18 @@ def _joined(
     table = pd.concat(taken, axis=1)
     for k, coded in numbered.items():
         if coded is not None:
-            _seed_codes(table, k, lambda coded=coded: (coded[0][rows], coded[1]))
+            _seed_codes(table, k, partial(_codes_taken, coded, rows))
     for frame, at in lookups:
         for k in frame.columns:
-            _seed_codes(table, k, lambda k=k, frame=frame, at=at: _codes_at(frame[k], at[rows]))
+            _seed_codes(table, k, partial(_codes_at, frame[k], at[rows]))
     return table, undecided
+
+
+def _codes_taken(
+    coded: tuple[np.ndarray, pd.Index], rows: np.ndarray
+) -> tuple[np.ndarray, pd.Index] | None:
+    """Sorted codes (``coded``) at ``rows``."""
+    return coded[0][rows], coded[1]
 
 
 def _codes_at(column: pd.Series, at: np.ndarray) -> tuple[np.ndarray, pd.Index] | None:

@@ -215,7 +215,7 @@ def sums_by_codes(
     groups = codes if every else codes[kept]
     size = len(labels)
     n = np.bincount(groups, minlength=size)
-    means = {}
+    means: dict[str, tuple[NDArray[Any], NDArray[Any] | None]] = {}
     for name, (x, whole) in columns.items():
         if not every:  # whole numbers among the kept rows: checked on those
             x = x[kept]
@@ -233,7 +233,7 @@ def sums_by_codes(
 def means_table(
     labels: pd.DataFrame,
     n: NDArray[np.intp],
-    sums: Mapping[str, NDArray[np.float64] | tuple[NDArray[np.float64], Any]],
+    sums: Mapping[str, NDArray[Any] | tuple[NDArray[Any], NDArray[Any] | None]],
 ) -> pd.DataFrame:
     """The groups' table of :func:`sums_by_codes`: the key columns (``labels``), ``n`` (rows per
     group) and each column's mean, its sum over its count (``(sums, counts)``; counts None or

@@ -101,9 +101,8 @@ def rates_with_ci(
     claims = scored[cluster]
     # a claim's number among the group's claims, in sorted order (as cluster_codes numbers the
     # group's own labels): its rank among all claims (shared), renumbered densely within the group
-    ranked = sorted_codes(scored, cluster)[0]
-    if bool((ranked < 0).any()):  # a missing label: the group's labels as they are
-        ranked = None
+    numbered = sorted_codes(scored, cluster)[0]
+    ranked = None if bool((numbered < 0).any()) else numbered  # None: a label missing
     for g, labels in enumerate(groups):
         rows_g = parts[g]
         matrix = whole[rows_g]
