@@ -401,14 +401,15 @@ def _joined(
     cons: pd.DataFrame,
     quirks: ReleaseQuirks,
 ) -> tuple[pd.DataFrame, np.ndarray] | None:
-    """:func:`_merged`'s table before its fields and outcomes, and its undecided flags, from
-    positions: each row's claim, template and consensus row looked up, the rows kept and their
-    order found on those, then every column taken once at the rows (each merge, filter and sort
-    took every column again: a text column's take costs as much as the lookups). None where a
-    merge would do more than look up one row (a key not unique, a row's claim or template
-    missing, a name in two frames) or the sort keys are of another type: then the merges.
-    A key of text or integers is numbered once (:func:`_sorted_codes`) for both its lookup
-    and the sort: its few distinct values are looked up, not its every row."""
+    """:func:`_merged`'s table and its undecided flags, from positions: each row's claim,
+    template and consensus row looked up, the rows kept and their order found on those, then
+    every column taken once at the rows (each merge, filter and sort took every column again:
+    a text column's take costs as much as the lookups), the fields and outcome made with the
+    consensus' columns (:func:`_consensus_taken`). None where a merge would do more than look
+    up one row (a key not unique, a row's claim or template missing, a name in two frames) or
+    the sort keys are of another type: then the merges. A key of text or integers is numbered
+    once (:func:`_sorted_codes`) for both its lookup and the sort: its few distinct values are
+    looked up, not its every row."""
     names = set(base.columns)
     lookups = []
     numbered: dict[str, tuple[np.ndarray, pd.Index] | None] = {}
@@ -441,10 +442,10 @@ def _joined(
     if order is None:
         return None
     rows = rows[order]
-    pieces = [(base, rows), *((frame, at[rows]) for frame, at in lookups), (cons, at_cons[rows])]
+    pieces = [(base, rows), *((frame, at[rows]) for frame, at in lookups)]
     index = pd.RangeIndex(len(rows))
     taken = [frame.take(at).set_axis(index, axis=0) for frame, at in pieces]
-    table = pd.concat(taken, axis=1)
+    table = pd.concat([*taken, _consensus_taken(cons, at_cons[rows], index, quirks)], axis=1)
     for k, coded in numbered.items():
         if coded is not None:
             _seed_codes(table, k, partial(_codes_taken, coded, rows))
@@ -452,6 +453,48 @@ def _joined(
         for k in frame.columns:
             _seed_codes(table, k, partial(_codes_at, frame[k], at[rows]))
     return table, undecided
+
+
+def _consensus_taken(
+    cons: pd.DataFrame, at: np.ndarray, index: pd.RangeIndex, quirks: ReleaseQuirks
+) -> pd.DataFrame:
+    """The consensus rows ``at`` as the scored table's last columns: each field int64 where
+    none is missing (:func:`_merged`'s rule), then the outcome. Made as one frame, where
+    setting each column on the whole table cost as much as taking it."""
+    if not all(cons[c].dtype.kind in "fiub" for c in cons.columns):  # another type: as before
+        part = cons.take(at).set_axis(index, axis=0)
+        for f in FIELDS:
+            if not part[f].isna().any():
+                part[f] = part[f].astype(np.int64)
+        return part.assign(outcome=pd.Series(quirks.outcomes(part), index=index, dtype=object))
+    data: dict[str, Any] = {}
+    for c in cons.columns:
+        values = cons[c].to_numpy()[at]
+        if c in FIELDS and values.dtype.kind == "f" and not np.isnan(values).any():
+            values = values.astype(np.int64)
+        data[c] = values
+    data["outcome"] = pd.Series(_outcome_names(data, quirks), index=index, dtype=object)
+    return pd.DataFrame(data, index=index, copy=False)
+
+
+def _outcome_names(fields: dict[str, np.ndarray], quirks: ReleaseQuirks) -> np.ndarray:
+    """``quirks.outcomes(fields)`` as an array of objects (the scored table's column). Each
+    row's outcome is its fields' (0, 1 or missing each): each distinct pattern of them is
+    given its outcome once and the rows take theirs, where the ladder over every row made
+    thousands of texts to convert."""
+    x = np.column_stack([np.asarray(fields[f], dtype=np.float64) for f in FIELDS])
+    missing = np.isnan(x)
+    if not len(x) or not bool(((x == 0) | (x == 1) | missing).all()):
+        return np.asarray(quirks.outcomes(fields), dtype=object)
+    digits = np.where(missing, 2, x).astype(np.int64)  # each field a base-3 digit
+    code = digits @ (3 ** np.arange(len(FIELDS), dtype=np.int64))
+    present = np.flatnonzero(np.bincount(code, minlength=3 ** len(FIELDS)))
+    pattern = (present[:, None] // 3 ** np.arange(len(FIELDS))) % 3
+    values = np.where(pattern == 2, np.nan, pattern.astype(np.float64))
+    names = quirks.outcomes({f: values[:, j] for j, f in enumerate(FIELDS)})
+    lookup = np.empty(3 ** len(FIELDS), dtype=object)
+    lookup[present] = np.asarray(names, dtype=object)
+    return lookup[code]
 
 
 def _codes_taken(
@@ -590,10 +633,6 @@ def scored_from_frames(
     joined = _joined(base, claims, templates, cons, quirks)
     if joined is not None:  # the merges' table, each column taken once
         table, undecided = joined
-        for f in FIELDS:
-            if not table[f].isna().any():
-                table[f] = table[f].astype(np.int64)
-        table["outcome"] = pd.Series(quirks.outcomes(table), index=table.index, dtype=object)
     else:
         table, undecided = _merged(base, claims, templates, cons, quirks)
     n_of = [f["model"].value_counts().to_dict() for f in (attempted, valid, no_answer, table)]
