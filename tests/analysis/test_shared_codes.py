@@ -578,3 +578,21 @@ def test_rates_by_from_the_cells_sums_is_the_pandas_groupby(df, shared):
         want = reference_rates_by(df, by)
         pd.testing.assert_frame_equal(table, want, check_exact=True, check_dtype=not df.empty)
         assert table.to_csv() == want.to_csv()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    scored_tables(missing=False),
+    st.sampled_from(["model", ["model", "framing"], ["level"], [], ["outcome"]]),
+    st.booleans(),
+)
+def test_rates_with_ci_from_the_cells_sums_is_the_pandas_groupby(df, by, first):
+    """No value missing: each group's claims' sums from the cells' (shared with rates_by),
+    computed first or by the CIs themselves; a group splitting cells (the outcome) the rows'."""
+    want = reference_rates_with_ci(df, by=by, n_resamples=25, seed=3)
+    with shared_codes():
+        if first:
+            rates_by(df, ["model", "framing"])
+        got = rates_with_ci(df, by=by, n_resamples=25, seed=3)
+    pd.testing.assert_frame_equal(got, want, check_exact=True)
+    assert got.to_csv() == want.to_csv()

@@ -9,13 +9,20 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache, partial
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from deflectbench.analysis.sharing import shared
-from deflectbench.analysis.stats.bootstrap import block_bootstrap_many
+from deflectbench.analysis.stats.bootstrap import (
+    BootstrapCIs,
+    block_bootstrap_many,
+    check_draws,
+    cluster_bootstrap,
+    resample_weights,
+)
 from deflectbench.analysis.tables.grouping import (
     OUTCOME_COLUMNS,
     cluster_codes,
@@ -103,7 +110,20 @@ def rates_with_ci(
     # group's own labels): its rank among all claims (shared), renumbered densely within the group
     numbered = sorted_codes(scored, cluster)[0]
     ranked = None if bool((numbered < 0).any()) else numbered  # None: a label missing
+    summed = (
+        _claim_sums(scored, codes, len(groups), numbered, cluster) if ranked is not None else None
+    )
+    if summed is not None:
+        check_draws(n_resamples, level)
+        # every group draws from the same seed: as many claims, the same draws' weights
+        weights_of = cache(partial(resample_weights, n_resamples=n_resamples, seed=seed))
     for g, labels in enumerate(groups):
+        if summed is not None:  # the group's claims' sums, in sorted order: the bootstrap's
+            per_cluster = summed[g]
+            res = cluster_bootstrap(per_cluster, weights_of(len(per_cluster)), level)
+            n_obs = per_cluster[:, res.rate.size :].sum(axis=0)
+            rows.extend(_ci_rows(labels, kinds, names, res, n_obs, len(per_cluster)))
+            continue
         rows_g = parts[g]
         matrix = whole[rows_g]
         if ranked is not None:
@@ -115,20 +135,64 @@ def rates_with_ci(
         )
         n_obs = (~np.isnan(matrix)).sum(axis=0)
         n_clusters = int(pd.unique(clusters).size)
-        for j, (kind, name) in enumerate(zip(kinds, names, strict=True)):
-            rows.append(
-                {
-                    **labels,
-                    "kind": kind,
-                    "measure": name,
-                    "rate": float(res.rate[j]),
-                    "ci_lo": float(res.lo[j]),
-                    "ci_hi": float(res.hi[j]),
-                    "n": int(n_obs[j]),
-                    "n_clusters": n_clusters,
-                }
-            )
+        rows.extend(_ci_rows(labels, kinds, names, res, n_obs, n_clusters))
     return pd.DataFrame(rows)
+
+
+def _ci_rows(
+    labels: dict[str, Any],
+    kinds: list[str],
+    names: list[str],
+    res: BootstrapCIs,
+    n_obs: np.ndarray,
+    n_clusters: int,
+) -> list[dict[str, Any]]:
+    """A group's rows of :func:`rates_with_ci`, one per measure."""
+    return [
+        {
+            **labels,
+            "kind": kind,
+            "measure": name,
+            "rate": float(res.rate[j]),
+            "ci_lo": float(res.lo[j]),
+            "ci_hi": float(res.hi[j]),
+            "n": int(n_obs[j]),
+            "n_clusters": n_clusters,
+        }
+        for j, (kind, name) in enumerate(zip(kinds, names, strict=True))
+    ]
+
+
+def _claim_sums(
+    scored: pd.DataFrame, codes: np.ndarray, n_groups: int, claims: np.ndarray, cluster: str
+) -> list[np.ndarray] | None:
+    """Per group, its claims' sums of the 13 rate columns and their rows, [sums | counts]
+    (claims x 26, the group's claims in sorted order): the bootstrap's per-cluster sums, from
+    the cells' sums (:func:`_cell_sums`, shared with :func:`rates_by`) where each group and
+    claim is whole cells, where the rows, their matrix and their claims' numbering were made
+    again for each group. Whole numbers with none missing, so the same exact sums; None
+    otherwise (a claim or key missing, a group splitting a cell)."""
+    cells = _cell_sums(scored, [*FIELDS, *OUTCOME_COLUMNS]) if cluster in CELL_KEYS else None
+    if cells is None or not len(claims):
+        return None
+    cell_of, member, sums = cells
+    group_of = codes[member]  # each cell's group, by one of its rows
+    if not (bool((group_of >= 0).all()) and np.array_equal(group_of[cell_of], codes)):
+        return None
+    n_claims = int(claims.max()) + 1
+    pair = group_of * n_claims + claims[member]  # each cell's group and claim
+    size, k = n_groups * n_claims, sums.shape[1]
+    flat = (pair[:, None] * k + np.arange(k)).ravel()
+    totals = np.bincount(flat, weights=sums.ravel(), minlength=size * k)
+    per_cell = np.bincount(cell_of, minlength=len(member))
+    n_rows = np.bincount(pair, weights=per_cell, minlength=size).reshape(n_groups, n_claims)
+    totals = totals.reshape(n_groups, n_claims, k)
+    out = []
+    for g in range(n_groups):
+        held = n_rows[g] > 0
+        counts = np.repeat(n_rows[g][held][:, None], k, axis=1)
+        out.append(np.hstack([totals[g][held], counts]))
+    return out
 
 
 def rates_by(scored: pd.DataFrame, by: str | Sequence[str]) -> pd.DataFrame:
