@@ -87,3 +87,19 @@ def test_whole_numbers_too_large_to_sum_exactly_are_averaged_by_pandas():
     df = pd.DataFrame({"k": ["a", "a", "b"], "big": [2.0**53, 1.0, 3.0]})
     got = group_means(df, ["k"], ["big"])
     pd.testing.assert_frame_equal(got, pandas_group_means(df, ["k"], ["big"]), check_exact=True)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 40), max_size=60), st.integers(0, 10**7))
+def test_distinct_by_counting_is_np_unique(values, extra):
+    """grouping._distinct (counting for codes below a small bound, np.unique above it):
+    np.unique's first positions and inverse, the same numbers and types."""
+    from deflectbench.analysis.tables.grouping import _distinct
+
+    x = np.asarray(values, dtype=np.int64)
+    _, want_first, want_inverse = np.unique(x, return_index=True, return_inverse=True)
+    for bound in (41, 41 + extra):
+        first, inverse = _distinct(x, bound)
+        np.testing.assert_array_equal(first, want_first)
+        np.testing.assert_array_equal(inverse, want_inverse.reshape(-1))
+        assert first.dtype == want_first.dtype and inverse.dtype == want_inverse.dtype

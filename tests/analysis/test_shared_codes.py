@@ -596,3 +596,26 @@ def test_rates_with_ci_from_the_cells_sums_is_the_pandas_groupby(df, by, first):
         got = rates_with_ci(df, by=by, n_resamples=25, seed=3)
     pd.testing.assert_frame_equal(got, want, check_exact=True)
     assert got.to_csv() == want.to_csv()
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    scored_tables(),
+    st.sampled_from(
+        [["model"], ["model", "framing"], ["level"], ["outcome"], ["framing", "level"]]
+    ),
+    st.booleans(),
+)
+def test_group_labels_are_the_frames_rows(df, by, where):
+    """group_codes' and group_codes_where's keys (made from each key's sorted values) are the
+    frame's key columns at each group's first row: the same values, dtypes and index; the
+    codes are the groupby's numbers."""
+    rows = np.arange(len(df)) % 3 != 1 if where else np.ones(len(df), dtype=bool)
+    with shared_codes():
+        codes, labels = group_codes_where(df, rows, by) if where else group_codes(df, by)
+    part = df[rows]
+    first = [int(np.flatnonzero(codes == g)[0]) for g in range(len(labels))]
+    want = part[by].take(first).reset_index(drop=True)
+    pd.testing.assert_frame_equal(labels, want, check_exact=True)
+    numbers = part.groupby(by, sort=True).ngroup().to_numpy(dtype=np.float64)
+    np.testing.assert_array_equal(np.where(np.isnan(numbers), -1, numbers), codes)

@@ -278,10 +278,12 @@ def _group_codes(
     combined = np.zeros(n, dtype=np.int64)
     missing = np.zeros(n, dtype=bool)
     bound = 1
+    numbered = []
     for k in by:
         codes, uniques = sorted_codes(df, k)
         if where is not None:
             codes = codes[where]
+        numbered.append((codes, uniques))
         missing |= codes < 0
         width = max(len(uniques), 1)
         if bound * width > 2**62:  # renumber densely (order kept) so the numbers cannot overflow
@@ -290,11 +292,45 @@ def _group_codes(
         combined = combined * width + np.maximum(codes, 0)
         bound *= width
     rows = np.flatnonzero(~missing)
-    _, first, inverse = np.unique(combined[rows], return_index=True, return_inverse=True)
+    first, inverse = _distinct(combined[rows], bound)
     out = np.full(n, -1, dtype=np.intp)
-    out[rows] = inverse.reshape(-1)
+    out[rows] = inverse
+    labels = _labels(df, by, numbered, rows[first])
+    if labels is not None:
+        return out, labels
     at = rows[first] if where is None else where[rows[first]]
     return out, df[by].take(at).reset_index(drop=True)
+
+
+def _labels(
+    df: pd.DataFrame, by: list[str], numbered: list[tuple[np.ndarray, Any]], at: np.ndarray
+) -> pd.DataFrame | None:
+    """The groups' keys, ``df[by]`` at each group's first row (``at``, among the rows
+    numbered), from each key's few sorted values at that row's code rather than the frame's
+    columns. None where those would be another frame (no key or one twice, another type)."""
+    if not by or len(set(by)) != len(by):
+        return None
+    columns = {
+        k: uniques.array.take(codes[at]) for k, (codes, uniques) in zip(by, numbered, strict=True)
+    }
+    labels = pd.DataFrame(columns)
+    if any(labels[k].dtype != df[k].dtype for k in by):
+        return None
+    return labels
+
+
+def _distinct(values: NDArray[np.int64], bound: int) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """``np.unique(values, return_index=True, return_inverse=True)``'s index and inverse:
+    each distinct value's first position and each value's rank among them. For values below
+    a ``bound`` near their number (the groups' codes), by counting instead of sorting."""
+    if bound > 4 * len(values) + 4096:
+        _, first, inverse = np.unique(values, return_index=True, return_inverse=True)
+        return first, inverse.reshape(-1)
+    present = np.bincount(values, minlength=bound) > 0
+    rank = np.cumsum(present) - 1
+    first = np.full(bound, len(values), dtype=np.intp)
+    np.minimum.at(first, values, np.arange(len(values), dtype=np.intp))
+    return first[present], rank[values].astype(np.intp, copy=False)
 
 
 def cluster_codes(labels: pd.Series) -> np.ndarray:
