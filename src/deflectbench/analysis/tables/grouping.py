@@ -118,7 +118,8 @@ def sort_framings(df: pd.DataFrame) -> pd.DataFrame:
     rank = {f: i for i, f in enumerate(FRAMINGS)}
     order = _framing_order(df, keys, rank)
     if order is not None:
-        return df.take(order).reset_index(drop=True)
+        in_order = bool((order == np.arange(len(order))).all())  # (the usual: none taken)
+        return (df if in_order else df.take(order)).reset_index(drop=True)
 
     def key(col: pd.Series) -> pd.Series:
         return col.map(lambda v: rank.get(v, len(rank))) if col.name == "framing" else col
@@ -130,22 +131,30 @@ def _framing_order(
     df: pd.DataFrame, keys: list[str], rank: Mapping[str, int]
 ) -> NDArray[np.intp] | None:
     """The rows' order :func:`sort_framings`' ``sort_values`` gives (stable; a missing value
-    last, a framing by its rank, an unknown or missing framing after the known), from each
-    key's values numbered in sorted order: the tables are small, and the sort's machinery
-    costs more than their rows. None for a key of another type than text or numbers."""
-    codes = []
-    for k in reversed(keys):  # np.lexsort: the last key first
+    last, a framing by its rank, an unknown or missing framing after the known), by Python's
+    stable sort of each row's keys: a text by its code points (the sorted order of the
+    column's values), an integer by its value, a float by its number in sorted order. The
+    tables are small (tens of rows), and numbering each column costs more than sorting
+    them. None for a key of another type than text or numbers."""
+    columns: list[list[Any]] = []
+    for k in keys:
         column = df[k]
         if k == "framing":
             if not (isinstance(column.dtype, pd.StringDtype) or column.dtype == object):
                 return None
-            codes.append(np.array([rank.get(v, len(rank)) for v in column.tolist()], dtype=np.intp))
+            columns.append([rank.get(v, len(rank)) for v in column.tolist()])
             continue
-        if not (isinstance(column.dtype, pd.StringDtype) or column.dtype.kind in "iuf"):
+        if column.dtype.kind == "f":  # numbered, as sort_values orders -0.0 and 0.0
+            numbers, uniques = pd.factorize(column, sort=True)
+            columns.append(np.where(numbers < 0, len(uniques), numbers).tolist())
+            continue
+        if not (isinstance(column.dtype, pd.StringDtype) or column.dtype.kind in "iu"):
             return None
-        numbers, uniques = pd.factorize(column, sort=True)
-        codes.append(np.where(numbers < 0, len(uniques), numbers))
-    return np.lexsort(codes)
+        missing = column.isna().to_numpy()
+        values = column.tolist()
+        columns.append([(1, 0) if m else (0, v) for v, m in zip(values, missing, strict=True)])
+    rows = list(zip(*columns, strict=True))
+    return np.asarray(sorted(range(len(rows)), key=rows.__getitem__), dtype=np.intp)
 
 
 def group_means(df: pd.DataFrame, by: list[str], columns: list[str]) -> pd.DataFrame:
