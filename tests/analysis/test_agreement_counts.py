@@ -93,3 +93,80 @@ def test_pair_counts_are_the_per_field_loop(n, k, size, odd, seed):
     for g, w in zip(got, want, strict=True):
         assert list(g) == list(w)
         assert all(_same(g[c], w[c]) and type(g[c]) is type(w[c]) for c in w)
+
+
+def reference_wide(verdicts, fields):
+    """_wide as it was: a cube of floats (NaN where a judge did not score)."""
+    import pandas as pd
+
+    gen_codes, gen_ids = pd.factorize(verdicts["gen_id"], sort=True)
+    judge_codes, judges = pd.factorize(verdicts["judge"], sort=True)
+    cube = np.full((len(judges), len(gen_ids), len(fields)), np.nan)
+    cube[judge_codes, gen_codes] = np.stack(
+        [verdicts[f].to_numpy(dtype=np.float64, na_value=np.nan) for f in fields], axis=1
+    )
+    return judges.tolist(), cube, gen_codes
+
+
+def reference_groups(verdicts, keys, gen_codes, n_gens):
+    """_groups as it was: a pandas groupby of the first verdicts' keys."""
+    codes = np.full(n_gens, -1, dtype=np.intp)
+    first = ~verdicts["gen_id"].duplicated().to_numpy()
+    grouped = verdicts.loc[first, keys].groupby(keys, sort=True)
+    numbers = grouped.ngroup().to_numpy(dtype=np.float64)
+    kept = ~np.isnan(numbers)
+    codes[gen_codes[first][kept]] = numbers[kept].astype(np.intp)
+    labels = [k if isinstance(k, tuple) else (k,) for k in grouped.size().index.tolist()]
+    return codes, labels
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.integers(0, 40),
+    st.integers(2, 3),
+    st.booleans(),
+    st.sampled_from([["model"], ["model", "level"]]),
+    st.integers(0, 2**32 - 1),
+)
+def test_agreement_tables_are_the_groupby_and_each_pairs_counts(n, n_judges, missing, by, seed):
+    """agreement_tables (the verdicts as int8 labels, all generations' counts the groups'
+    summed) and agreement_table give the rows of the float cube, each table counted alone."""
+    from itertools import combinations
+
+    import pandas as pd
+
+    from deflectbench.analysis.sharing import shared_codes
+    from deflectbench.analysis.tables.agreement import _columns, agreement_table, agreement_tables
+    from deflectbench.vocab import FIELDS
+
+    rng = np.random.default_rng(seed)
+    gens = np.arange(n)
+    models = rng.choice(["m-b", "m-a", "z"], n).astype(object)
+    if missing and n:
+        models[rng.integers(0, n)] = None
+    rows = []
+    for j in range(n_judges):
+        for g in gens[rng.random(n) < 0.9]:
+            v = rng.integers(0, 2, len(FIELDS)).astype(np.float64)
+            v[rng.random(len(FIELDS)) < 0.1] = np.nan
+            rows.append({"gen_id": g, "model": models[g], "level": int(g % 3), "judge": f"j{j}"})
+            rows[-1].update(dict(zip(FIELDS, v, strict=True)))
+    columns = ["gen_id", "model", "level", "judge", *FIELDS]
+    verdicts = pd.DataFrame(rows, columns=columns).astype({"model": "str", "judge": "str"})
+    if verdicts.empty:
+        return
+    with shared_codes():
+        got = agreement_tables(verdicts, by=by)
+    judges, cube, gen_codes = reference_wide(verdicts, FIELDS)
+    everything = (np.zeros(cube.shape[1], dtype=np.intp), [()])
+    groups = reference_groups(verdicts, by, gen_codes, cube.shape[1])
+    want: tuple[list[dict[str, Any]], list[dict[str, Any]]] = ([], [])
+    for a, b in combinations(range(len(judges)), 2):
+        args = ((judges[a], judges[b]), (cube[a], cube[b]))
+        want[0].extend(reference_pair_rows(*args, everything, [], FIELDS))
+        want[1].extend(reference_pair_rows(*args, groups, by, FIELDS))
+    alone = agreement_table(verdicts), agreement_table(verdicts, by=by)
+    for table, one, rows_wanted, keys in zip(got, alone, want, ([], by), strict=True):
+        expected = pd.DataFrame(rows_wanted, columns=_columns(keys))
+        pd.testing.assert_frame_equal(table, expected, check_exact=True)
+        pd.testing.assert_frame_equal(one, expected, check_exact=True)

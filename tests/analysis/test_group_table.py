@@ -87,3 +87,51 @@ def test_whole_numbers_too_large_to_sum_exactly_are_averaged_by_pandas():
     df = pd.DataFrame({"k": ["a", "a", "b"], "big": [2.0**53, 1.0, 3.0]})
     got = group_means(df, ["k"], ["big"])
     pd.testing.assert_frame_equal(got, pandas_group_means(df, ["k"], ["big"]), check_exact=True)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 40), max_size=60), st.integers(0, 10**7))
+def test_distinct_by_counting_is_np_unique(values, extra):
+    """grouping._distinct (counting for codes below a small bound, np.unique above it):
+    np.unique's first positions and inverse, the same numbers and types."""
+    from deflectbench.analysis.tables.grouping import _distinct
+
+    x = np.asarray(values, dtype=np.int64)
+    _, want_first, want_inverse = np.unique(x, return_index=True, return_inverse=True)
+    for bound in (41, 41 + extra):
+        first, inverse = _distinct(x, bound)
+        np.testing.assert_array_equal(first, want_first)
+        np.testing.assert_array_equal(inverse, want_inverse.reshape(-1))
+        assert first.dtype == want_first.dtype and inverse.dtype == want_inverse.dtype
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 30), st.integers(0, 2**32 - 1), st.sampled_from(["int", "float", "none"]))
+def test_sort_framings_is_the_stable_sort_values(n, seed, level):
+    """sort_framings (a Python sort of each row's keys) gives sort_values' order: stable, a
+    missing key last, framings in the paper's order, an unknown or missing framing after."""
+    from deflectbench.analysis.tables.grouping import sort_framings
+    from deflectbench.vocab import FRAMINGS
+
+    rng = np.random.default_rng(seed)
+    pick = lambda options: [options[i] for i in rng.integers(0, len(options), n)]  # noqa: E731
+    df = pd.DataFrame(
+        {
+            "model": pd.array(pick(["m-b", "m-a", "M", "é", None]), dtype="str"),
+            "framing": pd.array(pick([*FRAMINGS[:4], "zz-own", None]), dtype="str"),
+            "prompt_id": pd.array(pick(["p2", "p10", "p1"]), dtype="str"),
+            "value": np.arange(n),
+        }
+    )
+    if level == "int":
+        df["level"] = rng.integers(1, 4, n)
+    elif level == "float":
+        df["level"] = np.asarray(pick([1.0, 2.0, -0.0, 0.0, np.nan]), dtype=np.float64)
+    rank = {f: i for i, f in enumerate(FRAMINGS)}
+    keys = [c for c in ("model", "framing", "prompt_id", "level") if c in df]
+
+    def key(col: pd.Series) -> pd.Series:
+        return col.map(lambda v: rank.get(v, len(rank))) if col.name == "framing" else col
+
+    want = df.sort_values(keys, key=key, kind="stable").reset_index(drop=True)
+    pd.testing.assert_frame_equal(sort_framings(df), want, check_exact=True)

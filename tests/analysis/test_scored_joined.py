@@ -15,17 +15,9 @@ from hypothesis import strategies as st
 
 from deflectbench.analysis.compat.quirks import ReleaseQuirks
 from deflectbench.analysis.frames.scored import _joined, _merged
+from deflectbench.analysis.sharing import shared_codes
+from deflectbench.analysis.tables.grouping import sorted_codes
 from deflectbench.vocab import FIELDS
-
-
-def finished(joined: tuple[pd.DataFrame, np.ndarray], quirks: ReleaseQuirks) -> Any:
-    """What scored_from_frames does with _joined's table (as _merged does before its sort)."""
-    table, undecided = joined
-    for f in FIELDS:
-        if not table[f].isna().any():
-            table[f] = table[f].astype(np.int64)
-    table["outcome"] = pd.Series(quirks.outcomes(table), index=table.index, dtype=object)
-    return table, undecided
 
 
 @st.composite
@@ -85,7 +77,7 @@ def test_the_join_by_positions_is_the_merges(case, overwrite):
     if joined is None:
         assert odd in ("missing_claim", "dup_claim", "clash")  # the usual tables are joined
         return
-    got, undecided = finished(joined, quirks)
+    got, undecided = joined
     pd.testing.assert_frame_equal(got, want, check_exact=True)
     assert list(got.dtypes) == list(want.dtypes)
     np.testing.assert_array_equal(undecided, want_undecided)
@@ -108,3 +100,22 @@ def test_the_join_answers_for_the_usual_table():
     cons = pd.DataFrame(0.0, index=pd.Index(np.arange(n), name="gen_id"), columns=FIELDS)
     cons["n_judges"] = 2
     assert _joined(base, claims, templates, cons, ReleaseQuirks()) is not None
+
+
+@settings(max_examples=200, deadline=None)
+@given(inputs(), st.booleans())
+def test_the_joins_codes_are_the_tables_factorised(case, overwrite):
+    """Within shared_codes the join leaves each column's sorted codes (values no kept row
+    holds dropped): the tables' ``pd.factorize(table[k], sort=True)``, codes and values."""
+    _, frames = case
+    with shared_codes():
+        joined = _joined(*frames, ReleaseQuirks(overwrite_outcomes=overwrite))
+        if joined is None:
+            return
+        table = joined[0]
+        for k in table.columns:
+            codes, uniques = sorted_codes(table, k)
+            want_codes, want_uniques = pd.factorize(table[k], sort=True)
+            np.testing.assert_array_equal(codes, want_codes)
+            assert codes.dtype == want_codes.dtype
+            pd.testing.assert_index_equal(uniques, want_uniques, exact=True)

@@ -5,6 +5,7 @@ missing claims, inside the summary's scope and out of it."""
 
 from __future__ import annotations
 
+import contextlib
 from itertools import groupby
 from typing import Any
 
@@ -487,3 +488,134 @@ def test_claim_rates_are_computed_once_within_the_scope(df):
         spread = claim_spread_table(df)
     pd.testing.assert_frame_equal(once, alone[0], check_exact=True)
     pd.testing.assert_frame_equal(spread, alone[1], check_exact=True)
+
+
+def reference_claim_rates(scored: pd.DataFrame, measure: str, kind: str) -> pd.DataFrame:
+    """claim_rates as it was: a pandas groupby of every row (missing keys kept)."""
+    columns = ["claim_id", "level", "context", "domain"]
+    df = scored[columns].copy()
+    df["value"] = measure_values(scored, measure, kind)
+    grouped = df.groupby(columns, sort=True, dropna=False)
+    return grouped["value"].agg(n="count", rate="mean").reset_index()
+
+
+def reference_cell_samples(scored: pd.DataFrame, planned: int) -> int:
+    per_cell = scored.groupby(["model", "claim_id", "prompt_id"])["sample"].nunique()
+    return min(planned, int(per_cell.max()))
+
+
+def reference_coach_outcomes(scored: pd.DataFrame) -> pd.DataFrame:
+    keys = ["model", "fallacy_requested"]
+    coach = scored[scored["framing"] == "coach"]
+    if coach.empty:
+        out = pd.DataFrame(columns=[*keys, "n", *OUTCOMES])
+    else:
+        counts = coach.groupby([*keys, "outcome"], sort=True).size().unstack(fill_value=0)
+        counts = counts.reindex(columns=list(OUTCOMES), fill_value=0)
+        n = counts.sum(axis=1)
+        out = counts.div(n, axis=0)
+        out.insert(0, "n", n)
+        out.columns.name = None
+        out = out.reset_index()
+    return out.sort_values(keys, kind="stable").reset_index(drop=True)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    scored_tables(),
+    st.sampled_from([("refusal", "field"), ("refusal", "outcome")]),
+    st.sampled_from(["none", "context", "odd_outcome", "half"]),
+    st.booleans(),
+)
+def test_claim_rates_cells_and_coach_outcomes_are_the_pandas_groupbys(df, measured, odd, shared):
+    """claim_rates, cell_samples and coach_outcomes from the shared codes: the groupbys' tables
+    (a missing key, an outcome off the ladder, a measure that is not a whole number: the
+    groupbys themselves)."""
+    from deflectbench.analysis.tables.appendix import cell_samples
+    from deflectbench.analysis.tables.significance import claim_rates
+
+    rng = np.random.default_rng(len(df))
+    df["context"] = pd.array(rng.choice(["us", "intl"], len(df)), dtype="str")
+    df["domain"] = pd.array(rng.choice(["d1", "d2"], len(df)), dtype="str")
+    df["sample"] = rng.integers(0, 3, len(df))
+    if odd == "context" and len(df):
+        df.loc[df.index[0], "context"] = None
+    if odd == "odd_outcome" and len(df):
+        df.loc[df.index[-1], "outcome"] = "zz-not-on-the-ladder"
+    if odd == "half" and len(df):
+        df["refusal"] = df["refusal"].astype(np.float64) / 2
+    want_claims = reference_claim_rates(df, *measured) if len(df) else None
+    scope = shared_codes() if shared else contextlib.nullcontext()
+    with scope:
+        got_claims = claim_rates(df, measured[0], kind=measured[1]) if len(df) else None
+        got_cells = answer(lambda: cell_samples(df, 5))
+        got_coach = coach_outcomes(df)
+    if want_claims is not None:
+        pd.testing.assert_frame_equal(got_claims, want_claims, check_exact=True)
+    want_cells = answer(lambda: reference_cell_samples(df, 5)) if len(df) else 5
+    assert got_cells == want_cells
+    pd.testing.assert_frame_equal(got_coach, reference_coach_outcomes(df), check_exact=True)
+
+
+def answer(f: Any) -> Any:
+    """What ``f()`` returns, or the name of the error it raises."""
+    try:
+        return f()
+    except ValueError as e:  # no cell at all: the groupby's max is NaN
+        return type(e).__name__
+
+
+@settings(max_examples=60, deadline=None)
+@given(scored_tables(missing=False), st.booleans())
+def test_rates_by_from_the_cells_sums_is_the_pandas_groupby(df, shared):
+    """No key or value missing: the tables by groups of whole cells sum the cells' sums; by a
+    key that splits a cell (the outcome), the rows' own."""
+    ways = [["model", "framing"], ["level"], ["model", "framing", "prompt_id"], ["outcome"]]
+    scope = shared_codes() if shared else contextlib.nullcontext()
+    with scope:
+        got = [rates_by(df, by) for by in ways]
+    for by, table in zip(ways, got, strict=True):
+        want = reference_rates_by(df, by)
+        pd.testing.assert_frame_equal(table, want, check_exact=True, check_dtype=not df.empty)
+        assert table.to_csv() == want.to_csv()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    scored_tables(missing=False),
+    st.sampled_from(["model", ["model", "framing"], ["level"], [], ["outcome"]]),
+    st.booleans(),
+)
+def test_rates_with_ci_from_the_cells_sums_is_the_pandas_groupby(df, by, first):
+    """No value missing: each group's claims' sums from the cells' (shared with rates_by),
+    computed first or by the CIs themselves; a group splitting cells (the outcome) the rows'."""
+    want = reference_rates_with_ci(df, by=by, n_resamples=25, seed=3)
+    with shared_codes():
+        if first:
+            rates_by(df, ["model", "framing"])
+        got = rates_with_ci(df, by=by, n_resamples=25, seed=3)
+    pd.testing.assert_frame_equal(got, want, check_exact=True)
+    assert got.to_csv() == want.to_csv()
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    scored_tables(),
+    st.sampled_from(
+        [["model"], ["model", "framing"], ["level"], ["outcome"], ["framing", "level"]]
+    ),
+    st.booleans(),
+)
+def test_group_labels_are_the_frames_rows(df, by, where):
+    """group_codes' and group_codes_where's keys (made from each key's sorted values) are the
+    frame's key columns at each group's first row: the same values, dtypes and index; the
+    codes are the groupby's numbers."""
+    rows = np.arange(len(df)) % 3 != 1 if where else np.ones(len(df), dtype=bool)
+    with shared_codes():
+        codes, labels = group_codes_where(df, rows, by) if where else group_codes(df, by)
+    part = df[rows]
+    first = [int(np.flatnonzero(codes == g)[0]) for g in range(len(labels))]
+    want = part[by].take(first).reset_index(drop=True)
+    pd.testing.assert_frame_equal(labels, want, check_exact=True)
+    numbers = part.groupby(by, sort=True).ngroup().to_numpy(dtype=np.float64)
+    np.testing.assert_array_equal(np.where(np.isnan(numbers), -1, numbers), codes)

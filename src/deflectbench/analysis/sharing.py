@@ -16,7 +16,11 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-__all__ = ["shared", "shared_codes"]
+__all__ = ["SORTED_CODES", "seed", "shared", "shared_codes"]
+
+#: What :func:`shared` keeps a frame's column's sorted codes as: ``(SORTED_CODES, column)`` ->
+#: ``pd.factorize(df[column], sort=True)`` (``tables.grouping.sorted_codes``).
+SORTED_CODES = "sorted_codes"
 
 _T = TypeVar("_T")
 #: Within :func:`shared_codes`: (id of a frame, what) -> (the frame, weakly, the value).
@@ -52,6 +56,14 @@ def shared(df: Any, what: Any, compute: Callable[[], _T]) -> _T:
     _freeze(value)  # shared, so never changed
     memo[(id(df), what)] = (weakref.ref(df), value)
     return value
+
+
+def seed(df: Any, what: Any, compute: Callable[[], Any]) -> None:
+    """Within :func:`shared_codes`, what :func:`shared` would compute of ``df`` for ``what``,
+    from what its maker already knows (``compute()``, equal to it); outside, nothing is
+    computed."""
+    if _SHARED.get() is not None:
+        shared(df, what, compute)
 
 
 def _freeze(value: Any) -> None:

@@ -32,7 +32,8 @@ from __future__ import annotations
 
 import json
 from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any, Protocol
 
 import numpy as np
@@ -40,7 +41,7 @@ import pandas as pd
 
 from deflectbench.analysis.compat.quirks import ReleaseQuirks
 from deflectbench.analysis.options import DEFAULT_VALUES, AnalysisOptions, check_values
-from deflectbench.analysis.sharing import shared
+from deflectbench.analysis.sharing import SORTED_CODES, seed, shared
 from deflectbench.benchmark import Benchmark
 from deflectbench.store import Store
 from deflectbench.store.reading import Coded
@@ -269,12 +270,15 @@ def outcome_codes(df: pd.DataFrame) -> np.ndarray:
     return _outcome_codes(df)
 
 
-def _parsed(judg: pd.DataFrame, judges: Sequence[str] | None = None) -> pd.DataFrame:
-    """Judgments with a reply that parsed (no request error, no parse error)."""
+def _parsed(
+    judg: pd.DataFrame, judges: Sequence[str] | None = None, columns: Sequence[str] | None = None
+) -> pd.DataFrame:
+    """Judgments with a reply that parsed (no request error, no parse error); ``columns``: of
+    those only, chosen before the rows are, so the others (texts, times) are never copied."""
     ok = judg["error"].isna().to_numpy() & (judg["parse_error"].fillna(1).to_numpy() == 0)
     if judges is not None:
         ok &= judg["judge"].isin(list(judges)).to_numpy()
-    return kept(judg, ok)
+    return kept(judg if columns is None else judg[list(columns)], ok)
 
 
 def _attributes(benchmark: Benchmark) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -397,20 +401,28 @@ def _joined(
     cons: pd.DataFrame,
     quirks: ReleaseQuirks,
 ) -> tuple[pd.DataFrame, np.ndarray] | None:
-    """:func:`_merged`'s table before its fields and outcomes, and its undecided flags, from
-    positions: each row's claim, template and consensus row looked up, the rows kept and their
-    order found on those, then every column taken once at the rows (each merge, filter and sort
-    took every column again: a text column's take costs as much as the lookups). None where a
-    merge would do more than look up one row (a key not unique, a row's claim or template
-    missing, a name in two frames) or the sort keys are of another type: then the merges."""
+    """:func:`_merged`'s table and its undecided flags, from positions: each row's claim,
+    template and consensus row looked up, the rows kept and their order found on those, then
+    every column taken once at the rows (each merge, filter and sort took every column again:
+    a text column's take costs as much as the lookups), the fields and outcome made with the
+    consensus' columns (:func:`_consensus_taken`). None where a merge would do more than look
+    up one row (a key not unique, a row's claim or template missing, a name in two frames) or
+    the sort keys are of another type: then the merges. A key of text or integers is numbered
+    once (:func:`_sorted_codes`) for both its lookup and the sort: its few distinct values are
+    looked up, not its every row."""
     names = set(base.columns)
     lookups = []
+    numbered: dict[str, tuple[np.ndarray, pd.Index] | None] = {}
     for attrs, key in ((claims, "claim_id"), (templates, "prompt_id")):
         ids = pd.Index(attrs[key])
         extra = [c for c in attrs.columns if c != key]
         if key not in names or not ids.is_unique or names & set(extra):
             return None
-        at = ids.get_indexer(base[key])
+        coded = _sorted_codes(base, key, numbered)
+        if coded is not None and not bool((coded[0] < 0).any()):
+            at = ids.get_indexer(coded[1])[coded[0]]  # each row's value's position
+        else:  # a missing key or another type: each row looked up
+            at = ids.get_indexer(base[key])
         if bool((at < 0).any()):
             return None
         names |= set(extra)
@@ -426,26 +438,133 @@ def _joined(
         np.zeros(len(rows), dtype=bool) if quirks.overwrite_outcomes else ~outcome_decided(fields)
     )
     rows = rows[~undecided]
-    order = _sort_order(base, rows)
+    order = _sort_order(base, rows, numbered)
     if order is None:
         return None
     rows = rows[order]
-    pieces = [(base, rows), *((frame, at[rows]) for frame, at in lookups), (cons, at_cons[rows])]
+    pieces = [(base, rows), *((frame, at[rows]) for frame, at in lookups)]
     index = pd.RangeIndex(len(rows))
     taken = [frame.take(at).set_axis(index, axis=0) for frame, at in pieces]
-    return pd.concat(taken, axis=1), undecided
+    table = pd.concat([*taken, _consensus_taken(cons, at_cons[rows], index, quirks)], axis=1)
+    for k, coded in numbered.items():
+        if coded is not None:
+            _seed_codes(table, k, partial(_codes_taken, coded, rows))
+    for frame, at in lookups:
+        for k in frame.columns:
+            _seed_codes(table, k, partial(_codes_at, frame[k], at[rows]))
+    return table, undecided
 
 
-def _sort_order(base: pd.DataFrame, rows: np.ndarray) -> np.ndarray | None:
-    """The stable order of ``base``'s ``rows`` by :data:`SORT_KEYS` (a missing value last), as
-    ``sort_values(kind="stable")`` orders them: each key's values numbered in sorted order.
-    None for a key of another type than text or integers (then the sort itself)."""
-    codes = []
-    for k in reversed(SORT_KEYS):  # np.lexsort: the last key first
+def _consensus_taken(
+    cons: pd.DataFrame, at: np.ndarray, index: pd.RangeIndex, quirks: ReleaseQuirks
+) -> pd.DataFrame:
+    """The consensus rows ``at`` as the scored table's last columns: each field int64 where
+    none is missing (:func:`_merged`'s rule), then the outcome. Made as one frame, where
+    setting each column on the whole table cost as much as taking it."""
+    if not all(cons[c].dtype.kind in "fiub" for c in cons.columns):  # another type: as before
+        part = cons.take(at).set_axis(index, axis=0)
+        for f in FIELDS:
+            if not part[f].isna().any():
+                part[f] = part[f].astype(np.int64)
+        return part.assign(outcome=pd.Series(quirks.outcomes(part), index=index, dtype=object))
+    data: dict[str, Any] = {}
+    for c in cons.columns:
+        values = cons[c].to_numpy()[at]
+        if c in FIELDS and values.dtype.kind == "f" and not np.isnan(values).any():
+            values = values.astype(np.int64)
+        data[c] = values
+    data["outcome"] = pd.Series(_outcome_names(data, quirks), index=index, dtype=object)
+    return pd.DataFrame(data, index=index, copy=False)
+
+
+def _outcome_names(fields: dict[str, np.ndarray], quirks: ReleaseQuirks) -> np.ndarray:
+    """``quirks.outcomes(fields)`` as an array of objects (the scored table's column). Each
+    row's outcome is its fields' (0, 1 or missing each): each distinct pattern of them is
+    given its outcome once and the rows take theirs, where the ladder over every row made
+    thousands of texts to convert."""
+    x = np.column_stack([np.asarray(fields[f], dtype=np.float64) for f in FIELDS])
+    missing = np.isnan(x)
+    if not len(x) or not bool(((x == 0) | (x == 1) | missing).all()):
+        return np.asarray(quirks.outcomes(fields), dtype=object)
+    digits = np.where(missing, 2, x).astype(np.int64)  # each field a base-3 digit
+    code = digits @ (3 ** np.arange(len(FIELDS), dtype=np.int64))
+    present = np.flatnonzero(np.bincount(code, minlength=3 ** len(FIELDS)))
+    pattern = (present[:, None] // 3 ** np.arange(len(FIELDS))) % 3
+    values = np.where(pattern == 2, np.nan, pattern.astype(np.float64))
+    names = quirks.outcomes({f: values[:, j] for j, f in enumerate(FIELDS)})
+    lookup = np.empty(3 ** len(FIELDS), dtype=object)
+    lookup[present] = np.asarray(names, dtype=object)
+    return lookup[code]
+
+
+def _codes_taken(
+    coded: tuple[np.ndarray, pd.Index], rows: np.ndarray
+) -> tuple[np.ndarray, pd.Index] | None:
+    """Sorted codes (``coded``) at ``rows``."""
+    return coded[0][rows], coded[1]
+
+
+def _codes_at(column: pd.Series, at: np.ndarray) -> tuple[np.ndarray, pd.Index] | None:
+    """The sorted codes of ``column``'s values at ``at`` (a claim's or template's attribute at
+    the table's rows), from the few rows of ``column``; None for a column of another type
+    than text or integers."""
+    if not (isinstance(column.dtype, pd.StringDtype) or column.dtype.kind in "iu"):
+        return None
+    codes, uniques = pd.factorize(column, sort=True)
+    return codes[at], uniques
+
+
+def _seed_codes(
+    table: pd.DataFrame, k: str, coded: Callable[[], tuple[np.ndarray, pd.Index] | None]
+) -> None:
+    """Within :func:`.sharing.shared_codes`, ``pd.factorize(table[k], sort=True)`` (the tables
+    group by these columns: ``tables.grouping.sorted_codes``) from the codes of its values
+    known here (``coded()``: codes into sorted values, some perhaps held by no row), so the
+    tables never number the texts again: the values no row holds dropped, the rest renumbered
+    in their order."""
+
+    def compute() -> tuple[np.ndarray, pd.Index]:
+        got = coded()
+        if got is None:  # a column of another type: factorised as the tables would
+            return pd.factorize(table[k], sort=True)
+        codes, uniques = got
+        held = np.bincount(codes[codes >= 0], minlength=len(uniques)) > 0
+        if bool(held.all()):
+            return codes, uniques
+        number = np.cumsum(held) - 1
+        return np.where(codes < 0, -1, number[codes]), uniques[held]
+
+    seed(table, (SORTED_CODES, k), compute)
+
+
+def _sorted_codes(
+    base: pd.DataFrame, k: str, numbered: dict[str, tuple[np.ndarray, pd.Index] | None]
+) -> tuple[np.ndarray, pd.Index] | None:
+    """``pd.factorize(base[k], sort=True)`` once per key (kept in ``numbered``); None for a
+    column of another type than text or integers."""
+    if k not in numbered:
         column = base[k]
-        if not (isinstance(column.dtype, pd.StringDtype) or column.dtype.kind in "iu"):
+        sortable = isinstance(column.dtype, pd.StringDtype) or column.dtype.kind in "iu"
+        numbered[k] = pd.factorize(column, sort=True) if sortable else None
+    return numbered[k]
+
+
+def _sort_order(
+    base: pd.DataFrame,
+    rows: np.ndarray,
+    numbered: dict[str, tuple[np.ndarray, pd.Index] | None] | None = None,
+) -> np.ndarray | None:
+    """The stable order of ``base``'s ``rows`` by :data:`SORT_KEYS` (a missing value last), as
+    ``sort_values(kind="stable")`` orders them: each key's values numbered in sorted order
+    (``numbered``: those already numbered). None for a key of another type than text or
+    integers (then the sort itself)."""
+    codes = []
+    numbered = {} if numbered is None else numbered
+    for k in reversed(SORT_KEYS):  # np.lexsort: the last key first
+        coded = _sorted_codes(base, k, numbered)
+        if coded is None:
             return None
-        numbers, uniques = pd.factorize(column, sort=True)
+        numbers, uniques = coded
         numbers = numbers[rows]
         codes.append(np.where(numbers < 0, len(uniques), numbers))
     return np.lexsort(codes) if len(rows) else np.zeros(0, dtype=np.intp)
@@ -507,17 +626,13 @@ def scored_from_frames(
     claims, templates = _attributes(benchmark)
     base = valid.drop(columns=["error", *[c for c in CONDITION_COLUMNS if c in valid]])
 
-    ok = _parsed(judg, judges)
+    ok = _parsed(judg, judges, ["gen_id", *FIELDS])  # all the consensus reads
     ok = kept(ok, ok["gen_id"].isin(valid["gen_id"]).to_numpy())
     cons = quirks.keep(quirks.combine(ok, consensus), len(judges))
     cons = quirks.unjudged(cons, valid["gen_id"])
     joined = _joined(base, claims, templates, cons, quirks)
     if joined is not None:  # the merges' table, each column taken once
         table, undecided = joined
-        for f in FIELDS:
-            if not table[f].isna().any():
-                table[f] = table[f].astype(np.int64)
-        table["outcome"] = pd.Series(quirks.outcomes(table), index=table.index, dtype=object)
     else:
         table, undecided = _merged(base, claims, templates, cons, quirks)
     n_of = [f["model"].value_counts().to_dict() for f in (attempted, valid, no_answer, table)]
@@ -601,7 +716,7 @@ def verdicts_from_frames(
     if quirks.agree_on_errors:
         rows |= attempted["error"].notna().to_numpy()
     valid = attempted.loc[rows, ["gen_id", "model"]]
-    ok = _parsed(judg)[["gen_id", "judge", *FIELDS]]
+    ok = _parsed(judg, columns=["gen_id", "judge", *FIELDS])
     out = ok.merge(valid, on="gen_id", how="inner")
     values = out[list(FIELDS)].to_numpy(dtype=np.float64, na_value=np.nan, copy=True)
     values[(values != 0) & (values != 1)] = np.nan

@@ -61,10 +61,7 @@ def block_bootstrap_many(
     of one claim is that claim, so the percentiles would be a zero-width interval.
     """
     m = columns(matrix, "matrix")
-    if n_resamples < 1:
-        raise ValueError("n_resamples must be at least 1")
-    if not 0.0 < level < 1.0:
-        raise ValueError("level must lie strictly between 0 and 1")
+    check_draws(n_resamples, level)
     n_rows, k = m.shape
     if n_rows == 0:
         nan = np.full(k, np.nan)
@@ -81,13 +78,39 @@ def block_bootstrap_many(
     starts = np.flatnonzero(np.r_[True, np.diff(codes[order]) != 0])
     both = np.hstack([np.where(observed, m, 0.0), observed])[order]
     per_cluster = np.add.reduceat(both, starts, axis=0)
-    sums, counts = per_cluster[:, :k], per_cluster[:, k:]
+    return cluster_bootstrap(per_cluster, resample_weights(n_clusters, n_resamples, seed), level)
 
+
+def check_draws(n_resamples: int, level: float) -> None:
+    """The ValueError :func:`block_bootstrap_many` raises for no resamples or a level
+    outside (0, 1)."""
+    if n_resamples < 1:
+        raise ValueError("n_resamples must be at least 1")
+    if not 0.0 < level < 1.0:
+        raise ValueError("level must lie strictly between 0 and 1")
+
+
+def resample_weights(n_clusters: int, n_resamples: int, seed: int) -> NDArray[np.float64]:
+    """How often each resample draws each of ``n_clusters`` clusters ((n_resamples x
+    n_clusters) whole numbers): the draws ``np.random.default_rng(seed).integers(0,
+    n_clusters, size=(n_resamples, n_clusters))`` counted, as :func:`block_bootstrap_many`
+    resamples."""
     rng = np.random.default_rng(seed)
     draws = rng.integers(0, n_clusters, size=(n_resamples, n_clusters))
     flat = (np.arange(n_resamples)[:, None] * n_clusters + draws).ravel()
     weights = np.bincount(flat, minlength=n_resamples * n_clusters)
-    weights = weights.reshape(n_resamples, n_clusters).astype(np.float64)
+    return weights.reshape(n_resamples, n_clusters).astype(np.float64)
+
+
+def cluster_bootstrap(
+    per_cluster: NDArray[np.float64], weights: NDArray[np.float64], level: float = 0.95
+) -> BootstrapCIs:
+    """:func:`block_bootstrap_many` from its clusters' sums and observed-row counts,
+    ``per_cluster`` = [sums | counts] (n_clusters x 2k, clusters in sorted order of their
+    labels), and the draws' ``weights`` (:func:`resample_weights`). For a caller that has the
+    sums already (several groups' at once) and draws each group's claims from one seed."""
+    k = per_cluster.shape[1] // 2
+    sums, counts = per_cluster[:, :k], per_cluster[:, k:]
 
     tail = (1.0 - level) / 2.0
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -30,23 +30,34 @@ __all__ = [
 ]
 
 AGREEMENT_COLUMNS: tuple[str, ...] = ("kappa", "ac1", "disagreement", "n")
+#: In a cube of int8 labels (:func:`_wide`): a field the judge did not score.
+NONE = 2
 
 
 def _wide(
     verdicts: pd.DataFrame, fields: Sequence[str]
-) -> tuple[list[str], NDArray[np.float64], NDArray[np.intp]]:
+) -> tuple[list[str], NDArray[Any], NDArray[np.intp]]:
     """The judges (sorted), their fields as a (judge x generation x field) cube (NaN where a
     judge did not score a generation; generations in sorted ``gen_id`` order, a pivot's) and
-    each verdict's generation in that order."""
+    each verdict's generation in that order. When every value is 0, 1 or NaN (the verdicts'
+    own), the cube holds them as int8 labels, 0, 1 and :data:`NONE` for NaN: an eighth of the
+    floats' memory to fill and count (:func:`_pair_counts`), the same counts."""
     gen_codes, gen_ids = pd.factorize(verdicts["gen_id"], sort=True)
     judge_codes, judges = pd.factorize(verdicts["judge"], sort=True)
     cell = judge_codes.astype(np.int64) * len(gen_ids) + gen_codes
     if cell.size and np.bincount(cell).max() > 1:
         raise ValueError("Index contains duplicate entries, cannot reshape")  # as a pivot says
-    cube = np.full((len(judges), len(gen_ids), len(fields)), np.nan)
-    cube[judge_codes, gen_codes] = np.stack(
+    values = np.stack(
         [verdicts[f].to_numpy(dtype=np.float64, na_value=np.nan) for f in fields], axis=1
     )
+    missing = np.isnan(values)
+    shape = (len(judges), len(gen_ids), len(fields))
+    if bool(((values == 0) | (values == 1) | missing).all()):
+        cube = np.full(shape, NONE, dtype=np.int8)
+        cube[judge_codes, gen_codes] = np.where(missing, NONE, values).astype(np.int8)
+    else:
+        cube = np.full(shape, np.nan)
+        cube[judge_codes, gen_codes] = values
     return judges.tolist(), cube, gen_codes
 
 
@@ -71,17 +82,19 @@ def _groups(
 
 def _pair_rows(
     judges: tuple[str, str],
-    values: tuple[NDArray[np.float64], NDArray[np.float64]],
+    values: tuple[NDArray[Any], NDArray[Any]],
     groups: tuple[NDArray[np.intp], list[tuple[Any, ...]]],
     keys: list[str],
     fields: Sequence[str],
+    counts: tuple[NDArray[np.int64], ...] | None = None,
 ) -> list[dict[str, Any]]:
     """One pair's agreement per group and field, on the generations both judges scored: the
-    2x2 counts of every group at once (:func:`stats.agreement.chance_corrected`)."""
+    2x2 counts of every group at once (:func:`stats.agreement.chance_corrected`; ``counts``:
+    :func:`_pair_counts`' already taken)."""
     codes, labels = groups
     size = len(labels)
     per_field = []
-    counted = _pair_counts(values, codes, size)
+    counted = _pair_counts(values, codes, size) if counts is None else counts
     for j in range(len(fields)):
         if counted is not None:
             n, n_a, n_b, tp, differ = (c[:, j] for c in counted)
@@ -119,21 +132,25 @@ def _pair_rows(
 
 
 def _pair_counts(
-    values: tuple[NDArray[np.float64], NDArray[np.float64]], codes: NDArray[np.intp], size: int
+    values: tuple[NDArray[Any], NDArray[Any]], codes: NDArray[np.intp], size: int
 ) -> tuple[NDArray[np.int64], ...] | None:
     """Per group and field (groups x fields arrays), on the generations both judges scored:
     n, the first judge's 1s, the second's, both 1s, and the disagreements; every field and
     group counted by one ``np.bincount`` of (group, field, the two labels). None when a value
     scored is not 0 or 1 (then :func:`binary` refuses it, field by field)."""
     x, y = values
-    xa, ya = x == 1, y == 1
-    both = ((x == 0) | xa) & ((y == 0) | ya)  # both scored (NaN is neither)
-    if bool(((~both) & ~np.isnan(x) & ~np.isnan(y)).any()):
-        return None
     k = x.shape[1]
-    both &= (codes >= 0)[:, None]
     first = (codes[:, None] * k + np.arange(k)) * 4  # each (group, field)'s 2x2 table
-    cell = np.where(both, first + xa * 2 + ya, size * k * 4)  # the rest: one bin, dropped
+    if x.dtype == np.int8:  # labels 0, 1, NONE (:func:`_wide`)
+        both = (x != NONE) & (y != NONE) & (codes >= 0)[:, None]
+        cell = np.where(both, first + x * 2 + y, size * k * 4)  # the rest: one bin, dropped
+    else:
+        xa, ya = x == 1, y == 1
+        both = ((x == 0) | xa) & ((y == 0) | ya)  # both scored (NaN is neither)
+        if bool(((~both) & ~np.isnan(x) & ~np.isnan(y)).any()):
+            return None
+        both &= (codes >= 0)[:, None]
+        cell = np.where(both, first + xa * 2 + ya, size * k * 4)  # the rest: one bin, dropped
     table = np.bincount(cell.ravel(), minlength=size * k * 4 + 1)[:-1].reshape(size, k, 2, 2)
     only_a, only_b, tp = table[:, :, 1, 0], table[:, :, 0, 1], table[:, :, 1, 1]
     n = table.sum(axis=(2, 3))
@@ -184,10 +201,15 @@ def agreement_tables(
     groups = _groups(verdicts, keys, gen_codes, cube.shape[1])
     overall: list[dict[str, Any]] = []
     grouped: list[dict[str, Any]] = []
+    every_gen = bool((groups[0] >= 0).all())  # no generation left out of the groups
     for a, b in combinations(range(len(judges)), 2):
-        pair = (judges[a], judges[b])
-        overall += _pair_rows(pair, (cube[a], cube[b]), everything, [], fields)
-        grouped += _pair_rows(pair, (cube[a], cube[b]), groups, keys, fields)
+        pair, values = (judges[a], judges[b]), (cube[a], cube[b])
+        counts = _pair_counts(values, groups[0], len(groups[1]))
+        total = None  # all generations' counts: the groups' summed, exact, when they hold all
+        if counts is not None and every_gen:
+            total = tuple(c.sum(axis=0, keepdims=True) for c in counts)
+        overall += _pair_rows(pair, values, everything, [], fields, total)
+        grouped += _pair_rows(pair, values, groups, keys, fields, counts)
     return pd.DataFrame(overall, columns=_columns([])), pd.DataFrame(
         grouped, columns=_columns(keys)
     )

@@ -113,6 +113,13 @@ def cell_samples(scored: pd.DataFrame, planned: int) -> int:
     reached it (a quick run with one sample per cell)."""
     if scored.empty:
         return planned
+    cells, labels = group_codes(scored, ["model", "claim_id", "prompt_id"])  # shared
+    if len(labels):  # each cell's distinct samples counted from the shared codes
+        samples, values = sorted_codes(scored, "sample")
+        kept = (cells >= 0) & (samples >= 0)  # a groupby's cells, nunique's values
+        pairs = np.unique(cells[kept] * len(values) + samples[kept])
+        per_cell = np.bincount(pairs // max(len(values), 1), minlength=len(labels))
+        return min(planned, int(per_cell.max()))
     per_cell = scored.groupby(["model", "claim_id", "prompt_id"])["sample"].nunique()
     return min(planned, int(per_cell.max()))
 

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from deflectbench.analysis.sharing import shared
+from deflectbench.analysis.sharing import SORTED_CODES, shared
 from deflectbench.analysis.stats import descriptive
 from deflectbench.vocab import FIELDS, FRAMINGS, OUTCOMES
 
@@ -32,6 +32,7 @@ __all__ = [
     "group_sums",
     "group_table",
     "keys_of",
+    "means_table",
     "measure_values",
     "model_outcome_codes",
     "outcome_indicators",
@@ -117,7 +118,8 @@ def sort_framings(df: pd.DataFrame) -> pd.DataFrame:
     rank = {f: i for i, f in enumerate(FRAMINGS)}
     order = _framing_order(df, keys, rank)
     if order is not None:
-        return df.take(order).reset_index(drop=True)
+        in_order = bool((order == np.arange(len(order))).all())  # (the usual: none taken)
+        return (df if in_order else df.take(order)).reset_index(drop=True)
 
     def key(col: pd.Series) -> pd.Series:
         return col.map(lambda v: rank.get(v, len(rank))) if col.name == "framing" else col
@@ -129,22 +131,30 @@ def _framing_order(
     df: pd.DataFrame, keys: list[str], rank: Mapping[str, int]
 ) -> NDArray[np.intp] | None:
     """The rows' order :func:`sort_framings`' ``sort_values`` gives (stable; a missing value
-    last, a framing by its rank, an unknown or missing framing after the known), from each
-    key's values numbered in sorted order: the tables are small, and the sort's machinery
-    costs more than their rows. None for a key of another type than text or numbers."""
-    codes = []
-    for k in reversed(keys):  # np.lexsort: the last key first
+    last, a framing by its rank, an unknown or missing framing after the known), by Python's
+    stable sort of each row's keys: a text by its code points (the sorted order of the
+    column's values), an integer by its value, a float by its number in sorted order. The
+    tables are small (tens of rows), and numbering each column costs more than sorting
+    them. None for a key of another type than text or numbers."""
+    columns: list[list[Any]] = []
+    for k in keys:
         column = df[k]
         if k == "framing":
             if not (isinstance(column.dtype, pd.StringDtype) or column.dtype == object):
                 return None
-            codes.append(np.array([rank.get(v, len(rank)) for v in column.tolist()], dtype=np.intp))
+            columns.append([rank.get(v, len(rank)) for v in column.tolist()])
             continue
-        if not (isinstance(column.dtype, pd.StringDtype) or column.dtype.kind in "iuf"):
+        if column.dtype.kind == "f":  # numbered, as sort_values orders -0.0 and 0.0
+            numbers, uniques = pd.factorize(column, sort=True)
+            columns.append(np.where(numbers < 0, len(uniques), numbers).tolist())
+            continue
+        if not (isinstance(column.dtype, pd.StringDtype) or column.dtype.kind in "iu"):
             return None
-        numbers, uniques = pd.factorize(column, sort=True)
-        codes.append(np.where(numbers < 0, len(uniques), numbers))
-    return np.lexsort(codes)
+        missing = column.isna().to_numpy()
+        values = column.tolist()
+        columns.append([(1, 0) if m else (0, v) for v, m in zip(values, missing, strict=True)])
+    rows = list(zip(*columns, strict=True))
+    return np.asarray(sorted(range(len(rows)), key=rows.__getitem__), dtype=np.intp)
 
 
 def group_means(df: pd.DataFrame, by: list[str], columns: list[str]) -> pd.DataFrame:
@@ -213,9 +223,8 @@ def sums_by_codes(
     every = bool(kept.all())
     groups = codes if every else codes[kept]
     size = len(labels)
-    table: dict[str, Any] = {k: labels[k].array for k in labels.columns}
     n = np.bincount(groups, minlength=size)
-    table["n"] = n.astype(np.int64)
+    means: dict[str, tuple[NDArray[Any], NDArray[Any] | None]] = {}
     for name, (x, whole) in columns.items():
         if not every:  # whole numbers among the kept rows: checked on those
             x = x[kept]
@@ -225,9 +234,25 @@ def sums_by_codes(
         seen = ~np.isnan(x)
         full = bool(seen.all())
         at, xs = (groups, x) if full else (groups[seen], x[seen])
+        sums = np.bincount(at, weights=xs, minlength=size)
+        means[name] = (sums, None if full else np.bincount(at, minlength=size))
+    return means_table(labels, n, means)
+
+
+def means_table(
+    labels: pd.DataFrame,
+    n: NDArray[np.intp],
+    sums: Mapping[str, NDArray[Any] | tuple[NDArray[Any], NDArray[Any] | None]],
+) -> pd.DataFrame:
+    """The groups' table of :func:`sums_by_codes`: the key columns (``labels``), ``n`` (rows per
+    group) and each column's mean, its sum over its count (``(sums, counts)``; counts None or
+    sums alone: ``n``)."""
+    table: dict[str, Any] = {k: labels[k].array for k in labels.columns}
+    table["n"] = n.astype(np.int64)
+    for name, summed in sums.items():
+        total, counts = summed if isinstance(summed, tuple) else (summed, None)
         with np.errstate(invalid="ignore", divide="ignore"):
-            sums = np.bincount(at, weights=xs, minlength=size)
-            table[name] = sums / (n if full else np.bincount(at, minlength=size))
+            table[name] = total / (n if counts is None else counts)
     return pd.DataFrame(table)
 
 
@@ -242,7 +267,7 @@ def group_codes(df: pd.DataFrame, by: list[str]) -> tuple[NDArray[np.intp], pd.D
 def sorted_codes(df: pd.DataFrame, k: str) -> tuple[np.ndarray, Any]:
     """``pd.factorize(df[k], sort=True)``, once per frame and column within
     :func:`.sharing.shared_codes`."""
-    return shared(df, ("sorted_codes", k), lambda: pd.factorize(df[k], sort=True))
+    return shared(df, (SORTED_CODES, k), lambda: pd.factorize(df[k], sort=True))
 
 
 def group_codes_where(
@@ -262,10 +287,12 @@ def _group_codes(
     combined = np.zeros(n, dtype=np.int64)
     missing = np.zeros(n, dtype=bool)
     bound = 1
+    numbered = []
     for k in by:
         codes, uniques = sorted_codes(df, k)
         if where is not None:
             codes = codes[where]
+        numbered.append((codes, uniques))
         missing |= codes < 0
         width = max(len(uniques), 1)
         if bound * width > 2**62:  # renumber densely (order kept) so the numbers cannot overflow
@@ -274,11 +301,45 @@ def _group_codes(
         combined = combined * width + np.maximum(codes, 0)
         bound *= width
     rows = np.flatnonzero(~missing)
-    _, first, inverse = np.unique(combined[rows], return_index=True, return_inverse=True)
+    first, inverse = _distinct(combined[rows], bound)
     out = np.full(n, -1, dtype=np.intp)
-    out[rows] = inverse.reshape(-1)
+    out[rows] = inverse
+    labels = _labels(df, by, numbered, rows[first])
+    if labels is not None:
+        return out, labels
     at = rows[first] if where is None else where[rows[first]]
     return out, df[by].take(at).reset_index(drop=True)
+
+
+def _labels(
+    df: pd.DataFrame, by: list[str], numbered: list[tuple[np.ndarray, Any]], at: np.ndarray
+) -> pd.DataFrame | None:
+    """The groups' keys, ``df[by]`` at each group's first row (``at``, among the rows
+    numbered), from each key's few sorted values at that row's code rather than the frame's
+    columns. None where those would be another frame (no key or one twice, another type)."""
+    if not by or len(set(by)) != len(by):
+        return None
+    columns = {
+        k: uniques.array.take(codes[at]) for k, (codes, uniques) in zip(by, numbered, strict=True)
+    }
+    labels = pd.DataFrame(columns)
+    if any(labels[k].dtype != df[k].dtype for k in by):
+        return None
+    return labels
+
+
+def _distinct(values: NDArray[np.int64], bound: int) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """``np.unique(values, return_index=True, return_inverse=True)``'s index and inverse:
+    each distinct value's first position and each value's rank among them. For values below
+    a ``bound`` near their number (the groups' codes), by counting instead of sorting."""
+    if bound > 4 * len(values) + 4096:
+        _, first, inverse = np.unique(values, return_index=True, return_inverse=True)
+        return first, inverse.reshape(-1)
+    present = np.bincount(values, minlength=bound) > 0
+    rank = np.cumsum(present) - 1
+    first = np.full(bound, len(values), dtype=np.intp)
+    np.minimum.at(first, values, np.arange(len(values), dtype=np.intp))
+    return first[present], rank[values].astype(np.intp, copy=False)
 
 
 def cluster_codes(labels: pd.Series) -> np.ndarray:

@@ -9,13 +9,20 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache, partial
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from deflectbench.analysis.sharing import shared
-from deflectbench.analysis.stats.bootstrap import block_bootstrap_many
+from deflectbench.analysis.stats.bootstrap import (
+    BootstrapCIs,
+    block_bootstrap_many,
+    check_draws,
+    cluster_bootstrap,
+    resample_weights,
+)
 from deflectbench.analysis.tables.grouping import (
     OUTCOME_COLUMNS,
     cluster_codes,
@@ -23,14 +30,15 @@ from deflectbench.analysis.tables.grouping import (
     framing_rows,
     group_codes,
     group_means,
-    group_sums,
     group_table,
     keys_of,
+    means_table,
     measure_values,
     outcome_indicators,
     rows_of_groups,
     sort_framings,
     sorted_codes,
+    sums_by_codes,
     whole_columns,
     with_outcomes,
 )
@@ -99,9 +107,23 @@ def rates_with_ci(
     whole = np.hstack([fields, outcome_indicators(scored)])
     claims = scored[cluster]
     # a claim's number among the group's claims, in sorted order (as cluster_codes numbers the
-    # group's own labels): its rank among all claims, renumbered densely within the group
-    ranked = None if claims.isna().any() else pd.factorize(claims, sort=True)[0]
+    # group's own labels): its rank among all claims (shared), renumbered densely within the group
+    numbered = sorted_codes(scored, cluster)[0]
+    ranked = None if bool((numbered < 0).any()) else numbered  # None: a label missing
+    summed = (
+        _claim_sums(scored, codes, len(groups), numbered, cluster) if ranked is not None else None
+    )
+    if summed is not None:
+        check_draws(n_resamples, level)
+        # every group draws from the same seed: as many claims, the same draws' weights
+        weights_of = cache(partial(resample_weights, n_resamples=n_resamples, seed=seed))
     for g, labels in enumerate(groups):
+        if summed is not None:  # the group's claims' sums, in sorted order: the bootstrap's
+            per_cluster = summed[g]
+            res = cluster_bootstrap(per_cluster, weights_of(len(per_cluster)), level)
+            n_obs = per_cluster[:, res.rate.size :].sum(axis=0)
+            rows.extend(_ci_rows(labels, kinds, names, res, n_obs, len(per_cluster)))
+            continue
         rows_g = parts[g]
         matrix = whole[rows_g]
         if ranked is not None:
@@ -113,20 +135,64 @@ def rates_with_ci(
         )
         n_obs = (~np.isnan(matrix)).sum(axis=0)
         n_clusters = int(pd.unique(clusters).size)
-        for j, (kind, name) in enumerate(zip(kinds, names, strict=True)):
-            rows.append(
-                {
-                    **labels,
-                    "kind": kind,
-                    "measure": name,
-                    "rate": float(res.rate[j]),
-                    "ci_lo": float(res.lo[j]),
-                    "ci_hi": float(res.hi[j]),
-                    "n": int(n_obs[j]),
-                    "n_clusters": n_clusters,
-                }
-            )
+        rows.extend(_ci_rows(labels, kinds, names, res, n_obs, n_clusters))
     return pd.DataFrame(rows)
+
+
+def _ci_rows(
+    labels: dict[str, Any],
+    kinds: list[str],
+    names: list[str],
+    res: BootstrapCIs,
+    n_obs: np.ndarray,
+    n_clusters: int,
+) -> list[dict[str, Any]]:
+    """A group's rows of :func:`rates_with_ci`, one per measure."""
+    return [
+        {
+            **labels,
+            "kind": kind,
+            "measure": name,
+            "rate": float(res.rate[j]),
+            "ci_lo": float(res.lo[j]),
+            "ci_hi": float(res.hi[j]),
+            "n": int(n_obs[j]),
+            "n_clusters": n_clusters,
+        }
+        for j, (kind, name) in enumerate(zip(kinds, names, strict=True))
+    ]
+
+
+def _claim_sums(
+    scored: pd.DataFrame, codes: np.ndarray, n_groups: int, claims: np.ndarray, cluster: str
+) -> list[np.ndarray] | None:
+    """Per group, its claims' sums of the 13 rate columns and their rows, [sums | counts]
+    (claims x 26, the group's claims in sorted order): the bootstrap's per-cluster sums, from
+    the cells' sums (:func:`_cell_sums`, shared with :func:`rates_by`) where each group and
+    claim is whole cells, where the rows, their matrix and their claims' numbering were made
+    again for each group. Whole numbers with none missing, so the same exact sums; None
+    otherwise (a claim or key missing, a group splitting a cell)."""
+    cells = _cell_sums(scored, [*FIELDS, *OUTCOME_COLUMNS]) if cluster in CELL_KEYS else None
+    if cells is None or not len(claims):
+        return None
+    cell_of, member, sums = cells
+    group_of = codes[member]  # each cell's group, by one of its rows
+    if not (bool((group_of >= 0).all()) and np.array_equal(group_of[cell_of], codes)):
+        return None
+    n_claims = int(claims.max()) + 1
+    pair = group_of * n_claims + claims[member]  # each cell's group and claim
+    size, k = n_groups * n_claims, sums.shape[1]
+    flat = (pair[:, None] * k + np.arange(k)).ravel()
+    totals = np.bincount(flat, weights=sums.ravel(), minlength=size * k)
+    per_cell = np.bincount(cell_of, minlength=len(member))
+    n_rows = np.bincount(pair, weights=per_cell, minlength=size).reshape(n_groups, n_claims)
+    totals = totals.reshape(n_groups, n_claims, k)
+    out = []
+    for g in range(n_groups):
+        held = n_rows[g] > 0
+        counts = np.repeat(n_rows[g][held][:, None], k, axis=1)
+        out.append(np.hstack([totals[g][held], counts]))
+    return out
 
 
 def rates_by(scored: pd.DataFrame, by: str | Sequence[str]) -> pd.DataFrame:
@@ -138,10 +204,63 @@ def rates_by(scored: pd.DataFrame, by: str | Sequence[str]) -> pd.DataFrame:
     columns = [*FIELDS, *OUTCOME_COLUMNS]
     if scored.empty:
         return pd.DataFrame(columns=[*keys, "n", *columns])
-    table = group_sums(scored, keys, _rate_columns(scored, columns)) if keys else None
+    table = _rates_table(scored, keys, columns) if keys else None
     if table is None:  # no groups, or values not whole numbers: pandas' means
         table = group_means(with_outcomes(scored), keys, columns)
     return sort_framings(table)
+
+
+#: The cells of the scored table: each table by model, framing, template, level or context
+#: groups whole cells (a template's framing and a claim's level are the cell's).
+CELL_KEYS = ["model", "claim_id", "prompt_id"]
+
+
+def _rates_table(scored: pd.DataFrame, keys: list[str], columns: list[str]) -> pd.DataFrame | None:
+    """:func:`.grouping.group_sums` of the rate columns. When every cell's rows lie in one
+    group, the groups' sums are their cells' (:func:`_cell_sums`, once per scored table), a
+    few thousand rows instead of every generation: whole numbers, so the same exact sums."""
+    values = _rate_columns(scored, columns)
+    codes, labels = group_codes(scored, keys)
+    cells = _cell_sums(scored, columns)
+    if cells is not None:
+        cell_of, member, sums = cells
+        group_of = codes[member]  # each cell's group, by one of its rows
+        if bool((group_of >= 0).all()) and np.array_equal(group_of[cell_of], codes):
+            m = sums.shape[1]
+            flat = (group_of[:, None] * m + np.arange(m)).ravel()
+            size = len(labels)
+            totals = np.bincount(flat, weights=sums.ravel(), minlength=size * m).reshape(size, m)
+            n = np.bincount(codes, minlength=size)
+            return means_table(labels, n, dict(zip(columns, totals.T, strict=True)))
+    return sums_by_codes(codes, labels, values)
+
+
+def _cell_sums(
+    scored: pd.DataFrame, columns: list[str]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Each row's cell (:data:`CELL_KEYS`), one row of each cell, and each cell's sums of the
+    rate columns (cells x columns); once per scored table within
+    :func:`.sharing.shared_codes`. None when a cell key is missing (as a column or in a row)
+    or a column is not whole numbers without NaN."""
+
+    def compute() -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        values = _rate_columns(scored, columns)
+        if any(k not in scored for k in CELL_KEYS):
+            return None
+        if not all(whole and not np.isnan(x).any() for x, whole in values.values()):
+            return None
+        cell_of, cells = group_codes(scored, CELL_KEYS)
+        if bool((cell_of < 0).any()):
+            return None
+        member = np.zeros(len(cells), dtype=np.intp)
+        member[cell_of] = np.arange(len(cell_of))  # a row of each cell, whichever
+        x = np.column_stack([x for x, _ in values.values()])
+        m = x.shape[1]
+        flat = (cell_of[:, None] * m + np.arange(m)).ravel()
+        sums = np.bincount(flat, weights=x.ravel(), minlength=len(cells) * m)
+        return cell_of, member, sums.reshape(len(cells), m)
+
+    return shared(scored, ("cell_sums", tuple(columns)), compute)
 
 
 def _rate_columns(
@@ -210,6 +329,9 @@ def coach_outcomes(scored: pd.DataFrame) -> pd.DataFrame:
     outcome shares (columns named by the outcomes), for the coach figure and its table."""
     keys = ["model", "fallacy_requested"]
     coach = framing_rows(scored, "coach") if len(scored) else scored
+    counted = _outcome_shares(coach, keys) if len(coach) else None
+    if counted is not None:
+        return counted
     if coach.empty:
         out = pd.DataFrame(columns=[*keys, "n", *OUTCOMES])
     else:
@@ -221,6 +343,27 @@ def coach_outcomes(scored: pd.DataFrame) -> pd.DataFrame:
         out.columns.name = None
         out = out.reset_index()
     return out.sort_values(keys, kind="stable").reset_index(drop=True)
+
+
+def _outcome_shares(coach: pd.DataFrame, keys: list[str]) -> pd.DataFrame | None:
+    """:func:`coach_outcomes`' table (its groupby's counts by keys and outcome, shares of the
+    group's) from the shared group codes (:func:`coach_labeling`'s) and outcome indicators:
+    its groups are in sorted order already. None when a row misses a key or has an outcome off
+    the ladder (the groupby's groups and columns differ for those)."""
+    codes, labels = group_codes(coach, keys)
+    indicators = outcome_indicators(coach)
+    which = np.argmax(indicators, axis=1)
+    on_ladder = indicators[np.arange(len(which)), which] == 1
+    if bool((codes < 0).any()) or not bool(on_ladder.all()):
+        return None
+    k = len(OUTCOMES)
+    counts = np.bincount(codes * k + which, minlength=len(labels) * k).reshape(-1, k)
+    n = counts.sum(axis=1)
+    table: dict[str, Any] = {c: labels[c].array for c in keys}
+    table["n"] = n
+    for j, o in enumerate(OUTCOMES):
+        table[o] = counts[:, j] / n
+    return pd.DataFrame(table)
 
 
 def cohens_h_table(

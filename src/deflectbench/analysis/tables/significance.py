@@ -23,6 +23,8 @@ from deflectbench.analysis.tables.grouping import (
     group_codes,
     measure_values,
     outcome_indicators,
+    sorted_codes,
+    whole_numbers,
 )
 from deflectbench.vocab import OUTCOMES
 
@@ -102,11 +104,33 @@ def _claim_rates(scored: pd.DataFrame, measure: str, kind: str) -> pd.DataFrame:
     columns = ["claim_id", "level", "context", "domain"]
     if scored.empty:
         return pd.DataFrame(columns=[*columns, "n", "rate"])
+    values = measure_values(scored, measure, kind)
+    counted = _claim_sums(scored, columns, values)
+    if counted is not None:
+        return counted
     df = scored[columns].copy()
-    df["value"] = measure_values(scored, measure, kind)
+    df["value"] = values
     grouped = df.groupby(columns, sort=True, dropna=False)
     out = grouped["value"].agg(n="count", rate="mean").reset_index()
     return out
+
+
+def _claim_sums(
+    scored: pd.DataFrame, columns: list[str], values: np.ndarray
+) -> pd.DataFrame | None:
+    """:func:`_claim_rates`' groupby (count and mean of ``values`` per claim) from the shared
+    group codes, when no row misses a key (the groupby keeps such rows, ``dropna=False``, where
+    the codes leave them out) and the values are whole numbers (summed exactly, so the groupby's
+    means); None otherwise."""
+    codes, labels = group_codes(scored, columns)
+    seen = ~np.isnan(values)
+    if bool((codes < 0).any()) or not whole_numbers(values):
+        return None
+    at = codes[seen]
+    n = np.bincount(at, minlength=len(labels))
+    with np.errstate(invalid="ignore", divide="ignore"):  # a claim of no value: NaN
+        rate = np.bincount(at, weights=values[seen], minlength=len(labels)) / n
+    return labels.assign(n=n.astype(np.int64), rate=rate)
 
 
 def claim_spread_table(
@@ -170,7 +194,7 @@ def level_tost(
     """
     values = measure_values(scored, measure, kind) if not scored.empty else np.zeros(0)
     levels = scored["level"].to_numpy() if not scored.empty else np.zeros(0)
-    claims = cluster_codes(scored["claim_id"]) if not scored.empty else np.zeros(0)
+    claims = _claim_codes(scored) if not scored.empty else np.zeros(0)
     keep = ~np.isnan(values)
     present = sorted({int(v) for v in pd.unique(levels[keep])})
     rows: list[dict[str, Any]] = []
@@ -218,6 +242,13 @@ def level_tost(
     columns += ["ci90_hi_clustered", "p_value_clustered", "equivalent_clustered", "margin", "alpha"]
     columns += ["diff_adjusted"]
     return pd.DataFrame(rows, columns=columns)
+
+
+def _claim_codes(scored: pd.DataFrame) -> np.ndarray:
+    """:func:`.grouping.cluster_codes` of the claims: their sorted codes (shared within
+    :func:`.sharing.shared_codes`), or the labels themselves where one is missing."""
+    codes = sorted_codes(scored, "claim_id")[0]
+    return cluster_codes(scored["claim_id"]) if bool((codes < 0).any()) else codes
 
 
 def claims_by_level(claims: pd.DataFrame) -> pd.DataFrame:
