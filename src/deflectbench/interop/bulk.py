@@ -288,9 +288,13 @@ class BulkRows:
     # -- one chunk ----------------------------------------------------------------------------
 
     @staticmethod
-    def objects(lines: Sequence[Line], keys: tuple[str, ...]) -> Parsed | None:
+    def objects(
+        lines: Sequence[Line], keys: tuple[str, ...], raws: Sequence[bytes | None] | None = None
+    ) -> Parsed | None:
         """The lines and their JSON objects, when every line is one object with exactly
         ``keys``, in their order, and nothing around it (what ``json.loads`` reads the same).
+        ``raws``, when given, are the lines' bytes (each exactly its text encoded as UTF-8):
+        orjson reads them instead of encoding the texts again.
 
         Read by orjson when it is installed (twice as fast as json's scanner), the whole chunk
         at once: it reads a subset of what ``json.loads`` reads, the same, but an integer
@@ -298,13 +302,15 @@ class BulkRows:
         refuses, is read line by line by json's own scanner."""
         texts = [line for _, line, _ in lines]
         if ORJSON and None not in texts:
-            objects = BulkRows._orjson_chunk(cast(list[str], texts), keys)
+            objects = BulkRows._orjson_chunk(cast(list[str], texts), keys, raws)
             if objects is not None:
                 return cast(list[str], texts), objects
         return BulkRows._scanned_chunk(texts, keys)
 
     @staticmethod
-    def _orjson_chunk(texts: list[str], keys: tuple[str, ...]) -> list[dict[str, Any]] | None:
+    def _orjson_chunk(
+        texts: list[str], keys: tuple[str, ...], raws: Sequence[bytes | None] | None = None
+    ) -> list[dict[str, Any]] | None:
         """Each line's object read by orjson, when each line is one (opening with ``{`` and
         ending with ``}``: orjson allows whitespace around a value) with exactly ``keys`` and no
         float among its values; else None (json's scanner reads the chunk)."""
@@ -315,7 +321,7 @@ class BulkRows:
         ):
             return None
         try:
-            objects = list(map(_orjson_loads, texts))
+            objects = list(map(_orjson_loads, texts if raws is None else raws))
         except (ValueError, RecursionError):  # orjson.JSONDecodeError is a ValueError
             return None
         if set(map(type, objects)) != {dict} or not all(map(keys.__eq__, map(tuple, objects))):
@@ -342,9 +348,12 @@ class BulkRows:
         """The chunk's values field by field (every object has exactly ``keys``, in order)."""
         return dict(zip(keys, zip(*map(dict.values, objects), strict=True), strict=True))
 
-    def generations(self, lines: Sequence[Line]) -> tuple[list[Row], list[GenKey]] | None:
-        """``(rows, keys)`` of a chunk of common generation records, else None."""
-        parsed = self.objects(lines, GEN_KEYS) if self.fast else None
+    def generations(
+        self, lines: Sequence[Line], raws: Sequence[bytes | None] | None = None
+    ) -> tuple[list[Row], list[GenKey]] | None:
+        """``(rows, keys)`` of a chunk of common generation records (``raws``: as
+        :meth:`objects` takes them), else None."""
+        parsed = self.objects(lines, GEN_KEYS, raws) if self.fast else None
         if parsed is None:
             return None
         texts, objects = parsed
