@@ -37,6 +37,7 @@ from deflectbench.interop.release import (
     eval_id,
     gen_id,
 )
+from deflectbench.store.upsert import Fixed
 from deflectbench.vocab import FALLACY_FIELDS, FALLACY_NAMES, FIELDS, apply_rules
 
 #: ``(line number, text, problem)`` as the importer reads them.
@@ -202,6 +203,25 @@ def _answer_or_error(text: str, is_error: int) -> tuple[str | None, str | None] 
     return None
 
 
+#: The columns every row written in bulk holds the same value in, as the careful way writes
+#: them: written as literals in the statement, not bound row by row (a row holds the others,
+#: in the store's order: :func:`bound`).
+GEN_FIXED: Fixed = (
+    ("condition", RELEASE), ("latency_s", None), ("finish_reason", None), ("params_json", "{}"),
+    ("run_id", None), ("source", "import"), ("cost_usd", None), ("served_model", None),
+)  # fmt: skip
+EVAL_FIXED: Fixed = (
+    ("error", None), ("input_tokens", 0), ("output_tokens", 0), ("latency_s", None),
+    ("run_id", None), ("source", "import"), ("cost_usd", None),
+)  # fmt: skip
+
+
+def bound(keys: tuple[str, ...], columns: tuple[str, ...], fixed: Fixed) -> tuple[str, ...]:
+    """The columns a row written in bulk holds, in its order."""
+    held = dict(fixed)
+    return tuple(name for name in (*keys, *columns) if name not in held)
+
+
 class BulkRows:
     """Store rows of the common records, for one import (its cells and verdicts are checked
     once and remembered)."""
@@ -321,7 +341,9 @@ class BulkRows:
         ):
             return None
         try:
-            objects = list(map(_orjson_loads, texts if raws is None else raws))
+            # (the lines' bytes, when given: none is None where no text is)
+            read = texts if raws is None else cast(Sequence[bytes], raws)
+            objects = list(map(_orjson_loads, read))
         except (ValueError, RecursionError):  # orjson.JSONDecodeError is a ValueError
             return None
         if set(map(type, objects)) != {dict} or not all(map(keys.__eq__, map(tuple, objects))):
@@ -376,11 +398,11 @@ class BulkRows:
         responses, errors = zip(*split, strict=True)
         styles = _styles(texts, objects, GEN_KEYS)
         extras = list(map(_gen_extra, styles, col["gen_id"], col["timestamp"]))
+        # the columns of bound(GENERATION_KEYS, GENERATION_COLUMNS, GEN_FIXED)
         rows = list(
-            zip(repeat(self.benchmark), model, repeat(RELEASE), claims, prompt_ids, run,
-                col["prompt_text"], responses, errors, col["input_tokens"], col["output_tokens"],
-                repeat(None), repeat(None), repeat("{}"), repeat(None), repeat("import"),
-                col["timestamp"], extras, repeat(None), repeat(None))
+            zip(repeat(self.benchmark), model, claims, prompt_ids, run, col["prompt_text"],
+                responses, errors, col["input_tokens"], col["output_tokens"], col["timestamp"],
+                extras)
         )  # fmt: skip
         return rows, list(zip(model, claims, prompt_ids, run, strict=True))
 
@@ -419,10 +441,10 @@ class BulkRows:
                 col["timestamp"])
         )  # fmt: skip
         scores = zip(*(v.columns for v in verdicts), strict=True)
+        # the columns of bound(JUDGMENT_KEYS, JUDGMENT_COLUMNS, EVAL_FIXED)
         rows = list(
             zip(gids, judge, col["raw_judge_response"], col["reasoning"], col["parse_error"],
-                repeat(None), [v.said_json for v in verdicts], flag, *scores, repeat(0),
-                repeat(0), repeat(None), repeat(None), repeat("import"), col["timestamp"],
-                extras, repeat(None))
+                [v.said_json for v in verdicts], flag, *scores, col["timestamp"], extras,
+                strict=True)
         )  # fmt: skip
         return rows, list(zip(gids, judge, strict=True))

@@ -20,13 +20,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import repeat
 from pathlib import Path
-from typing import Any, BinaryIO, Literal
+from typing import Any, BinaryIO, Literal, cast
 
 from deflectbench import gate
 from deflectbench.benchmark import Benchmark, default_benchmark
 from deflectbench.conditions import RELEASE
 from deflectbench.gate import GateError
-from deflectbench.interop.bulk import BulkRows
+from deflectbench.interop.bulk import EVAL_FIXED, GEN_FIXED, BulkRows, bound
 from deflectbench.interop.decode import decode_eval, decode_generation, decode_line
 from deflectbench.interop.release import EVAL_KEYS, Catalog, InteropError, RecordError
 from deflectbench.store import Store
@@ -45,6 +45,7 @@ from deflectbench.store.upsert import (
     GENERATION_KEYS,
     JUDGMENT_COLUMNS,
     JUDGMENT_KEYS,
+    Fixed,
     keep_good_upsert,
 )
 
@@ -241,7 +242,8 @@ def _region(raws: list[bytes], before: int, crlf: bool) -> tuple[list[Line], lis
         texts = [t.rstrip("\r") for t in texts]
         raws = [r.rstrip(b"\r") for r in raws]
     if all(map(str.strip, texts)):  # no blank line: the common case, at C speed
-        return list(zip(range(before + 1, before + len(texts) + 1), texts, repeat(None))), raws
+        lines = zip(range(before + 1, before + len(texts) + 1), texts, repeat(None))
+        return list[Line](lines), cast(list[Raw], raws)
     kept = [i for i, text in enumerate(texts) if text.strip()]
     return [(before + 1 + i, texts[i], None) for i in kept], [raws[i] for i in kept]
 
@@ -588,13 +590,21 @@ def _in_bulk(
     return n
 
 
-#: Where :data:`_CONTENT`'s fields stand in the rows :func:`_write_rows` writes.
+#: What :func:`_write_rows` writes for each kind: the table, its key and columns, and the
+#: columns every row written in bulk holds the same value in (:mod:`.bulk`).
+_BULK: dict[Kind, tuple[str, tuple[str, ...], tuple[str, ...], Fixed]] = {
+    "generations": ("generations", GENERATION_KEYS, GENERATION_COLUMNS, GEN_FIXED),
+    "evals": ("judgments", JUDGMENT_KEYS, JUDGMENT_COLUMNS, EVAL_FIXED),
+}
+#: Where :data:`_CONTENT`'s fields stand in the rows :func:`_write_rows` writes (None for a
+#: fixed column), and the value of each fixed one.
 _CONTENT_AT = {
-    kind: tuple(len(keys) + columns.index(name) for name in _CONTENT[kind])
-    for kind, keys, columns in (
-        ("generations", GENERATION_KEYS, GENERATION_COLUMNS),
-        ("evals", JUDGMENT_KEYS, JUDGMENT_COLUMNS),
+    kind: tuple(
+        (names.index(name), None) if name in names else (None, dict(fixed)[name])
+        for name in _CONTENT[kind]
     )
+    for kind, (_, keys, columns, fixed) in _BULK.items()
+    for names in [bound(keys, columns, fixed)]
 }
 
 
@@ -620,7 +630,7 @@ def _already_stored(
         have = generation_rows_of(conn, bulk.benchmark, RELEASE, keys)
     else:
         have = judgment_rows_of(conn, keys)
-    text_at, error_at = _CONTENT_AT[kind]
+    (text_at, _), (error_at, error) = _CONTENT_AT[kind]
     failed: list[Any] = []
     for key, row in zip(keys, rows, strict=True):
         got = have.get(key)
@@ -628,7 +638,9 @@ def _already_stored(
             return 0
         if got[2] is not None:
             failed.append((key, row))
-        elif row[error_at] is not None or got[1] != row[text_at]:
+        elif (row[error_at] if error_at is not None else error) is not None or (
+            text_at is None or got[1] != row[text_at]
+        ):
             return 0
     if failed:
         ids = {key: have[key][0] for key, _ in failed}
@@ -641,10 +653,7 @@ def _already_stored(
 def _write_rows(store: Store, kind: Kind, rows: list[Any]) -> bool:
     """Rows as ``Store.add_generation`` / ``add_judgment`` write them, in one statement:
     all or (the store refusing one) none."""
-    if kind == "generations":
-        sql = keep_good_upsert("generations", GENERATION_KEYS, GENERATION_COLUMNS)
-    else:
-        sql = keep_good_upsert("judgments", JUDGMENT_KEYS, JUDGMENT_COLUMNS)
+    sql = keep_good_upsert(*_BULK[kind])
     store.conn.execute("SAVEPOINT bulk")
     try:
         store.conn.executemany(sql, rows)
