@@ -309,12 +309,19 @@ class BulkRows:
 
     @staticmethod
     def objects(
-        lines: Sequence[Line], keys: tuple[str, ...], raws: Sequence[bytes | None] | None = None
+        lines: Sequence[Line],
+        keys: tuple[str, ...],
+        raws: Sequence[bytes | None] | None = None,
+        *,
+        floats: bool = False,
     ) -> Parsed | None:
         """The lines and their JSON objects, when every line is one object with exactly
         ``keys``, in their order, and nothing around it (what ``json.loads`` reads the same).
         ``raws``, when given, are the lines' bytes (each exactly its text encoded as UTF-8):
-        orjson reads them instead of encoding the texts again.
+        orjson reads them instead of encoding the texts again. ``floats``: the caller refuses a
+        chunk with a float among its values itself (:meth:`generations` and :meth:`evals` hold
+        every field to a type that is not float, or compare it with a text), so orjson's
+        objects are not searched for one: a chunk refused either way.
 
         Read by orjson when it is installed (twice as fast as json's scanner), the whole chunk
         at once: it reads a subset of what ``json.loads`` reads, the same, but an integer
@@ -322,14 +329,17 @@ class BulkRows:
         refuses, is read line by line by json's own scanner."""
         texts = [line for _, line, _ in lines]
         if ORJSON and None not in texts:
-            objects = BulkRows._orjson_chunk(cast(list[str], texts), keys, raws)
+            objects = BulkRows._orjson_chunk(cast(list[str], texts), keys, raws, floats)
             if objects is not None:
                 return cast(list[str], texts), objects
         return BulkRows._scanned_chunk(texts, keys)
 
     @staticmethod
     def _orjson_chunk(
-        texts: list[str], keys: tuple[str, ...], raws: Sequence[bytes | None] | None = None
+        texts: list[str],
+        keys: tuple[str, ...],
+        raws: Sequence[bytes | None] | None = None,
+        floats: bool = False,
     ) -> list[dict[str, Any]] | None:
         """Each line's object read by orjson, when each line is one (opening with ``{`` and
         ending with ``}``: orjson allows whitespace around a value) with exactly ``keys`` and no
@@ -348,7 +358,7 @@ class BulkRows:
             return None
         if set(map(type, objects)) != {dict} or not all(map(keys.__eq__, map(tuple, objects))):
             return None
-        if float in set(map(type, chain.from_iterable(map(dict.values, objects)))):
+        if not floats and float in set(map(type, chain.from_iterable(map(dict.values, objects)))):
             return None
         return objects
 
@@ -374,8 +384,9 @@ class BulkRows:
         self, lines: Sequence[Line], raws: Sequence[bytes | None] | None = None
     ) -> tuple[list[Row], list[GenKey]] | None:
         """``(rows, keys)`` of a chunk of common generation records (``raws``: as
-        :meth:`objects` takes them), else None."""
-        parsed = self.objects(lines, GEN_KEYS, raws) if self.fast else None
+        :meth:`objects` takes them), else None: None too for a float among any record's
+        values (every field is held to a type that is not float, or compared with a text)."""
+        parsed = self.objects(lines, GEN_KEYS, raws, floats=True) if self.fast else None
         if parsed is None:
             return None
         texts, objects = parsed
@@ -408,8 +419,9 @@ class BulkRows:
 
     def evals(self, parsed: Parsed, lookup: Lookup) -> tuple[list[Row], list[Any]] | None:
         """``(rows, keys)`` of a chunk of common judge records (``parsed``, from
-        :meth:`objects`; ``lookup`` gives the store id of each generation they name), else
-        None."""
+        :meth:`objects`, floats and all; ``lookup`` gives the store id of each generation they
+        name), else None: None too for a float among any record's values (every field is held
+        to a type that is not float, or compared with a text)."""
         texts, objects = parsed
         col = self._columns(objects, EVAL_KEYS)
         cells = self._cells(col)

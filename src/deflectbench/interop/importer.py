@@ -550,7 +550,7 @@ def _in_bulk(
     found: tuple[list[Any], list[Any]] | None = None
     if kind == "generations":
         found = bulk.generations(lines, raws)
-    elif (parsed := bulk.objects(lines, EVAL_KEYS, raws)) is not None:
+    elif (parsed := bulk.objects(lines, EVAL_KEYS, raws, floats=True)) is not None:
 
         def generation_ids(named: list[GenKey]) -> dict[GenKey, int]:
             most = _READ_PER_KEY * len(named)  # rows a pass may read before searching per key
