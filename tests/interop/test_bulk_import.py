@@ -450,10 +450,12 @@ def test_orjson_reads_a_chunk_as_json_s_own_scanner_does(lines, keys):
     same objects (values, their types, key order) or the same refusal."""
     numbered = [(i, line, None) for i, line in enumerate(lines, start=1)]
     fast = fast_lane.BulkRows.objects(numbered, keys)
+    # the lines' bytes as the importer reads them: orjson reads those instead
+    from_bytes = fast_lane.BulkRows.objects(numbered, keys, [line.encode() for line in lines])
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(fast_lane, "ORJSON", False)
         plain = fast_lane.BulkRows.objects(numbered, keys)
-    assert repr(fast) == repr(plain)
+    assert repr(fast) == repr(plain) == repr(from_bytes)
     assert [tuple(map(type, o.values())) for o in (fast or ([], []))[1]] == [
         tuple(map(type, o.values())) for o in (plain or ([], []))[1]
     ]
@@ -473,3 +475,95 @@ def test_a_chunk_whose_lines_are_one_object_each_is_read_by_orjson_or_json_alike
     assert read([(1, '{"a": 1} ', None)], ("a",)) is None
     assert read([(1, '{"a": 1}{"a": 2}', None)], ("a",)) is None
     assert fast_lane.ORJSON  # a dependency: the fast lane reads with it
+
+
+_FILES: dict[str, Path] = {}
+#: Values orjson reads as floats where json reads them as floats or as integers.
+FLOATS = [1.5, 0.0, 1.0, -1e300, 2**64, -(2**63) - 1, 10**30]
+
+
+def _chunk_rows(kind: str, lines: list[str], catalog: Any) -> Any:
+    """The fast lane's rows of a chunk (judge records' generations numbered in order)."""
+    rows = fast_lane.BulkRows(catalog)
+    numbered = [(i, line, None) for i, line in enumerate(lines, start=1)]
+    raws = [line.encode() for line in lines]
+    if kind == "generations":
+        return rows.generations(numbered, raws)
+    parsed = rows.objects(numbered, EVAL_KEYS, raws, floats=True)
+    ids = lambda named: {key: n for n, key in enumerate(dict.fromkeys(named), start=1)}  # noqa: E731
+    return None if parsed is None else rows.evals(parsed, ids)
+
+
+def _float_chunks(kind: str, benchmark: Any, work: Path) -> Any:
+    """The first lines of a release file, and each of them with one field set to a float
+    (or an integer orjson reads as one), for every field and every value of :data:`FLOATS`:
+    on the first line, and on a failed request's (a parse error's) line."""
+    if kind not in _FILES:  # one release for every test
+        gens, evals = release(work / "rel", benchmark)
+        _FILES.update(generations=gens[0], evals=evals[0])
+    lines = _FILES[kind].read_text(encoding="utf-8").splitlines()
+    flag = "is_error" if kind == "generations" else "parse_error"
+    odd = next(i for i, line in enumerate(lines) if json.loads(line)[flag] == 1)
+    lines = lines[: odd + 1]
+    for at in (0, odd):
+        for key in json.loads(lines[at]):
+            for value in FLOATS:
+                obj = json.loads(lines[at])
+                obj[key] = value
+                yield lines, [*lines[:at], json.dumps(obj, ensure_ascii=False), *lines[at + 1 :]]
+
+
+@pytest.mark.parametrize("kind", ["generations", "evals"])
+def test_a_chunk_with_a_float_in_any_field_is_refused_as_json_s_reading_refuses_it(
+    tmp_path, benchmark, kind
+):
+    """orjson's objects are not searched for floats (an integer beyond 64 bits is one there):
+    the fast lane refuses a chunk with one in any field, as it refuses what json's own scanner
+    reads of it (the reader the chunk went to before)."""
+    from deflectbench.interop.release import Catalog
+
+    catalog = Catalog(benchmark)
+    n = 0
+    for lines, edited in _float_chunks(kind, benchmark, tmp_path):
+        assert _chunk_rows(kind, lines, catalog) is not None  # (in bulk as it is)
+        assert _chunk_rows(kind, edited, catalog) is None, edited
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(fast_lane, "ORJSON", False)
+            assert _chunk_rows(kind, edited, catalog) is None
+        n += 1
+    assert n >= 2 * len(FLOATS) * len(GEN_KEYS)
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    kind=st.sampled_from(["generations", "evals"]),
+    line=st.integers(min_value=0, max_value=30),
+    key=st.sampled_from(sorted({*GEN_KEYS, *EVAL_KEYS})),
+    value=st.sampled_from(FLOATS) | st.floats(allow_nan=False, allow_infinity=False),
+)
+def test_a_chunk_with_a_float_anywhere_is_refused_as_json_s_reading_refuses_it(
+    tmp_path_factory, benchmark, kind, line, key, value
+):
+    """orjson's objects are not searched for floats (an integer beyond 64 bits is one there):
+    the fast lane refuses such a chunk, as it refuses what json's own scanner reads of it."""
+    from deflectbench.interop.release import Catalog
+
+    if kind not in _FILES:  # one release for every example
+        gens, evals = release(tmp_path_factory.mktemp("f") / "rel", benchmark)
+        _FILES.update(generations=gens[0], evals=evals[0])
+    lines = _FILES[kind].read_text(encoding="utf-8").splitlines()[:31]
+    catalog = Catalog(benchmark)
+    assert _chunk_rows(kind, lines, catalog) is not None  # (a chunk in bulk as it is)
+    obj = json.loads(lines[line])
+    if key not in obj:
+        return
+    obj[key] = value
+    lines[line] = json.dumps(obj, ensure_ascii=False)
+    assert _chunk_rows(kind, lines, catalog) is None
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(fast_lane, "ORJSON", False)
+        assert _chunk_rows(kind, lines, catalog) is None

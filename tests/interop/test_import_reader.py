@@ -1,7 +1,8 @@
 """The import's reader (interop/importer.py ``_lines``: blocks split into lines as they come,
 the last line held back) against a plain reader of the whole file: any bytes (a BOM, CRLF,
 blank and whitespace-only lines, bad UTF-8 among good, a missing last newline, lines longer
-than a block) give the same lines at any block size, gzipped or not."""
+than a block) give the same lines at any block size, gzipped or not; ``_chunks`` gives them
+``n`` at a time, each with its bytes (its text encoded as UTF-8)."""
 
 from __future__ import annotations
 
@@ -44,15 +45,27 @@ PIECES = st.sampled_from(
     pieces=st.lists(PIECES, max_size=60),
     bom=st.booleans(),
     block=st.sampled_from([1, 2, 5, 64, 1 << 20]),
+    run=st.sampled_from([1, 3, 64]),
+    chunk=st.sampled_from([1, 2, 7, 2_000]),
     gz=st.booleans(),
 )
-def test_any_bytes_read_as_a_plain_reader_reads_them(tmp_path_factory, pieces, bom, block, gz):
+def test_any_bytes_read_as_a_plain_reader_reads_them(
+    tmp_path_factory, pieces, bom, block, run, chunk, gz
+):
     data = (b"\xef\xbb\xbf" if bom else b"") + b"".join(pieces)
     path = tmp_path_factory.mktemp("r") / ("f.jsonl.gz" if gz else "f.jsonl")
     path.write_bytes(gzip.compress(data) if gz else data)
+    expected = plainly(data)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(importer, "BLOCK_BYTES", block)
-        assert list(importer._lines(path)) == plainly(data)
+        mp.setattr(importer, "RUN_LINES", run)
+        assert list(importer._lines(path)) == expected
+        chunks = list(importer._chunks(path, chunk))
+    assert [lines for lines, _ in chunks] == [
+        expected[i : i + chunk] for i in range(0, len(expected), chunk)
+    ]
+    for lines, raws in chunks:
+        assert raws == [None if text is None else text.encode() for _, text, _ in lines]
 
 
 def test_a_line_longer_than_many_blocks_is_one_line(tmp_path: Path, monkeypatch):

@@ -37,6 +37,7 @@ from deflectbench.interop.release import (
     eval_id,
     gen_id,
 )
+from deflectbench.store.upsert import Fixed
 from deflectbench.vocab import FALLACY_FIELDS, FALLACY_NAMES, FIELDS, apply_rules
 
 #: ``(line number, text, problem)`` as the importer reads them.
@@ -202,6 +203,25 @@ def _answer_or_error(text: str, is_error: int) -> tuple[str | None, str | None] 
     return None
 
 
+#: The columns every row written in bulk holds the same value in, as the careful way writes
+#: them: written as literals in the statement, not bound row by row (a row holds the others,
+#: in the store's order: :func:`bound`).
+GEN_FIXED: Fixed = (
+    ("condition", RELEASE), ("latency_s", None), ("finish_reason", None), ("params_json", "{}"),
+    ("run_id", None), ("source", "import"), ("cost_usd", None), ("served_model", None),
+)  # fmt: skip
+EVAL_FIXED: Fixed = (
+    ("error", None), ("input_tokens", 0), ("output_tokens", 0), ("latency_s", None),
+    ("run_id", None), ("source", "import"), ("cost_usd", None),
+)  # fmt: skip
+
+
+def bound(keys: tuple[str, ...], columns: tuple[str, ...], fixed: Fixed) -> tuple[str, ...]:
+    """The columns a row written in bulk holds, in its order."""
+    held = dict(fixed)
+    return tuple(name for name in (*keys, *columns) if name not in held)
+
+
 class BulkRows:
     """Store rows of the common records, for one import (its cells and verdicts are checked
     once and remembered)."""
@@ -288,9 +308,20 @@ class BulkRows:
     # -- one chunk ----------------------------------------------------------------------------
 
     @staticmethod
-    def objects(lines: Sequence[Line], keys: tuple[str, ...]) -> Parsed | None:
+    def objects(
+        lines: Sequence[Line],
+        keys: tuple[str, ...],
+        raws: Sequence[bytes | None] | None = None,
+        *,
+        floats: bool = False,
+    ) -> Parsed | None:
         """The lines and their JSON objects, when every line is one object with exactly
         ``keys``, in their order, and nothing around it (what ``json.loads`` reads the same).
+        ``raws``, when given, are the lines' bytes (each exactly its text encoded as UTF-8):
+        orjson reads them instead of encoding the texts again. ``floats``: the caller refuses a
+        chunk with a float among its values itself (:meth:`generations` and :meth:`evals` hold
+        every field to a type that is not float, or compare it with a text), so orjson's
+        objects are not searched for one: a chunk refused either way.
 
         Read by orjson when it is installed (twice as fast as json's scanner), the whole chunk
         at once: it reads a subset of what ``json.loads`` reads, the same, but an integer
@@ -298,13 +329,18 @@ class BulkRows:
         refuses, is read line by line by json's own scanner."""
         texts = [line for _, line, _ in lines]
         if ORJSON and None not in texts:
-            objects = BulkRows._orjson_chunk(cast(list[str], texts), keys)
+            objects = BulkRows._orjson_chunk(cast(list[str], texts), keys, raws, floats)
             if objects is not None:
                 return cast(list[str], texts), objects
         return BulkRows._scanned_chunk(texts, keys)
 
     @staticmethod
-    def _orjson_chunk(texts: list[str], keys: tuple[str, ...]) -> list[dict[str, Any]] | None:
+    def _orjson_chunk(
+        texts: list[str],
+        keys: tuple[str, ...],
+        raws: Sequence[bytes | None] | None = None,
+        floats: bool = False,
+    ) -> list[dict[str, Any]] | None:
         """Each line's object read by orjson, when each line is one (opening with ``{`` and
         ending with ``}``: orjson allows whitespace around a value) with exactly ``keys`` and no
         float among its values; else None (json's scanner reads the chunk)."""
@@ -315,12 +351,14 @@ class BulkRows:
         ):
             return None
         try:
-            objects = list(map(_orjson_loads, texts))
+            # (the lines' bytes, when given: none is None where no text is)
+            read = texts if raws is None else cast(Sequence[bytes], raws)
+            objects = list(map(_orjson_loads, read))
         except (ValueError, RecursionError):  # orjson.JSONDecodeError is a ValueError
             return None
         if set(map(type, objects)) != {dict} or not all(map(keys.__eq__, map(tuple, objects))):
             return None
-        if float in set(map(type, chain.from_iterable(map(dict.values, objects)))):
+        if not floats and float in set(map(type, chain.from_iterable(map(dict.values, objects)))):
             return None
         return objects
 
@@ -342,9 +380,13 @@ class BulkRows:
         """The chunk's values field by field (every object has exactly ``keys``, in order)."""
         return dict(zip(keys, zip(*map(dict.values, objects), strict=True), strict=True))
 
-    def generations(self, lines: Sequence[Line]) -> tuple[list[Row], list[GenKey]] | None:
-        """``(rows, keys)`` of a chunk of common generation records, else None."""
-        parsed = self.objects(lines, GEN_KEYS) if self.fast else None
+    def generations(
+        self, lines: Sequence[Line], raws: Sequence[bytes | None] | None = None
+    ) -> tuple[list[Row], list[GenKey]] | None:
+        """``(rows, keys)`` of a chunk of common generation records (``raws``: as
+        :meth:`objects` takes them), else None: None too for a float among any record's
+        values (every field is held to a type that is not float, or compared with a text)."""
+        parsed = self.objects(lines, GEN_KEYS, raws, floats=True) if self.fast else None
         if parsed is None:
             return None
         texts, objects = parsed
@@ -367,18 +409,19 @@ class BulkRows:
         responses, errors = zip(*split, strict=True)
         styles = _styles(texts, objects, GEN_KEYS)
         extras = list(map(_gen_extra, styles, col["gen_id"], col["timestamp"]))
+        # the columns of bound(GENERATION_KEYS, GENERATION_COLUMNS, GEN_FIXED)
         rows = list(
-            zip(repeat(self.benchmark), model, repeat(RELEASE), claims, prompt_ids, run,
-                col["prompt_text"], responses, errors, col["input_tokens"], col["output_tokens"],
-                repeat(None), repeat(None), repeat("{}"), repeat(None), repeat("import"),
-                col["timestamp"], extras, repeat(None), repeat(None))
+            zip(repeat(self.benchmark), model, claims, prompt_ids, run, col["prompt_text"],
+                responses, errors, col["input_tokens"], col["output_tokens"], col["timestamp"],
+                extras)
         )  # fmt: skip
         return rows, list(zip(model, claims, prompt_ids, run, strict=True))
 
     def evals(self, parsed: Parsed, lookup: Lookup) -> tuple[list[Row], list[Any]] | None:
         """``(rows, keys)`` of a chunk of common judge records (``parsed``, from
-        :meth:`objects`; ``lookup`` gives the store id of each generation they name), else
-        None."""
+        :meth:`objects`, floats and all; ``lookup`` gives the store id of each generation they
+        name), else None: None too for a float among any record's values (every field is held
+        to a type that is not float, or compared with a text)."""
         texts, objects = parsed
         col = self._columns(objects, EVAL_KEYS)
         cells = self._cells(col)
@@ -410,10 +453,10 @@ class BulkRows:
                 col["timestamp"])
         )  # fmt: skip
         scores = zip(*(v.columns for v in verdicts), strict=True)
+        # the columns of bound(JUDGMENT_KEYS, JUDGMENT_COLUMNS, EVAL_FIXED)
         rows = list(
             zip(gids, judge, col["raw_judge_response"], col["reasoning"], col["parse_error"],
-                repeat(None), [v.said_json for v in verdicts], flag, *scores, repeat(0),
-                repeat(0), repeat(None), repeat(None), repeat("import"), col["timestamp"],
-                extras, repeat(None))
+                [v.said_json for v in verdicts], flag, *scores, col["timestamp"], extras,
+                strict=True)
         )  # fmt: skip
         return rows, list(zip(gids, judge, strict=True))

@@ -15,18 +15,18 @@ from __future__ import annotations
 import gc
 import sqlite3
 import zlib
-from collections.abc import Collection, Generator, Iterable, Iterator, Sequence
+from collections.abc import Collection, Generator, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from itertools import islice
+from itertools import repeat
 from pathlib import Path
-from typing import Any, BinaryIO, Literal
+from typing import Any, BinaryIO, Literal, cast
 
 from deflectbench import gate
 from deflectbench.benchmark import Benchmark, default_benchmark
 from deflectbench.conditions import RELEASE
 from deflectbench.gate import GateError
-from deflectbench.interop.bulk import BulkRows
+from deflectbench.interop.bulk import EVAL_FIXED, GEN_FIXED, BulkRows, bound
 from deflectbench.interop.decode import decode_eval, decode_generation, decode_line
 from deflectbench.interop.release import EVAL_KEYS, Catalog, InteropError, RecordError
 from deflectbench.store import Store
@@ -45,6 +45,7 @@ from deflectbench.store.upsert import (
     GENERATION_KEYS,
     JUDGMENT_COLUMNS,
     JUDGMENT_KEYS,
+    Fixed,
     keep_good_upsert,
 )
 
@@ -159,56 +160,109 @@ def collect_files(paths: Sequence[Path | str]) -> list[Path]:
 BLOCK_BYTES = 1 << 20
 
 
+#: A line's bytes, exactly its text encoded as UTF-8 (orjson reads them without encoding the
+#: text again), None for a line that could not be read; in step with the lines they go with.
+Raw = bytes | None
+#: Lines and their bytes, in step.
+Run = tuple[list[Line], list[Raw]]
+
+_BOM = b"\xef\xbb\xbf"
+
+
 def _lines(path: Path) -> Generator[Line, None, None]:
     """Each non-blank line, read as it comes (never the whole file at once); text is None when
     the line is not UTF-8. A bad byte costs its own line only."""
+    for lines, _ in _runs(path):
+        yield from lines
+
+
+def _runs(path: Path) -> Iterator[Run]:
+    """:func:`_lines` a few at a time: runs of at most :data:`RUN_LINES` lines (and their
+    bytes), the last line of the file held back until the file ends (a damaged archive may
+    cut it)."""
     try:
         fh = path.open("rb")
     except OSError as exc:
         raise InteropError(f"{path}: cannot read ({exc.strerror or exc})") from None
     with fh:
         blocks = _Blocks(path, fh)
-        held: Line | None = None  # the last line, held back: a damaged archive may cut it
-        tail = b""
-        for lineno, raw in _split(blocks):
-            tail = raw
-            if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                raw = raw[3:]
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                found: Line = (
-                    lineno,
-                    None,
-                    f"not UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})",
-                )
-            else:
-                if not line.strip():
-                    continue
-                found = (lineno, line.rstrip("\r"), None)
-            if held is not None:
-                yield held
-            held = found
-        yield from _last(held, blocks.damage, whole_lines=tail == b"")
+        held: tuple[Line, Raw] | None = None  # the last line so far, and its bytes
+        lineno = 0  # lines split off so far
+        pending: list[bytes] = []  # the line begun and not ended yet
+        for block in blocks:
+            parts = block.split(b"\n")
+            if len(parts) == 1:
+                pending.append(block)
+                continue
+            pending.append(parts[0])
+            parts[0] = b"".join(pending)
+            pending = [parts.pop()]
+            crlf = b"\r" in block or b"\r" in parts[0]
+            for start in range(0, len(parts), RUN_LINES):
+                lines, raws = _region(parts[start : start + RUN_LINES], lineno, crlf)
+                lineno += min(RUN_LINES, len(parts) - start)
+                if lines:
+                    if held is not None:
+                        lines.insert(0, held[0])
+                        raws.insert(0, held[1])
+                    held = lines.pop(), raws.pop()
+                    if lines:
+                        yield lines, raws
+        tail = b"".join(pending)  # after the last newline: a line (if not empty) without one
+        lines, raws = _region([tail], lineno, b"\r" in tail)
+        if lines and held is not None:
+            lines.insert(0, held[0])
+            raws.insert(0, held[1])
+        if lines:
+            held = lines.pop(), raws.pop()
+        line, raw = held if held is not None else (None, None)
+        for found in _last(line, blocks.damage, whole_lines=tail == b""):
+            lines.append(found)
+            raws.append(raw if found is line else None)
+        if lines:
+            yield lines, raws
 
 
-def _split(blocks: Iterable[bytes]) -> Iterator[tuple[int, bytes]]:
-    """``(line number, bytes)`` of every line, the last one (after the last newline) included."""
-    lineno = 0
-    pending: list[bytes] = []
-    for block in blocks:
-        parts = block.split(b"\n")
-        if len(parts) == 1:
-            pending.append(block)
+#: Lines decoded at a time (a block holds hundreds: decoded all at once, they would cost
+#: several times the block's bytes).
+RUN_LINES = 64
+
+
+def _region(raws: list[bytes], before: int, crlf: bool) -> tuple[list[Line], list[Raw]]:
+    """The non-blank lines of ``raws`` (the first is line ``before`` + 1) and their bytes
+    (``crlf``: some may end with a carriage return): decoded in one pass, or one by one when a
+    bad byte is among them (each bad line its own problem)."""
+    if before == 0 and raws[0].startswith(_BOM):
+        raws[0] = raws[0][3:]
+    try:
+        texts = [raw.decode("utf-8") for raw in raws]
+    except UnicodeDecodeError:
+        return _line_by_line(raws, before)
+    if crlf:  # every \r is one byte: the texts and their bytes stay in step
+        texts = [t.rstrip("\r") for t in texts]
+        raws = [r.rstrip(b"\r") for r in raws]
+    if all(map(str.strip, texts)):  # no blank line: the common case, at C speed
+        lines = zip(range(before + 1, before + len(texts) + 1), texts, repeat(None))
+        return list[Line](lines), cast(list[Raw], raws)
+    kept = [i for i, text in enumerate(texts) if text.strip()]
+    return [(before + 1 + i, texts[i], None) for i in kept], [raws[i] for i in kept]
+
+
+def _line_by_line(raws: list[bytes], before: int) -> tuple[list[Line], list[Raw]]:
+    lines: list[Line] = []
+    out: list[Raw] = []
+    for lineno, raw in enumerate(raws, start=before + 1):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            problem = f"not UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})"
+            lines.append((lineno, None, problem))
+            out.append(None)
             continue
-        pending.append(parts[0])
-        lineno += 1
-        yield lineno, b"".join(pending)
-        for part in parts[1:-1]:
-            lineno += 1
-            yield lineno, part
-        pending = [parts[-1]]
-    yield lineno + 1, b"".join(pending)
+        if line.strip():
+            lines.append((lineno, line.rstrip("\r"), None))
+            out.append(raw.rstrip(b"\r"))
+    return lines, out
 
 
 #: The most a compressed file may expand to (a release file is tens of MB).
@@ -392,11 +446,19 @@ def _fewer_collections() -> Iterator[None]:
         gc.set_threshold(*threshold)
 
 
-def _batched(lines: Iterable[Line], n: int) -> Iterator[list[Line]]:
-    """Lists of ``n`` lines (the last one shorter), read as they are needed."""
-    it = iter(lines)
-    while chunk := list(islice(it, n)):
-        yield chunk
+def _chunks(path: Path, n: int) -> Iterator[Run]:
+    """A file's lines (:func:`_lines`) ``n`` at a time (the last chunk shorter), with their
+    bytes, read as they are needed."""
+    lines: list[Line] = []
+    raws: list[Raw] = []
+    for got, got_raws in _runs(path):
+        lines += got
+        raws += got_raws
+        while len(lines) >= n:
+            yield lines[:n], raws[:n]
+            del lines[:n], raws[:n]
+    if lines:
+        yield lines, raws
 
 
 #: The fields a duplicate must repeat exactly (the gate's duplicate rule): the reply and its
@@ -441,8 +503,10 @@ def _import_file(
     try:
         with store.transaction():
             first_lines = FirstLines(store.conn)
-            for lines in _batched(_lines(path), chunk):
-                if bulk is not None and (n := _in_bulk(store, kind, bulk, lines, first_lines)):
+            for lines, raws in _chunks(path, chunk):
+                if bulk is not None and (
+                    n := _in_bulk(store, kind, bulk, lines, raws, first_lines)
+                ):
                     fr.read += n
                     kept += n
                     continue
@@ -472,7 +536,12 @@ _READ_PER_KEY = 4
 
 
 def _in_bulk(
-    store: Store, kind: Kind, bulk: BulkRows, lines: Sequence[Line], first_lines: FirstLines
+    store: Store,
+    kind: Kind,
+    bulk: BulkRows,
+    lines: Sequence[Line],
+    raws: Sequence[Raw],
+    first_lines: FirstLines,
 ) -> int:
     """The chunk written in one statement when every record in it is common (:mod:`.bulk`),
     new to the store and to the rest of the chunk: how many; else 0, nothing written (a record
@@ -480,8 +549,8 @@ def _in_bulk(
     conn = store.conn
     found: tuple[list[Any], list[Any]] | None = None
     if kind == "generations":
-        found = bulk.generations(lines)
-    elif (parsed := bulk.objects(lines, EVAL_KEYS)) is not None:
+        found = bulk.generations(lines, raws)
+    elif (parsed := bulk.objects(lines, EVAL_KEYS, raws, floats=True)) is not None:
 
         def generation_ids(named: list[GenKey]) -> dict[GenKey, int]:
             most = _READ_PER_KEY * len(named)  # rows a pass may read before searching per key
@@ -521,13 +590,21 @@ def _in_bulk(
     return n
 
 
-#: Where :data:`_CONTENT`'s fields stand in the rows :func:`_write_rows` writes.
+#: What :func:`_write_rows` writes for each kind: the table, its key and columns, and the
+#: columns every row written in bulk holds the same value in (:mod:`.bulk`).
+_BULK: dict[Kind, tuple[str, tuple[str, ...], tuple[str, ...], Fixed]] = {
+    "generations": ("generations", GENERATION_KEYS, GENERATION_COLUMNS, GEN_FIXED),
+    "evals": ("judgments", JUDGMENT_KEYS, JUDGMENT_COLUMNS, EVAL_FIXED),
+}
+#: Where :data:`_CONTENT`'s fields stand in the rows :func:`_write_rows` writes (None for a
+#: fixed column), and the value of each fixed one.
 _CONTENT_AT = {
-    kind: tuple(len(keys) + columns.index(name) for name in _CONTENT[kind])
-    for kind, keys, columns in (
-        ("generations", GENERATION_KEYS, GENERATION_COLUMNS),
-        ("evals", JUDGMENT_KEYS, JUDGMENT_COLUMNS),
+    kind: tuple(
+        (names.index(name), None) if name in names else (None, dict(fixed)[name])
+        for name in _CONTENT[kind]
     )
+    for kind, (_, keys, columns, fixed) in _BULK.items()
+    for names in [bound(keys, columns, fixed)]
 }
 
 
@@ -553,7 +630,7 @@ def _already_stored(
         have = generation_rows_of(conn, bulk.benchmark, RELEASE, keys)
     else:
         have = judgment_rows_of(conn, keys)
-    text_at, error_at = _CONTENT_AT[kind]
+    (text_at, _), (error_at, error) = _CONTENT_AT[kind]
     failed: list[Any] = []
     for key, row in zip(keys, rows, strict=True):
         got = have.get(key)
@@ -561,7 +638,9 @@ def _already_stored(
             return 0
         if got[2] is not None:
             failed.append((key, row))
-        elif row[error_at] is not None or got[1] != row[text_at]:
+        elif (row[error_at] if error_at is not None else error) is not None or (
+            text_at is None or got[1] != row[text_at]
+        ):
             return 0
     if failed:
         ids = {key: have[key][0] for key, _ in failed}
@@ -574,10 +653,7 @@ def _already_stored(
 def _write_rows(store: Store, kind: Kind, rows: list[Any]) -> bool:
     """Rows as ``Store.add_generation`` / ``add_judgment`` write them, in one statement:
     all or (the store refusing one) none."""
-    if kind == "generations":
-        sql = keep_good_upsert("generations", GENERATION_KEYS, GENERATION_COLUMNS)
-    else:
-        sql = keep_good_upsert("judgments", JUDGMENT_KEYS, JUDGMENT_COLUMNS)
+    sql = keep_good_upsert(*_BULK[kind])
     store.conn.execute("SAVEPOINT bulk")
     try:
         store.conn.executemany(sql, rows)

@@ -10,11 +10,28 @@ from functools import cache
 
 from deflectbench.vocab import FIELDS
 
+#: A value written as an SQL literal: what a whole batch of rows holds in one column.
+Fixed = tuple[tuple[str, int | str | None], ...]
+
+
+def _literal(value: int | str | None) -> str:
+    if value is None:
+        return "NULL"
+    if type(value) is int:
+        return str(value)
+    if type(value) is str:
+        return "'" + value.replace("'", "''") + "'"
+    raise TypeError(f"not a literal: {value!r}")
+
 
 @cache  # built once per table: imports write rows by the thousand
-def keep_good_upsert(table: str, keys: tuple[str, ...], columns: tuple[str, ...]) -> str:
+def keep_good_upsert(
+    table: str, keys: tuple[str, ...], columns: tuple[str, ...], fixed: Fixed = ()
+) -> str:
     """INSERT of ``keys`` + ``columns`` into ``table``; on a clash of ``keys`` it sets every
-    column from the new row, only where the stored row has an error, summing ``cost_usd``."""
+    column from the new row, only where the stored row has an error, summing ``cost_usd``.
+    ``fixed`` (column, value) are written as literals, not bound: a row binds the other
+    columns, in their order (rows in bulk with the same value there bind less)."""
     sets = [f"{c} = excluded.{c}" for c in columns if c != "cost_usd"]
     if "cost_usd" in columns:
         sets.append(
@@ -22,8 +39,12 @@ def keep_good_upsert(table: str, keys: tuple[str, ...], columns: tuple[str, ...]
             f"{table}.cost_usd, excluded.cost_usd)"
         )
     names = [*keys, *columns]
+    literals = dict(fixed)
+    values = [_literal(literals.pop(n)) if n in literals else "?" for n in names]
+    if literals:
+        raise ValueError(f"not columns of {table}: {', '.join(literals)}")
     return (
-        f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))}) "
+        f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join(values)}) "
         f"ON CONFLICT ({', '.join(keys)}) DO UPDATE SET {', '.join(sets)} "
         f"WHERE {table}.error IS NOT NULL"
     )
