@@ -187,4 +187,4 @@ def test_the_command_collects_cycles_at_its_own_pace_and_the_library_at_its_host
         tmp_path,
     )
     assert seen["host"][0] == 700  # the interpreter's default, untouched by the library
-    assert seen["cli"][0] == 100_000
+    assert seen["cli"][0] == 250_000
