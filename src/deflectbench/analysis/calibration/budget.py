@@ -19,13 +19,46 @@ smallest n with z se(n) <= target.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from statistics import NormalDist
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-__all__ = ["LabelPower", "label_power", "labels_for_effective_n", "labels_needed"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "DEFAULT_TARGET",
+    "LabelNeed",
+    "LabelPower",
+    "budget_without_labels",
+    "label_needs",
+    "label_power",
+    "labels_for_effective_n",
+    "labels_needed",
+]
+
+#: The half-width (a fraction) every headline rate's corrected CI should get under.
+DEFAULT_TARGET = 0.03
+
+
+@dataclass(frozen=True)
+class LabelNeed:
+    """Without labels: the labels a corrected CI within the target would need (labels alone),
+    and the rate that needs the most."""
+
+    labels: int
+    widest: str | None
+    target_half_width: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "labels": self.labels,
+            "widest": self.widest,
+            "target_half_width": self.target_half_width,
+        }
 
 
 class LabelPower(NamedTuple):
@@ -141,3 +174,35 @@ def labels_needed(
         else:
             lo = mid + 1
     return max(0, lo - n_now)
+
+
+def budget_without_labels(
+    rates: pd.DataFrame, target: float = DEFAULT_TARGET
+) -> dict[str, dict[str, Any]]:
+    """:func:`label_needs` as JSON data (per model: labels, widest, target_half_width)."""
+    return {m: need.to_json() for m, need in label_needs(rates, target).items()}
+
+
+def label_needs(rates: pd.DataFrame, target: float = DEFAULT_TARGET) -> dict[str, LabelNeed]:
+    """Per model, the labels a corrected CI within ``target`` would need when none exist yet:
+    labels alone (no credit for the judges, which is all that can be promised before any
+    label), at the judged rate, with the claim clustering of the judged CI. ``rates`` is the
+    analysis' ``rates_with_ci`` (model, kind, measure, rate, ci_lo, ci_hi, n)."""
+    out: dict[str, LabelNeed] = {}
+    z = 1.959964
+    for r in rates[rates["kind"] == "outcome"].to_dict(orient="records"):
+        p, n = r.get("rate"), int(r.get("n") or 0)
+        if p is None or not np.isfinite(p) or n < 2:
+            continue
+        half = (r["ci_hi"] - r["ci_lo"]) / 2 if np.isfinite(r["ci_hi"] - r["ci_lo"]) else 0.0
+        q = min(max(float(p), 0.01), 0.99)
+        deff = max(1.0, (half / z) ** 2 / (q * (1 - q) / n)) if half > 0 else 1.0
+        n0 = z * z * q * (1 - q) * deff / target**2
+        need = labels_for_effective_n(n0, 0.0, n)
+        model = str(r["model"])
+        mine = out.get(model) or LabelNeed(0, None, target)
+        labels = n if need is None else math.ceil(need)
+        if labels > mine.labels:
+            mine = LabelNeed(labels, r["measure"], target)
+        out[model] = mine
+    return out

@@ -28,13 +28,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from deflectbench.analysis.calibration.budget import (  # the label budget without labels
+    DEFAULT_TARGET,
+    budget_without_labels,
+    label_needs,
+)
 from deflectbench.analysis.calibration.corrected import Corrected
 from deflectbench.analysis.calibration.exact import wilson
 from deflectbench.analysis.calibration.load import MEASURES, CalibrationInputs
 from deflectbench.analysis.calibration.shown import (
     DawidSkeneFit,
     FieldFit,
-    LabelNeed,
     ModelBudget,
     Shift,
 )
@@ -53,8 +57,6 @@ __all__ = [
     "shifts",
 ]
 
-#: The half-width (a fraction) every headline rate's corrected CI should get under.
-DEFAULT_TARGET = 0.03
 #: The headline rates: the signature's outcomes.
 HEADLINE: tuple[tuple[str, str], ...] = tuple(("outcome", o) for o in OUTCOMES)
 
@@ -324,37 +326,3 @@ def _field_fit(fit: Any, judges: Sequence[str]) -> FieldFit:
             for i, j in enumerate(judges)
         },
     )
-
-
-def budget_without_labels(
-    rates: pd.DataFrame, target: float = DEFAULT_TARGET
-) -> dict[str, dict[str, Any]]:
-    """:func:`label_needs` as JSON data (per model: labels, widest, target_half_width)."""
-    return {m: need.to_json() for m, need in label_needs(rates, target).items()}
-
-
-def label_needs(rates: pd.DataFrame, target: float = DEFAULT_TARGET) -> dict[str, LabelNeed]:
-    """Per model, the labels a corrected CI within ``target`` would need when none exist yet:
-    labels alone (no credit for the judges, which is all that can be promised before any
-    label), at the judged rate, with the claim clustering of the judged CI. ``rates`` is the
-    analysis' ``rates_with_ci`` (model, kind, measure, rate, ci_lo, ci_hi, n)."""
-    from deflectbench.analysis.calibration.budget import labels_for_effective_n
-
-    out: dict[str, LabelNeed] = {}
-    z = 1.959964
-    for r in rates[rates["kind"] == "outcome"].to_dict(orient="records"):
-        p, n = r.get("rate"), int(r.get("n") or 0)
-        if p is None or not np.isfinite(p) or n < 2:
-            continue
-        half = (r["ci_hi"] - r["ci_lo"]) / 2 if np.isfinite(r["ci_hi"] - r["ci_lo"]) else 0.0
-        q = min(max(float(p), 0.01), 0.99)
-        deff = max(1.0, (half / z) ** 2 / (q * (1 - q) / n)) if half > 0 else 1.0
-        n0 = z * z * q * (1 - q) * deff / target**2
-        need = labels_for_effective_n(n0, 0.0, n)
-        model = str(r["model"])
-        mine = out.get(model) or LabelNeed(0, None, target)
-        labels = n if need is None else math.ceil(need)
-        if labels > mine.labels:
-            mine = LabelNeed(labels, r["measure"], target)
-        out[model] = mine
-    return out

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from deflectbench.analysis.calibration.budget import LabelNeed  # (defined where it is counted)
 from deflectbench.analysis.calibration.notes import HOW_TO_LABEL, no_labels_note
 
 __all__ = [
@@ -140,23 +141,6 @@ class ModelBudget:
         if self.note is not None:
             out["note"] = self.note
         return out
-
-
-@dataclass(frozen=True)
-class LabelNeed:
-    """Without labels: the labels a corrected CI within the target would need (labels alone),
-    and the rate that needs the most."""
-
-    labels: int
-    widest: str | None
-    target_half_width: float
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "labels": self.labels,
-            "widest": self.widest,
-            "target_half_width": self.target_half_width,
-        }
 
 
 @dataclass(frozen=True)

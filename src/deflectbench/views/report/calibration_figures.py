@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from deflectbench.analysis.calibration.corrected import Corrected
 from deflectbench.views.format import pct
 from deflectbench.views.report.chart import (
     INK,
@@ -24,8 +23,10 @@ from deflectbench.views.report.chart import (
 from deflectbench.views.report.svg_charts import Interval, intervals_svg
 from deflectbench.vocab import OUTCOMES
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # (the estimators load only for a store with labels)
     from matplotlib.figure import Figure
+
+    from deflectbench.analysis.calibration.corrected import Corrected
 
 __all__ = ["corrected_chart"]
 

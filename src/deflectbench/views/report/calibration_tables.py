@@ -8,17 +8,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from deflectbench.analysis.calibration.corrected import Corrected
-from deflectbench.analysis.calibration.review import budget_without_labels, judged_excludes
+from deflectbench.analysis.calibration.budget import budget_without_labels
 from deflectbench.analysis.summary.build import Summary
 from deflectbench.views.format import DASH, count, pct
 from deflectbench.views.report.chart import OUTCOME_LABELS
 from deflectbench.views.report.tables import FIELD_SHORT, Table, make_table
 from deflectbench.vocab import FIELDS, OUTCOMES
+
+if TYPE_CHECKING:  # the estimators load only for a store with labels
+    from deflectbench.analysis.calibration.corrected import Corrected
 
 __all__ = [
     "CORRECTED_FIGURES",
@@ -91,6 +93,8 @@ def estimate_cell(e: Any) -> str:
 
 
 def _rows(c: Corrected, cells: Mapping[str, Any], key: str) -> list[dict[str, Any]]:
+    from deflectbench.analysis.calibration.review import judged_excludes
+
     out = []
     for name, cell in cells.items():
         for kind, names in (("outcome", OUTCOMES), ("field", FIELDS)):
@@ -209,6 +213,8 @@ def corrected_tables(c: Corrected | None) -> list[Table]:
 
 def excluded_sentences(c: Corrected) -> list[str]:
     """One plain sentence per model whose judged CI excludes a corrected outcome rate."""
+    from deflectbench.analysis.calibration.review import judged_excludes
+
     out = []
     for model, cell in c.models.items():
         moved = []
