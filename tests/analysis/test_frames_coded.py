@@ -51,6 +51,11 @@ EDITS = [
     "UPDATE judgments SET said_json = NULL WHERE judgment_id % 4 = 0",
     "UPDATE judgments SET run_id = 1.5 WHERE judgment_id % 7 = 0",  # a float among texts
     "UPDATE judgments SET judge = 'j\u00e9' WHERE judgment_id % 9 = 0",
+    # integer columns read as int64 arrays until a value of another kind, then coded
+    "UPDATE judgments SET refusal = NULL WHERE judgment_id % 3 = 2",
+    "UPDATE generations SET sample = 'x' WHERE gen_id = (SELECT max(gen_id) FROM generations)",
+    "UPDATE judgments SET consistency_flag = 0.5 WHERE judgment_id % 5 = 3",
+    "UPDATE judgments SET input_tokens = 1e30 WHERE judgment_id = 2",  # beyond int64: a REAL
 ]
 
 
@@ -126,3 +131,27 @@ def test_a_plain_column_is_the_column_pandas_infers(values):
     got = scored._plain_column(values)
     pd.testing.assert_series_equal(got, expected, check_exact=True)
     got.iloc[:1] = got.iloc[:1]  # a column of its own, writable like the inferred one
+
+
+@pytest.mark.parametrize("other", [None, "x", 1.5, 2**62])
+def test_an_integer_column_turns_coded_at_its_first_other_value_in_any_batch(other):
+    """``_coded`` keeps a column of integers as an int64 array (no dict per value) until a value
+    of another kind: from there the column is coded, the integers before it first, in the order
+    read, across the 20,000-row batches; the rows' values are the same either way."""
+    from deflectbench.store.reading import _as_list, _coded
+
+    n = 45_000
+    values = [i % 7 for i in range(n)]
+    values[30_000] = other  # in the second batch
+    con = sqlite3.connect(":memory:")
+    con.execute("CREATE TABLE t (k INTEGER PRIMARY KEY, v)")
+    con.executemany("INSERT INTO t VALUES (?, ?)", enumerate(values))
+    data = _coded(con.execute("SELECT v, k FROM t ORDER BY k"), ["v", "k"], coded={"v"})
+    assert _as_list(data["v"]) == values
+    assert _as_list(data["k"]) == list(range(n))
+    ints_only = other is None or type(other) is int
+    assert isinstance(data["v"], array) == (type(other) is int)
+    if not ints_only or other is None:
+        assert isinstance(data["v"], Coded)
+        assert data["v"].values[:7] == list(range(7))  # in the order first read
+    pd.testing.assert_series_equal(scored._column(data["v"]), pd.Series(values, dtype=None))

@@ -212,17 +212,15 @@ class Reads:
         the frame). ``gen_ids``: only those generations' rows. Each value of a ``repeated``
         column (a model, a verdict) is one object however many rows hold it."""
         data = _coded(self._ordered(table, columns, gen_ids), columns, repeated)
-        return {
-            c: list(map(v.values.__getitem__, v.codes)) if isinstance(v, Coded) else v
-            for c, v in data.items()
-        }
+        return {c: _as_list(v) for c, v in data.items()}
 
     def column_codes(
         self, table: str, columns: Sequence[str], coded: Collection[str]
-    ) -> dict[str, list[Any] | Coded]:
+    ) -> dict[str, list[Any] | Coded | array[int]]:
         """:meth:`column_lists`, each ``coded`` column (one whose values repeat: a model, a
         judge, a verdict) as :class:`Coded`: its distinct values, in the order first read, and
-        each row's index into them. No Python code runs per value: the codes are looked up by
+        each row's index into them; one holding only integers (a count, a flag) as an
+        ``array("q")`` of them. No Python code runs per value: the codes are looked up by
         ``map`` over a dict (a new value alone calls back), so a column of a few distinct
         values costs a dict lookup a row, and holds each value once."""
         return _coded(self._ordered(table, columns, None), columns, coded)
@@ -239,23 +237,45 @@ class Reads:
         return {"generations": int(g[0]), "valid_generations": int(g[1]), "judgments": int(j[0])}
 
 
+def _as_list(values: list[Any] | Coded | array[int]) -> list[Any]:
+    """A column :func:`_coded` read, as the list of its rows' values."""
+    if isinstance(values, Coded):
+        return list(map(values.values.__getitem__, values.codes))
+    return values.tolist() if isinstance(values, array) else values
+
+
 def _coded(
     cur: sqlite3.Cursor, columns: Sequence[str], coded: Collection[str]
-) -> dict[str, list[Any] | Coded]:
-    """The cursor's rows as columns, each of ``coded`` as :class:`Coded` (the others lists)."""
-    out: dict[str, list[Any] | Coded] = {}
-    for c in columns:
-        out[c] = Coded(array("q"), []) if c in coded else []
-    sinks = list(out.values())
-    lookups = [_Codes(x.values).__getitem__ if isinstance(x, Coded) else None for x in sinks]
+) -> dict[str, list[Any] | Coded | array[int]]:
+    """The cursor's rows as columns, each of ``coded`` as :class:`Coded` (the others lists),
+    or, while every value it holds is an integer within 64 bits (a count, a flag, a sample),
+    as those integers in an ``array("q")``: copied in C, where coding looks each one up in a
+    dict. A value of another kind (a None, a text, a float) makes the column :class:`Coded`
+    from there on, the integers before it coded first, in the order read."""
+    out: dict[str, list[Any] | Coded | array[int]] = {
+        c: array("q") if c in coded else [] for c in columns
+    }
+    lookups: dict[str, Any] = {}
     collecting = gc.isenabled()
     gc.disable()  # rows of plain values make no cycle; the collections their allocations
     try:  # set off cost a quarter of the read
         while batch := cur.fetchmany(20_000):
-            for sink, lookup, column in zip(sinks, lookups, zip(*batch, strict=True), strict=True):
-                if isinstance(sink, Coded) and lookup is not None:
-                    sink.codes.extend(map(lookup, column))
-                elif isinstance(sink, list):
+            for name, column in zip(columns, zip(*batch, strict=True), strict=True):
+                sink = out[name]
+                if isinstance(sink, array):
+                    before = len(sink)
+                    try:
+                        sink.extend(column)
+                        continue
+                    except (TypeError, OverflowError):  # a value that is no int64
+                        del sink[before:]
+                    as_codes = Coded(array("q"), [])
+                    lookups[name] = _Codes(as_codes.values).__getitem__
+                    as_codes.codes.extend(map(lookups[name], sink))
+                    sink = out[name] = as_codes
+                if isinstance(sink, Coded):
+                    sink.codes.extend(map(lookups[name], column))
+                else:
                     sink.extend(column)
     finally:
         if collecting:

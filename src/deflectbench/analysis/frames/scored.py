@@ -139,15 +139,21 @@ def _read(store: RowReader, table: str, columns: list[str], *, said: bool = Fals
     return use_said_values(frame.assign(said_json=_column(texts)))
 
 
-def _codes_of(values: list[Any] | Coded) -> np.ndarray | list[Any]:
-    """A coded column's codes as an integer array (a plain column: its values)."""
-    return np.frombuffer(values.codes, dtype=np.int64) if isinstance(values, Coded) else values
+def _codes_of(values: list[Any] | Coded | array[int]) -> np.ndarray | list[Any]:
+    """A coded column's codes as an integer array (a plain column: its values; a column of
+    integers: them)."""
+    if isinstance(values, Coded):
+        return np.frombuffer(values.codes, dtype=np.int64)
+    return np.frombuffer(values, dtype=np.int64) if isinstance(values, array) else values
 
 
-def _column(values: list[Any] | Coded) -> pd.Series:
+def _column(values: list[Any] | Coded | array[int]) -> pd.Series:
     """A column as ``pd.Series(values)`` infers it. A coded column's distinct values are
     inferred (the same types as every row's, so the same dtype) and taken by the codes: the
-    rows' values are never Python objects one by one."""
+    rows' values are never Python objects one by one. A column of integers (``array("q")``)
+    is int64, as the Series of them is."""
+    if isinstance(values, array):
+        return pd.Series(np.array(values, dtype=np.int64), copy=False)
     if not isinstance(values, Coded):
         return _plain_column(values)
     distinct = pd.Series(values.values, dtype=None).array
