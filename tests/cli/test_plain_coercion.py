@@ -50,9 +50,9 @@ def test_a_plain_value_is_what_typer_makes_of_it(
         typer_runtime = p.get_runtime_param._typer_runtime
         multi = p.multiple or p.nargs == -1
         for value in (None, *(LISTS if multi else VALUES)):
-            if _outcome(lambda v, p=p: _plain_value(p, v, ctx), value)[0] is _UNDECIDED:
-                continue
             plain = _outcome(lambda v, p=p: _plain_value(p, v, ctx), value)
+            if plain[0] is _UNDECIDED:
+                continue
             typed = _outcome(lambda v, p=p, t=typer_runtime: t().coerce(v, param=p, ctx=ctx), value)
             assert plain == typed, (p.name, value)
             checked += 1
